@@ -1,0 +1,27 @@
+#!/bin/sh
+# Fail when a module includes a header of a module it may not use.
+# Layers (docs/design.md): util <- {oci,cdi,topology,cgroup,state,runtime} <- plugin <- placement <- cli
+top=${1:-.}
+cd "$top" || exit 2
+status=0
+allowed() {
+	case "$1" in
+	util) echo "util" ;;
+	oci | topology | cgroup | state | runtime) echo "util $1" ;;
+	cdi) echo "util oci cdi" ;;
+	plugin) echo "util oci cdi topology cgroup state runtime plugin" ;;
+	placement) echo "util oci cdi topology cgroup state runtime plugin placement" ;;
+	cli) echo "util oci cdi topology cgroup state runtime plugin placement cli" ;;
+	esac
+}
+for dir in src/*/; do
+	m=$(basename "$dir")
+	ok=$(allowed "$m")
+	for inc in $(grep -ho '#include "[a-z]*/' "$dir"*.[ch] 2>/dev/null | sed 's/#include "//; s,/,,' | sort -u); do
+		case " $ok " in
+		*" $inc "*) ;;
+		*) echo "layering: src/$m includes $inc/" >&2; status=1 ;;
+		esac
+	done
+done
+exit $status

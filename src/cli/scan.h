@@ -1,0 +1,55 @@
+/*
+ * scan.h - read runc's command line without changing it.
+ *
+ * toposhim is called exactly as runc is (runc 1.1 / crun 1.8 CLI).  The
+ * scanner finds the global options, the command, and for `create`/`run`
+ * the bundle, the container id and crun's -f/--config.  It never reorders
+ * or edits argv: main execs the real runtime with the same argv.
+ *
+ * When anything is ambiguous (an option the scanner does not know) the
+ * result says "pass through" with a warning, and no rewrite happens: a
+ * wrong guess about where the bundle is would rewrite the wrong file.
+ */
+#ifndef TS_CLI_SCAN_H
+#define TS_CLI_SCAN_H
+
+#include <stdbool.h>
+
+#include "util/error.h"
+
+struct ts_cli_args {
+	/* Global options (runc's names); NULL/false when absent.  Pointers
+	 * borrow from argv. */
+	const char *root;
+	const char *log;
+	const char *log_format; /* "text" or "json" */
+	const char *log_level;
+	bool debug;
+	bool systemd_cgroup;
+
+	const char *command; /* first non-option word, NULL if none */
+	int command_index;   /* its index in argv, -1 if none */
+
+	/* For create/run only: */
+	const char *container_id; /* NULL if missing */
+	const char *bundle;       /* --bundle/-b value, last wins; NULL = "." */
+	const char *config_file;  /* crun's -f/--config; NULL = "config.json" */
+	const char *pid_file;     /* --pid-file */
+
+	bool rewrite;  /* true: command is create or run, config.json is rewritten */
+	char *warning; /* set (owned) when an unknown option forced a passthrough */
+};
+
+/**
+ * Scan argv.
+ * @param[in]  argc, argv  as given to main; borrowed for the lifetime of ret.
+ * @param[out] ret         filled; release with ts_cli_args_release().
+ * @return 0 (an unknown option is not an error: ret->rewrite is false and
+ *         ret->warning names it); -ENOMEM.
+ */
+int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error **err);
+
+/** Free what ts_cli_scan() allocated (the warning); argv stays untouched. */
+void ts_cli_args_release(struct ts_cli_args *args);
+
+#endif

@@ -1,0 +1,115 @@
+/* fileio.c - see fileio.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf,
+		    size_t *ret_len, struct ts_error **err)
+{
+	cleanup_close int fd = -EBADF;
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+
+	if (max_bytes == 0)
+		max_bytes = 64u << 20;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return ts_error_set(err, errno, "%s: cannot open", path);
+	if (fstat(fd, &st) < 0)
+		return ts_error_set(err, errno, "%s: cannot stat", path);
+	if (S_ISDIR(st.st_mode))
+		return ts_error_set(err, EISDIR, "%s: cannot read", path);
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nbuf;
+
+			cap = cap ? cap * 2 : 8192;
+			nbuf = realloc(buf, cap + 1);
+			if (nbuf == NULL)
+				return ts_error_set(err, ENOMEM, "%s: cannot read", path);
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ts_error_set(err, errno, "%s: cannot read", path);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max_bytes)
+			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", path, max_bytes);
+	}
+	buf[len] = '\0';
+	*ret_buf = TAKE_PTR(buf);
+	if (ret_len != NULL)
+		*ret_len = len;
+	return 0;
+}
+
+int ts_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			    struct ts_error **err)
+{
+	cleanup_free char *tmp = NULL;
+	cleanup_close int fd = -EBADF;
+	cleanup_close int dfd = -EBADF;
+	const char *slash = strrchr(name, '/');
+	int r;
+
+	if (asprintf(&tmp, "%.*s.%s.tmp.%d", slash ? (int)(slash - name + 1) : 0, name,
+		     slash ? slash + 1 : name, (int)getpid()) < 0)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", name);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return ts_error_set(err, errno, "%s: cannot create temporary file '%s'", name, tmp);
+	r = ts_write_all(fd, buf, len);
+	if (r == 0 && fchmod(fd, mode & 07777) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dirfd, tmp, 0); /* best effort: the original is untouched */
+		return ts_error_set(err, -r, "%s: cannot replace", name);
+	}
+	/* Make the rename itself durable. */
+	if (slash != NULL) {
+		cleanup_free char *dir = strndup(name, (size_t)(slash - name) + 1);
+
+		if (dir != NULL)
+			dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dfd >= 0)
+		(void)fsync(dfd); /* the data is in place; a failed dir sync only weakens durability */
+	return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * fileio.h - whole-file reads and atomic replacement, relative to a
+ * directory fd (openat family).  Every fd opened here is O_CLOEXEC.
+ */
+#ifndef TS_UTIL_FILEIO_H
+#define TS_UTIL_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+/**
+ * Read a whole regular file.
+ * @param[in]  dirfd     directory fd, or AT_FDCWD.
+ * @param[in]  path      file name relative to dirfd (or absolute).
+ * @param[in]  max_bytes refuse files larger than this (bytes); 0 = 64 MiB.
+ * @param[out] ret_buf   NUL-terminated contents; caller frees.
+ * @param[out] ret_len   length in bytes without the NUL; may be NULL.
+ * @param[out] err       set iff the return value is negative.
+ * @return 0; -errno of open/read (message "<path>: cannot open"/"cannot
+ *         read"); -EFBIG when the file is larger than max_bytes;
+ *         -ENOMEM.
+ */
+int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf,
+		    size_t *ret_len, struct ts_error **err);
+
+/**
+ * Replace dirfd/name atomically with buf: write a temporary file in the same
+ * directory, fchmod it to mode, fsync, renameat over name, fsync the
+ * directory.  Readers see either the old or the new file, never a mix; on
+ * any failure the temporary file is removed and name is untouched.
+ * @param[in] mode permission bits of the new file (e.g. the old file's).
+ * @return 0; -errno of the failing system call, message naming name.
+ */
+int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			    struct ts_error **err);
+
+/**
+ * Write all of buf to fd, retrying on EINTR and short writes.
+ * @return 0, or -errno (no error object: callers add context).
+ */
+int ts_write_all(int fd, const void *buf, size_t len);
+
+#endif

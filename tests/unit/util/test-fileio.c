@@ -1,0 +1,59 @@
+/* Unit tests of src/util/fileio.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+static void test_atomic_write_keeps_mode_and_content(void **state)
+{
+	char dir[] = "/tmp/ts-fileio-XXXXXX";
+	cleanup_close int dfd = -EBADF;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(ts_write_file_atomic_at(dfd, "config.json", "{}\n", 3, 0640, &err), 0);
+	assert_int_equal(fstatat(dfd, "config.json", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(ts_read_file_at(dfd, "config.json", 0, &buf, &len, &err), 0);
+	assert_int_equal(len, 3);
+	assert_string_equal(buf, "{}\n");
+	assert_int_equal(unlinkat(dfd, "config.json", 0), 0);
+	/* no temporary file may remain */
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_read_missing_file(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	char *buf = NULL;
+
+	assert_int_equal(ts_read_file_at(AT_FDCWD, "/nonexistent/x.json", 0, &buf, NULL, &err),
+			 -ENOENT);
+	assert_string_equal(err->msg, "/nonexistent/x.json: cannot open");
+	assert_null(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_atomic_write_keeps_mode_and_content),
+		cmocka_unit_test(test_read_missing_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
