@@ -92,6 +92,19 @@ static struct ts_json *encode_one(const struct ts_alloc *a, struct ts_error **er
 	return TAKE_PTR(o);
 }
 
+int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_error **err)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+
+	if (arr == NULL)
+		return ts_error_set(err, ENOMEM, "allocations");
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (ts_json_array_append(arr, encode_one(s->allocs[i], err), err) < 0)
+			return ts_error_prefix(err, "allocations");
+	*ret = TAKE_PTR(arr);
+	return 0;
+}
+
 static char *checksum_of(const struct ts_json *arr, struct ts_error **err)
 {
 	cleanup_free char *compact = NULL;

@@ -46,7 +46,15 @@
  *
  * Ownership: struct ts_state owns its records; pointers returned by
  * ts_state_find()/ts_state_at() are borrowed until the next put, remove, gc
- * or close.  Nothing here prints, exits or keeps global state.
+ * or close.  To change a record, put a changed copy (ts_alloc_dup()): only
+ * put, remove, gc and a rebuilding load mark the store for ts_state_commit().
+ * Nothing here prints, exits or keeps global state.
+ *
+ * The lock belongs to the open file description of the lock file: it is
+ * released when the store is closed or the process execs (O_CLOEXEC) or
+ * exits.  A child forked while the store is open shares it and keeps the
+ * lock held until it closes its copy (ts_state_close() in the child) or
+ * execs.
  *
  * Lifecycle of a record: create puts it as "creating" under the lock, commits
  * and execs the runtime (the lock fd is O_CLOEXEC, so exec releases it); the
@@ -245,6 +253,16 @@ static inline void ts_state_closep(struct ts_state **s)
 	*s = ts_state_close(*s);
 }
 #define cleanup_state __attribute__((cleanup(ts_state_closep)))
+
+struct ts_json;
+
+/**
+ * The records as allocations.json holds them (its "allocations" array), e.g.
+ * for `toposhimctl alloc list --json`.
+ * @param[out] ret  a new array; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_error **err);
 
 /** Path of the state directory, borrowed from s. */
 const char *ts_state_dir(const struct ts_state *s);
