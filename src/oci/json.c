@@ -460,12 +460,14 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
 	return 0;
 }
 
-/* RFC 6901 escaping of one reference token: '~' -> "~0", '/' -> "~1".  NULL on OOM. */
-static char *pointer_escape(const char *key)
+char *ts_json_pointer_escape(const char *key)
 {
-	char *esc = malloc(strlen(key) * 2 + 1);
 	size_t n = 0;
+	char *esc;
 
+	if (key == NULL)
+		return NULL;
+	esc = malloc(strlen(key) * 2 + 1);
 	if (esc == NULL)
 		return NULL;
 	for (const char *c = key; *c != '\0'; c++) {
@@ -507,7 +509,7 @@ struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum
 	n = strlen(what);
 	if (n > 0 && what[n - 1] == '\'')
 		n--;
-	esc = pointer_escape(key);
+	esc = ts_json_pointer_escape(key);
 	if (esc == NULL) {
 		(void)ts_error_set(err, ENOMEM, "%s", what);
 		return NULL;
@@ -876,7 +878,7 @@ static void path_prepend(char **path, const char *key, size_t index)
 	int r;
 
 	if (key != NULL) {
-		esc = pointer_escape(key);
+		esc = ts_json_pointer_escape(key);
 		if (esc == NULL)
 			return;
 		r = asprintf(&p, "/%s%s", esc, *path ? *path : "");

@@ -231,6 +231,14 @@ struct ts_json *ts_json_array_take(struct ts_json *arr, size_t index);
 int ts_json_get_int64(const struct ts_json *j, int64_t *ret);
 int ts_json_get_uint64(const struct ts_json *j, uint64_t *ret);
 
+/**
+ * Escape one object key as a JSON pointer reference token (RFC 6901):
+ * '~' becomes "~0" and '/' becomes "~1", so "toposhim.io/cpus" is written
+ * "toposhim.io~1cpus" in "'/annotations/toposhim.io~1cpus'".
+ * @return a new string the caller frees, or NULL on OOM or a NULL key.
+ */
+char *ts_json_pointer_escape(const char *key);
+
 static inline void ts_json_freep(struct ts_json **j)
 {
 	*j = ts_json_free(*j);
