@@ -1025,3 +1025,58 @@ int ts_json_serialize(const struct ts_json *j, bool pretty, char **ret_buf, size
 		*ret_len = out_len;
 	return 0;
 }
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no surrogates, at
+ * most U+10FFFF), or 0 if there is none. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+char *ts_json_utf8_sanitize(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out, *o;
+
+	if (s == NULL)
+		return NULL;
+	/* each invalid byte becomes the 3-byte U+FFFD */
+	out = malloc(strlen(s) * 3 + 1);
+	if (out == NULL)
+		return NULL;
+	o = out;
+	while (*p != '\0') {
+		size_t n = utf8_sequence(p);
+
+		if (n == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return out;
+}

@@ -239,6 +239,15 @@ int ts_json_get_uint64(const struct ts_json *j, uint64_t *ret);
  */
 char *ts_json_pointer_escape(const char *key);
 
+/**
+ * Copy s, replacing every byte that does not start a well-formed UTF-8
+ * sequence (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF) with U+FFFD, so that the result can always be serialised.  For
+ * text from outside JSON (paths, messages) that goes into a log line.
+ * @return a new string the caller frees; NULL on OOM or a NULL s.
+ */
+char *ts_json_utf8_sanitize(const char *s);
+
 static inline void ts_json_freep(struct ts_json **j)
 {
 	*j = ts_json_free(*j);
