@@ -817,7 +817,13 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 	h = yajl_alloc(&parse_callbacks, NULL, &ctx);
 	if (h == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot parse", filename);
-	/* comments, multiple values and trailing garbage stay refused (yajl's defaults) */
+	/* strict RFC 8259, spelled out although these are yajl's defaults */
+	if (!yajl_config(h, yajl_allow_comments, 0) ||
+	    !yajl_config(h, yajl_dont_validate_strings, 0) ||
+	    !yajl_config(h, yajl_allow_trailing_garbage, 0) ||
+	    !yajl_config(h, yajl_allow_multiple_values, 0) ||
+	    !yajl_config(h, yajl_allow_partial_values, 0))
+		return ts_error_set(err, 0, "%s: cannot configure the yajl parser", filename);
 	st = yajl_parse(h, (const unsigned char *)buf, len);
 	/* yajl reports the offset just past the byte where it stopped */
 	pos = yajl_get_bytes_consumed(h);
