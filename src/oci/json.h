@@ -14,8 +14,14 @@
  * ownership of the node they are given, also when they fail.  Getters return
  * borrowed pointers valid until the parent is modified or freed.
  *
- * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, UTF-8
- * validated).
+ * Limits: strings holding NUL ("\u0000") and nesting deeper than
+ * TS_JSON_MAX_DEPTH are refused by the parser, so every parsed tree can be
+ * written again and walked recursively.
+ *
+ * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, one
+ * top-level value, UTF-8 validated); RFC 6901 (JSON Pointer) reference
+ * tokens for the field paths in error messages; RFC 3629 (UTF-8) in
+ * ts_json_utf8_sanitize().
  */
 #ifndef TS_OCI_JSON_H
 #define TS_OCI_JSON_H
