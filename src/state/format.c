@@ -14,16 +14,20 @@
 
 #define CHECKSUM_PREFIX "fnv1a64:"
 
-uint64_t ts_state_fnv1a64(const void *buf, size_t len)
+uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
-	uint64_t h = 0xcbf29ce484222325ull;
 
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+uint64_t ts_state_fnv1a64(const void *buf, size_t len)
+{
+	return ts_state_fnv1a64_update(0xcbf29ce484222325ull, buf, len);
 }
 
 /* obj[key] = s; a NULL s leaves the member out. */
@@ -105,19 +109,60 @@ int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_e
 	return 0;
 }
 
-static char *checksum_of(const struct ts_json *arr, struct ts_error **err)
+/* Hash "<key>:<length>:<bytes>;" into *h; a NULL value is left out. */
+static void canon_str(uint64_t *h, const char *key, const char *val)
 {
-	cleanup_free char *compact = NULL;
-	size_t len = 0;
-	char *sum = NULL;
+	char head[64];
+	int n;
 
-	if (ts_json_serialize(arr, false, &compact, &len, err) < 0)
-		return NULL;
-	if (asprintf(&sum, CHECKSUM_PREFIX "%016" PRIx64, ts_state_fnv1a64(compact, len)) < 0) {
-		ts_error_set(err, ENOMEM, "checksum");
-		return NULL;
+	if (val == NULL)
+		return;
+	n = snprintf(head, sizeof(head), "%s:%zu:", key, strlen(val));
+	*h = ts_state_fnv1a64_update(*h, head, (size_t)n);
+	*h = ts_state_fnv1a64_update(*h, val, strlen(val));
+	*h = ts_state_fnv1a64_update(*h, ";", 1);
+}
+
+static void canon_uint(uint64_t *h, const char *key, uint64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	canon_str(h, key, num);
+}
+
+uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
+{
+	uint64_t h = ts_state_fnv1a64(NULL, 0);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_alloc *a = v[i];
+		size_t ndev = 0;
+
+		while (a->devices != NULL && a->devices[ndev] != NULL)
+			ndev++;
+		/* the same members, values and order as encode_one() writes */
+		canon_str(&h, "container_id", a->container_id);
+		canon_str(&h, "runtime_root", a->runtime_root);
+		canon_str(&h, "bundle", a->bundle);
+		canon_str(&h, "class", a->class_name);
+		canon_str(&h, "cpus", a->cpus_str ? a->cpus_str : "");
+		canon_str(&h, "mems", a->mems_str ? a->mems_str : "");
+		canon_uint(&h, "devices", ndev);
+		for (size_t k = 0; k < ndev; k++)
+			canon_str(&h, "device", a->devices[k]);
+		canon_str(&h, "pinned", a->pinned ? "true" : "false");
+		canon_str(&h, "numa_exclusive", a->numa_exclusive ? "true" : "false");
+		canon_str(&h, "state", ts_alloc_status_to_string(a->status));
+		canon_uint(&h, "created_usec", a->created_usec);
+		if (a->pid > 0) {
+			canon_uint(&h, "pid", (uint64_t)a->pid);
+			canon_uint(&h, "pid_start_ticks", a->pid_start_ticks);
+			canon_str(&h, "cgroup_path", a->cgroup_path);
+		}
+		h = ts_state_fnv1a64_update(h, "\n", 1);
 	}
-	return sum;
+	return h;
 }
 
 int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
@@ -125,7 +170,7 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
 {
 	cleanup_json struct ts_json *root = ts_json_new_object();
 	cleanup_json struct ts_json *arr = ts_json_new_array();
-	cleanup_free char *sum = NULL;
+	char sum[sizeof(CHECKSUM_PREFIX) + 16];
 	int r;
 
 	if (root == NULL || arr == NULL)
@@ -144,9 +189,7 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
 		if (r < 0)
 			return ts_error_prefix(err, "%s: '/allocations/%zu'", path, i);
 	}
-	sum = checksum_of(arr, err);
-	if (sum == NULL)
-		return ts_error_prefix(err, "%s", path);
+	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, ts_state_checksum(v, n));
 	r = ts_json_object_set(root, "version", ts_json_new_int(TS_STATE_FORMAT_VERSION), err);
 	if (r >= 0)
 		r = ts_json_object_set(root, "checksum", ts_json_new_string(sum), err);
@@ -341,31 +384,27 @@ static bool is_duplicate(struct ts_alloc *const *v, size_t n, const char *contai
 	return false;
 }
 
-/* Check version and checksum of a parsed root; notes the first problem. */
-static void check_envelope(struct decoder *d, const struct ts_json *root, const struct ts_json *arr)
+/* Check the version of a parsed root; notes the problem. */
+static void check_version(struct decoder *d, const struct ts_json *root)
 {
-	cleanup_error struct ts_error *err = NULL;
 	const struct ts_json *version = ts_json_get(root, "version");
-	const char *stored = ts_json_get_string(root, "checksum");
-	cleanup_free char *computed = NULL;
 	int64_t v = 0;
 
-	if (version == NULL || ts_json_get_int64(version, &v) < 0) {
+	if (version == NULL || ts_json_get_int64(version, &v) < 0)
 		note(d, "'/version': missing or not an integer");
-		return;
-	}
-	if (v != TS_STATE_FORMAT_VERSION) {
+	else if (v != TS_STATE_FORMAT_VERSION)
 		note(d, "'/version': unsupported version '%s'", version->u.number);
-		return;
-	}
-	computed = checksum_of(arr, &err);
-	if (computed == NULL) {
-		if (ts_error_code(err) == -ENOMEM)
-			d->oom = true;
-		else
-			note(d, "checksum cannot be computed (%s)", err->msg);
-		return;
-	}
+}
+
+/* Compare the stored checksum with the records'; notes a mismatch. */
+static void check_checksum(struct decoder *d, const struct ts_json *root, struct ts_alloc *const *v,
+			   size_t n)
+{
+	const char *stored = ts_json_get_string(root, "checksum");
+	char computed[sizeof(CHECKSUM_PREFIX) + 16];
+
+	snprintf(computed, sizeof(computed), CHECKSUM_PREFIX "%016" PRIx64,
+		 ts_state_checksum(v, n));
 	if (stored == NULL || strcmp(stored, computed) != 0)
 		note(d, "checksum mismatch (stored '%s', computed '%s')",
 		     stored ? stored : "(none)", computed);
@@ -398,7 +437,7 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 	} else if ((arr = ts_json_get_array(root, "allocations")) == NULL) {
 		note(&d, "'/allocations': missing or not an array");
 	} else {
-		check_envelope(&d, root, arr);
+		check_version(&d, root);
 		v = calloc(arr->u.array.len + 1, sizeof(*v));
 		if (v == NULL)
 			d.oom = true;
@@ -416,6 +455,9 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 			if (a != NULL)
 				v[n++] = a;
 		}
+		/* only a file whose records all decode has a checksum to compare */
+		if (!d.oom)
+			check_checksum(&d, root, v, n);
 	}
 	if (d.oom) {
 		ts_alloc_array_free(v, n);

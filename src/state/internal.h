@@ -26,8 +26,14 @@ struct ts_state {
 	bool dirty; /* differs from allocations.json */
 };
 
-/** FNV-1a, 64 bit, of len bytes. */
+/** FNV-1a, 64 bit, of len bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 uint64_t ts_state_fnv1a64(const void *buf, size_t len);
+
+/** Continue an FNV-1a hash h over len more bytes. */
+uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len);
+
+/** The checksum of records, as defined in state.h (before the "fnv1a64:" prefix). */
+uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
 
 /**
  * Serialise records into the text of allocations.json (pretty, '\n' at the end).

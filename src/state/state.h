@@ -15,9 +15,19 @@
  *       "checksum": "fnv1a64:<16 lowercase hex digits>",
  *       "allocations": [ <allocation>, ... ]
  *   }
- * The checksum is FNV-1a (64 bit) of the compact serialisation (one line,
- * no spaces, members in document order) of the "allocations" array.  One
- * allocation is an object with, in this order:
+ * The checksum is FNV-1a (64 bit; offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3) of a canonical byte stream of the records, independent of
+ * JSON whitespace and escaping (so a yajl upgrade that escapes differently
+ * does not invalidate the file).  Per record, in order, each member below
+ * that is present contributes "<name>:<byte length>:<value>;" with numbers
+ * in decimal and booleans as "true"/"false", except "devices", which
+ * contributes "devices:<n>:<count>;" followed by "device:<len>:<name>;" for
+ * each name; each record ends with "\n".  E.g. a record {"container_id": "a",
+ * "cpus": "", "mems": "", "devices": [], "pinned": false, "numa_exclusive":
+ * false, "state": "creating", "created_usec": 5} streams as
+ *   container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;
+ *   numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n
+ * (one line).  One allocation is an object with, in this order:
  *   "container_id"     string, non-empty, unique in the file
  *   "runtime_root"     string: the runtime's --root; the runtime keeps its
  *                      state of the container in <runtime_root>/<container_id>
