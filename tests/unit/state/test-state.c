@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -538,6 +539,43 @@ static void test_lock_contention(void **state)
 	assert_int_equal(wait_child(pid), 0);
 }
 
+/* create holds the lock until it execs the runtime: exec must release it */
+static void test_exec_releases_lock(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state_options quick = f->opts;
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	quick.lock_timeout_usec = 300000;
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* the exec'd shell says when it runs, then outlives the check */
+		char fd_arg[16];
+
+		snprintf(fd_arg, sizeof(fd_arg), "%d", ready[1]);
+		if (fcntl(ready[1], F_SETFD, 0) < 0)
+			_exit(3);
+		execl("/bin/sh", "sh", "-c", "echo x >&$0; exec sleep 3", fd_arg, (char *)NULL);
+		_exit(4);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	/* the parent lets go of its copy; the exec'd child must hold none */
+	s = ts_state_close(s);
+	assert_int_equal(ts_state_open(&quick, &s, &err), 0);
+	assert_null(err);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_child(pid), 128 + SIGKILL);
+}
+
 #define N_WRITERS 50
 
 static void test_parallel_writers_lose_nothing(void **state)
@@ -595,6 +633,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
 		cmocka_unit_test(test_dir_resolve),
 		cmocka_unit_test_setup_teardown(test_lock_contention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_releases_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_writers_lose_nothing, setup,
 						teardown),
 	};
