@@ -298,22 +298,32 @@ int ts_log_emit(const struct ts_log_settings *settings, int stderr_fd, enum ts_l
 	return r;
 }
 
-void ts_log_setup(const struct ts_cli_args *args)
+void ts_log_settings_from_args(const struct ts_cli_args *args, struct ts_log_settings *ret)
 {
 	enum ts_log_level level = ts_log_level_from_string(args->log_level);
+	const char *path = args->log;
 
-	ts_log_settings.path = args->log;
-	if (args->log != NULL && strcmp(args->log, "/dev/stderr") == 0)
-		ts_log_settings.path = NULL;
-	ts_log_settings.format = args->log_format != NULL && strcmp(args->log_format, "json") == 0
-					 ? TS_LOG_FORMAT_JSON
-					 : TS_LOG_FORMAT_TEXT;
+	if (path != NULL && strncmp(path, "file:", 5) == 0)
+		path += 5;
+	if (path != NULL &&
+	    (strcmp(path, "/dev/stderr") == 0 || path[0] == '\0' ||
+	     strncmp(path, "journald:", 9) == 0 || strncmp(path, "syslog:", 7) == 0))
+		path = NULL;
+	ret->path = path;
+	ret->format = args->log_format != NULL && strcmp(args->log_format, "json") == 0
+			      ? TS_LOG_FORMAT_JSON
+			      : TS_LOG_FORMAT_TEXT;
 	if (args->debug)
-		ts_log_settings.level = TS_LOG_DEBUG;
+		ret->level = TS_LOG_DEBUG;
 	else if (level != TS_LOG_LEVEL_INVALID)
-		ts_log_settings.level = level;
+		ret->level = level;
 	else
-		ts_log_settings.level = TS_LOG_INFO;
+		ret->level = TS_LOG_INFO;
+}
+
+void ts_log_setup(const struct ts_cli_args *args)
+{
+	ts_log_settings_from_args(args, &ts_log_settings);
 }
 
 void ts_log(enum ts_log_level level, const char *fmt, ...)

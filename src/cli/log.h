@@ -109,11 +109,18 @@ int ts_log_emit(const struct ts_log_settings *settings, int stderr_fd, enum ts_l
 		const char *msg, time_t now);
 
 /**
- * Fill the global settings from the scanned argv: path = --log (none when
- * it is "/dev/stderr", where runc logs by default), format json when
- * --log-format is "json", level debug with --debug, else --log-level when
- * valid, else info.
+ * Settings for a scanned argv:
+ *  - path: --log, except none for "/dev/stderr" (runc's default) and for
+ *    crun's "journald:..." and "syslog:..." targets; crun's "file:PATH"
+ *    means PATH;
+ *  - format json when --log-format is "json", else text;
+ *  - level debug with --debug, else --log-level when valid, else info.
+ * @param[in]  args  scanned argv; borrowed, ret->path points into it.
+ * @param[out] ret   filled.
  */
+void ts_log_settings_from_args(const struct ts_cli_args *args, struct ts_log_settings *ret);
+
+/** Set the global settings with ts_log_settings_from_args(). */
 void ts_log_setup(const struct ts_cli_args *args);
 
 /** Log a printf-formatted message at level with the global settings, now. */

@@ -239,6 +239,38 @@ static void test_emit_unwritable_log(void **state)
 	sink_close(&s);
 }
 
+static void test_settings_from_args(void **state)
+{
+	static const struct {
+		struct ts_cli_args args;
+		struct ts_log_settings want;
+	} rows[] = {
+		{{.log = "/l.json", .log_format = "json"},
+		 {"/l.json", TS_LOG_FORMAT_JSON, TS_LOG_INFO}},
+		{{.log = "/l", .log_format = "text"}, {"/l", TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log_format = "json", .debug = true}, {NULL, TS_LOG_FORMAT_JSON, TS_LOG_DEBUG}},
+		{{.log = "/dev/stderr"}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log = "file:/x/log"}, {"/x/log", TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log = "journald:id"}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log = "syslog:id"}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log = ""}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log_level = "warn"}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_WARNING}},
+		{{.log_level = "bogus"}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_INFO}},
+		{{.log_level = "error", .debug = true}, {NULL, TS_LOG_FORMAT_TEXT, TS_LOG_DEBUG}},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct ts_log_settings got;
+
+		ts_log_settings_from_args(&rows[i].args, &got);
+		if ((got.path == NULL) != (rows[i].want.path == NULL) ||
+		    (got.path != NULL && strcmp(got.path, rows[i].want.path) != 0) ||
+		    got.format != rows[i].want.format || got.level != rows[i].want.level)
+			fail_msg("row %zu: got path '%s' format %d level %d", i,
+				 got.path ? got.path : "(null)", got.format, got.level);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_emit_log_file),
 		cmocka_unit_test(test_emit_appends_text),
 		cmocka_unit_test(test_emit_unwritable_log),
+		cmocka_unit_test(test_settings_from_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
