@@ -83,6 +83,26 @@ static const struct scan_case cases[] = {
 	 NULL, "/r"},
 	{"--debug=false", W("--debug=false", "create", "id1"), true, "create", 2, "id1"},
 
+	/* what engines send, as recorded from containerd 1.6 and podman 4.3 here */
+	{"containerd create",
+	 W("--root", "/run/containerd/runc/default", "--log", "/run/c/t/log.json", "--log-format",
+	   "json", "create", "--bundle", "/run/c/t", "--pid-file", "/run/c/t/init.pid", "t"),
+	 true, "create", 7, "t", "/run/c/t", NULL, "/run/containerd/runc/default",
+	 "/run/c/t/log.json", "json"},
+	{"podman create",
+	 W("create", "--bundle", "/v/userdata", "--pid-file", "/r/pidfile", "15e8"), true, "create",
+	 1, "15e8", "/v/userdata"},
+	{"docker-style create",
+	 W("--root", "/var/run/docker/runtime-runc/moby", "--log", "/l", "--log-format", "json",
+	   "--systemd-cgroup", "create", "--bundle", "/b", "--pid-file", "/p", "--console-socket",
+	   "/s", "c1"),
+	 true, "create", 8, "c1", "/b", NULL, "/var/run/docker/runtime-runc/moby", "/l", "json"},
+	{"containerd start", W("--root", "/r", "--log", "/l", "--log-format", "json", "start", "t"),
+	 false, "start", 7, NULL, NULL, NULL, "/r", "/l", "json"},
+	{"containerd delete --force",
+	 W("--root", "/r", "--log", "/l", "--log-format", "json", "delete", "--force", "t"), false,
+	 "delete", 7, NULL, NULL, NULL, "/r", "/l", "json"},
+
 	/* never a rewrite */
 	{"state create", W("state", "create"), false, "state", 1},
 	{"delete create", W("delete", "create"), false, "delete", 1},
