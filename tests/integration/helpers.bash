@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # variables are used by the .bats files
 # helpers.bash - shared setup for toposhim's bats tests (load it with
 # `load helpers`).  make check exports TS_BUILDDIR and TS_SRCDIR; run by
 # hand, the paths default to this checkout.
@@ -100,8 +101,8 @@ run_both() {
 
 # wait_status ID STATUS: wait up to 5 s for runc to report STATUS.
 wait_status() {
-	local i
-	for i in $(seq 50); do
+	local _i
+	for _i in $(seq 50); do
 		"$RUNC" --root "$(runc_root)" state "$1" 2>/dev/null |
 			jq -e --arg s "$2" '.status == $s' >/dev/null && return 0
 		sleep 0.1

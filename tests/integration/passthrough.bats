@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154 # bats' run sets $output and $stderr
 # passthrough.bats - toposhim is invisible on every command it does not
 # rewrite: argv, environment (but TOPOSHIM_DEPTH) and fds reach the runtime
 # unchanged, and runc's output and exit codes come back byte for byte.
@@ -19,7 +20,7 @@ teardown() {
 # fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
 # itself) with TOPOSHIM_RUNTIME set to the fake runtime and fd 5 open on a
 # file, stdout and stderr going to files; move the fake runtime's records
-# and the output to PREFIX.{argv,env,fds,stdout,stderr}.  Both ways go
+# and the output to PREFIX.{argv,env,fds,stdout,stderr,config.json}.  Both ways go
 # through env(1) so that bash's $_ is the same, and use the same file names
 # so that the environments and fds can be compared.
 fake_run() {
@@ -27,7 +28,7 @@ fake_run() {
 	shift
 	env TS_FAKE_RECORD="$rec" TOPOSHIM_RUNTIME="$FAKE_RUNTIME" "$@" \
 		5>"$BATS_TEST_TMPDIR/fd5" 3>&- >"$rec.stdout" 2>"$rec.stderr" || rc=$?
-	for x in argv env fds stdout stderr; do
+	for x in argv env fds stdout stderr config.json; do
 		[ ! -e "$rec.$x" ] || mv "$rec.$x" "$prefix.$x"
 	done
 	return $rc
@@ -114,6 +115,11 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 		fail "exit status $?: $(cat "$t/via.stderr")"
 	fake_direct "$t/direct" --root "$t/r" create --bundle "$t/bundle" --pid-file "$t/pid" ctr1
 	check_same_call
+	# the runtime read a config.json from the bundle toposhim was given
+	run jq -c .process.args "$t/via.config.json"
+	assert_success
+	assert_output '["sleep","1000"]'
+
 }
 
 @test "runc: state, list, ps, kill, exec through toposhim equal runc's" {
@@ -190,6 +196,18 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	TOPOSHIM_RUNTIME=$t/missing run --separate-stderr "$TOPOSHIM" state x
 	assert_failure 1
 	[ "$stderr" = "toposhim: runtime '$t/missing' (from TOPOSHIM_RUNTIME): not an executable file: No such file or directory" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: a runtime that cannot be exec'd" {
+	local t=$BATS_TEST_TMPDIR
+
+	printf '#!/nonexistent/interpreter\n' >"$t/broken"
+	chmod +x "$t/broken"
+	TOPOSHIM_RUNTIME=$t/broken run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: cannot exec runtime '$t/broken': No such file or directory" ] ||
 		fail "stderr: $stderr"
 }
 
