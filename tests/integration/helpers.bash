@@ -28,10 +28,17 @@ require_root() {
 	fi
 }
 
-require_runc() {
-	require_root
+# Skip unless make_bundle can work (runc for `runc spec`, busybox).
+require_bundle_tools() {
 	[ -n "$RUNC" ] || skip "runc is not installed"
 	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+	command -v jq >/dev/null || skip "jq is not installed"
+}
+
+# Skip unless real runc containers can run here.
+require_runc() {
+	require_root
+	require_bundle_tools
 }
 
 # A unique container id for this test.

@@ -107,7 +107,7 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }
 
 @test "create: argv, env and fds reach the runtime unchanged" {
-	require_runc
+	require_bundle_tools
 	local t=$BATS_TEST_TMPDIR
 
 	make_bundle "$t/bundle"
@@ -181,6 +181,25 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	[ "$BOTH_RC" = 1 ] || fail "state of a deleted container: rc $BOTH_RC"
 	run_both delete "$a"
 	run_both kill "$a" KILL
+}
+
+@test "runc: run through toposhim equals runc run" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR a b ts_rc=0 runc_rc=0
+
+	a=$(new_container_id)
+	b=$(new_container_id)
+	make_bundle "$t/bundle" sh -c 'echo hello; echo oops >&2; exit 7'
+	track_container "$a"
+	track_container "$b"
+	"$TOPOSHIM" --root "$(runc_root)" run --bundle "$t/bundle" "$a" \
+		</dev/null >"$t/a.out" 2>"$t/a.err" 3>&- || ts_rc=$?
+	"$RUNC" --root "$(runc_root)" run --bundle "$t/bundle" "$b" \
+		</dev/null >"$t/b.out" 2>"$t/b.err" 3>&- || runc_rc=$?
+	[ "$ts_rc" = 7 ] && [ "$runc_rc" = 7 ] || fail "exit codes: toposhim $ts_rc, runc $runc_rc"
+	[ "$(cat "$t/a.out")" = hello ] || fail "stdout: $(cat "$t/a.out")"
+	cmp "$t/a.out" "$t/b.out"
+	cmp "$t/a.err" "$t/b.err"
 }
 
 @test "error: no runtime found" {
