@@ -124,6 +124,8 @@ static int ts_runtime_search_name(const char *name, const char *path_env, const 
 	char *save = NULL;
 	int r;
 
+	if (strchr(name, '/') != NULL) /* a path, not a name: no directory applies */
+		return ts_runtime_try(NULL, name, self, skipped, ret_path);
 	if (path_env != NULL) {
 		copy = strdup(path_env);
 		if (copy == NULL)

@@ -138,6 +138,25 @@ static void test_search_order(void **state)
 	expect_found(fx, "cdb", NULL, NULL, NULL, "b/runc");
 }
 
+static void test_search_paths(void **state)
+{
+	const struct fixture *fx = *state;
+	cleanup_free char *self = fx_path(fx, "self"), *b = fx_path(fx, "b/crun");
+	cleanup_free char *want = NULL, *got = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	const char *names[] = {self, b, NULL};
+	const char *only_self[] = {self, NULL};
+
+	/* a search entry with a '/' is a path: tried once, ourselves skipped */
+	expect_found(fx, "a", NULL, NULL, names, "b/crun");
+	assert_int_equal(find(fx, "ab", NULL, NULL, only_self, &got, &err), -ENOENT);
+	assert_true(asprintf(&want,
+			     "no OCI runtime found: tried %s in PATH (%s/a:%s/b) and ; skipped "
+			     "'%s' (toposhim itself)",
+			     self, fx->dir, fx->dir, self) > 0);
+	assert_string_equal(err->msg, want);
+}
+
 static void test_search_skips_self(void **state)
 {
 	const struct fixture *fx = *state;
@@ -324,6 +343,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_search_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_search_skips_self, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search_paths, setup, teardown),
 		cmocka_unit_test(test_not_found_message),
 		cmocka_unit_test(test_default_dirs),
 		cmocka_unit_test_setup_teardown(test_override_and_path, setup, teardown),
