@@ -24,7 +24,9 @@
  *    follow the container id (runc reorders them); after `--` every word
  *    is an argument;
  *  - a boolean option may carry a Go boolean (`--debug=false`).
- * Only `create` and `run` with exactly one container id set rewrite; a word
+ * Only `create` and `run` with exactly one container id set rewrite
+ * (`restore`, which also creates a container, passes through unmodified for
+ * now: NEEDSWORK: rewrite its bundle too); a word
  * is a command only in command position, so `--root create`, `state
  * create`, `exec ID create` and `ps ID -- create` never rewrite.
  */

@@ -106,6 +106,20 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
 }
 
+@test "runc: --version, --help, features and unknown commands equal runc's" {
+	[ -n "$RUNC" ] || skip "runc is not installed"
+
+	run_both --version
+	[ "$BOTH_RC" = 0 ] || fail "--version: rc $BOTH_RC"
+	run_both --help
+	run_both create --help
+	run_both features
+	run_both no-such-command
+	[ "$BOTH_RC" != 0 ] || fail "no-such-command succeeded"
+	run_both state
+	[ "$BOTH_RC" = 1 ] || fail "state without id: rc $BOTH_RC"
+}
+
 @test "create: argv, env and fds reach the runtime unchanged" {
 	require_bundle_tools
 	local t=$BATS_TEST_TMPDIR
