@@ -164,6 +164,10 @@ struct ts_cdi_injected_device {
 	char *spec_path;		/* the spec file that resolved it */
 	struct ts_cdi_host_node *nodes; /* the device's own deviceNodes (not the spec-level ones) */
 	size_t n_nodes;
+	/* The engine injected it already (containerd enable_cdi, podman --device): every env
+	 * entry, device node and mount of the device's own edits is in the config (at least
+	 * one).  Its edits were not applied again; log it at info. */
+	bool engine_injected;
 };
 
 /** What ts_cdi_inject_requested() did. */
@@ -284,15 +288,17 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * applied to a copy, which replaces *config only when every step succeeded.
  * Spec-level edits are applied once per spec file, before the first device
  * of that spec; the merged edits are applied in CDI order.  Then the
- * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.
+ * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.  A device
+ * the engine injected already is skipped (see engine_injected).
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     names        qualified names, duplicates allowed (once).
  * @param[in]     config_name  for messages, e.g. "config.json".
  * @param[out]    ret          what was injected; caller frees with
  *                             ts_cdi_injection_free(); may be NULL.
  * @return 1 when config changed; 0 when there was nothing to do (no names,
- *         or the annotation already records exactly these names: a retried
- *         create; ret then still lists the devices); -EINVAL "unresolvable
+ *         every device injected by the engine already, or the annotation
+ *         already records exactly these names: a retried create; ret then
+ *         still lists the devices); -EINVAL "unresolvable
  *         CDI devices <a>, <b>" listing every unknown or invalid name (the
  *         reference's exact text; errnum 0 so that nothing is appended);
  *         -EINVAL/-errno from ts_cdi_edits_apply().  On

@@ -505,24 +505,104 @@ static char *joined_sorted(const char **names, size_t n)
 	return s;
 }
 
+static bool string_in(const struct ts_json *arr, const char *s)
+{
+	const struct ts_json *item;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, item) {
+		if (item->type == TS_JSON_STRING && strcmp(item->u.string, s) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool member_in(const struct ts_json *arr, const char *key, const char *val, const char *key2,
+		      const char *val2)
+{
+	const struct ts_json *item;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, item) {
+		const char *v = ts_json_get_string(item, key);
+		const char *v2 = key2 ? ts_json_get_string(item, key2) : NULL;
+
+		if (v != NULL && strcmp(v, val) == 0 && (key2 == NULL || (v2 && !strcmp(v2, val2))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Did the engine inject this device already (containerd enable_cdi, podman
+ * --device)?  True when the device's own edits have at least one env entry,
+ * device node or mount, and every one of them is already in the config:
+ * re-applying would then duplicate its hooks and cgroup rules.
+ */
+static bool edits_present(const struct ts_json *config, const struct ts_json *edits)
+{
+	const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
+	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
+	const struct ts_json *mounts = ts_json_get(config, "mounts"), *item;
+	size_t i, checked = 0;
+
+	ts_json_array_foreach (ts_json_get(edits, "env"), i, item) {
+		if (!string_in(env, item->u.string))
+			return false;
+		checked++;
+	}
+	ts_json_array_foreach (ts_json_get(edits, "deviceNodes"), i, item) {
+		if (!member_in(devices, "path", ts_json_get_string(item, "path"), NULL, NULL))
+			return false;
+		checked++;
+	}
+	ts_json_array_foreach (ts_json_get(edits, "mounts"), i, item) {
+		if (!member_in(mounts, "destination", ts_json_get_string(item, "containerPath"),
+			       "source", ts_json_get_string(item, "hostPath")))
+			return false;
+		checked++;
+	}
+	return checked > 0;
+}
+
+static const struct ts_json *device_edits(const struct entry *e)
+{
+	const struct ts_json *devs = ts_json_get(e->spec->doc, "devices");
+
+	if (devs == NULL || devs->type != TS_JSON_ARRAY || e->index >= devs->u.array.len)
+		return NULL;
+	return ts_json_get(devs->u.array.items[e->index], "containerEdits");
+}
+
+/*
+ * Apply one device (and its spec's edits, once per spec) to work.  A device
+ * the engine injected already is applied to a scratch config only, to learn
+ * its host nodes.
+ */
 static int inject_one(struct ts_json *work, const struct entry *e, const char *config_name,
 		      const struct ts_cdi_spec **seen, size_t *n_seen,
 		      struct ts_cdi_injected_device *out, struct ts_error **err)
 {
-	const struct ts_json *devs, *dev = NULL;
+	cleanup_json struct ts_json *scratch = NULL;
 	char ptr[64];
 	bool spec_done = false;
 	int r;
 
 	if (e == NULL) /* resolved before, cannot happen */
 		return ts_error_set(err, ENOENT, "device vanished from the registry");
-	devs = ts_json_get(e->spec->doc, "devices");
-
-	if (devs != NULL && devs->type == TS_JSON_ARRAY && e->index < devs->u.array.len)
-		dev = devs->u.array.items[e->index];
+	out->qualified_name = strdup(e->qualified_name);
+	out->spec_path = strdup(e->spec->path);
+	if (out->qualified_name == NULL || out->spec_path == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	if (out->engine_injected) {
+		scratch = ts_json_new_object();
+		if (scratch == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		work = scratch;
+	}
 	for (size_t i = 0; i < *n_seen; i++)
 		spec_done = spec_done || seen[i] == e->spec;
-	if (!spec_done) {
+	if (!spec_done && !out->engine_injected) {
 		/* spec-level edits once per spec file, before its first device */
 		seen[(*n_seen)++] = e->spec;
 		r = ts_cdi_edits_apply(work, ts_json_get(e->spec->doc, "containerEdits"),
@@ -532,12 +612,8 @@ static int inject_one(struct ts_json *work, const struct entry *e, const char *c
 			return r;
 	}
 	snprintf(ptr, sizeof(ptr), "/devices/%zu/containerEdits", e->index);
-	out->qualified_name = strdup(e->qualified_name);
-	out->spec_path = strdup(e->spec->path);
-	if (out->qualified_name == NULL || out->spec_path == NULL)
-		return ts_error_set(err, ENOMEM, "out of memory");
-	return ts_cdi_edits_apply(work, ts_json_get(dev, "containerEdits"), config_name,
-				  e->spec->path, ptr, &out->nodes, &out->n_nodes, err);
+	return ts_cdi_edits_apply(work, device_edits(e), config_name, e->spec->path, ptr,
+				  &out->nodes, &out->n_nodes, err);
 }
 
 /* Swap the contents of two nodes, so that the caller's pointer keeps its identity. */
@@ -560,7 +636,7 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	struct ts_cdi_injection *inj = NULL;
 	const char *recorded;
 	size_t n = 0;
-	bool oom;
+	bool oom, applied_any = false;
 	int r;
 
 	if (unique_names(names, n_names, &uniq, &n) < 0)
@@ -579,6 +655,13 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		ts_cdi_injection_free(inj);
 		return ts_error_set(err, ENOMEM, "out of memory");
 	}
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *e = find(reg, uniq[i]);
+
+		inj->devices[i].engine_injected =
+			e != NULL && edits_present(config, device_edits(e));
+		applied_any = applied_any || !inj->devices[i].engine_injected;
+	}
 	for (size_t i = 0, n_seen = 0; i < n; i++) {
 		r = inject_one(work, find(reg, uniq[i]), config_name, seen, &n_seen,
 			       &inj->devices[i], err);
@@ -592,7 +675,7 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION);
 	inj->already_applied = n > 0 && recorded != NULL && strcmp(recorded, joined) == 0;
 	r = 0;
-	if (n > 0 && !inj->already_applied) {
+	if (applied_any && !inj->already_applied) {
 		struct ts_json *ann = ts_json_get(work, "annotations");
 
 		if (ann != NULL && ann->type != TS_JSON_OBJECT) {

@@ -451,6 +451,52 @@ static void test_all_or_nothing(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* A device the engine injected already (podman --device) is not injected twice. */
+static void test_engine_injected(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_free char *before = NULL, *after = NULL;
+	cleanup_json struct ts_json *config = parse(
+		"{\"process\":{\"env\":[\"SPEC=1\",\"D=1\"]},\"linux\":{\"devices\":[{\"path\":"
+		"\"/dev/d\",\"type\":\"c\",\"major\":1,\"minor\":1}]},\"hooks\":{\"prestart\":[{"
+		"\"path\":\"/h\"}]}}");
+
+	write_file(f->dirs[0], "v.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\ndevices:\n"
+		   "- name: d\n  containerEdits:\n    env: [D=1]\n"
+		   "    deviceNodes: [{path: /dev/d, type: c, major: 1, minor: 1}]\n"
+		   "    hooks: [{hookName: prestart, path: /h}]\n"
+		   "- {name: e, containerEdits: {env: [E=1], hooks: [{hookName: prestart, path: "
+		   "/h}]}}\n",
+		   0644);
+	reg = load(f, false);
+	before = ser(config);
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=d"}, 1,
+				       "config.json", &inj, &err),
+			 0);
+	after = ser(config);
+	assert_string_equal(before, after);
+	assert_true(inj->devices[0].engine_injected);
+	assert_int_equal(inj->devices[0].n_nodes, 1);
+	assert_string_equal(inj->devices[0].nodes[0].host_path, "/dev/d");
+	inj = ts_cdi_injection_free(inj);
+
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=d", "v.com/c=e"},
+				       2, "config.json", &inj, &err),
+			 1);
+	assert_true(inj->devices[0].engine_injected);
+	assert_false(inj->devices[1].engine_injected);
+	assert_json(ts_json_get_path(config, "process", "env", NULL),
+		    "[\"SPEC=1\",\"D=1\",\"E=1\"]");
+	assert_json(ts_json_get(config, "hooks"),
+		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/h\"}]}");
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
 /* Directory rules: non-recursive, exact suffixes, missing dir skipped, bad dir reported. */
 static void test_dir_rules(void **state)
 {
@@ -590,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_e5_podman_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_security, setup, teardown),
 		cmocka_unit_test(test_options_from_config),
