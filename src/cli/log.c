@@ -317,8 +317,12 @@ void ts_log_settings_from_args(const struct ts_cli_args *args, struct ts_log_set
 		ret->level = TS_LOG_DEBUG;
 	else if (level != TS_LOG_LEVEL_INVALID)
 		ret->level = level;
-	else
+	else if (path != NULL)
 		ret->level = TS_LOG_INFO;
+	else
+		/* stderr is what `toposhim run` prints next to the container's
+		 * own output: only what needs the operator's attention */
+		ret->level = TS_LOG_WARNING;
 }
 
 void ts_log_setup(const struct ts_cli_args *args)

@@ -18,8 +18,10 @@
  *    where a value is quoted with Go's %q rules only when it holds a
  *    character outside [A-Za-z0-9-._/@^+].
  *  - times are RFC 3339 in UTC, to the second.
- * Levels: error, warning, info, debug.  info and above are written by
- * default; --debug or --log-level debug adds debug.
+ * Levels: error, warning, info, debug.  Written by default: info and above
+ * to a --log file, warning and above when stderr is the only target (it is
+ * what `toposhim run` prints next to the container's output);
+ * --log-level sets the threshold, --debug adds debug.
  * Nothing here writes to stdout: stdout belongs to the runtime.
  *
  * The settings are the one global of this module (STYLE.md 2.4 allows log
