@@ -1,0 +1,321 @@
+/*
+ * cdi.h - Container Device Interface: qualified device names, spec files
+ * (JSON and YAML), the registry of spec dirs, and container edits applied to
+ * an OCI config tree.
+ *
+ * Implements: CDI specification SPEC.md, versions 0.3.0 to 1.1.0, with the
+ * semantics of the reference library (cncf-tags/container-device-interface)
+ * at main where main and v1.1.0 differ:
+ *  - "Qualified device names" (vendor/class=name; '.' allowed in class);
+ *  - "CDI file format" (every field of a spec, a device and containerEdits,
+ *    intelRdt with closID/l3CacheSchema/memBwSchema/schemata/
+ *    enableMonitoring, additionalGids, netDevices), minimum versions;
+ *  - "Container Edits" applied in CDI order: env (an existing NAME= is
+ *    replaced in place, main semantics), deviceNodes, mounts, hooks, intelRdt,
+ *    additionalGids, netDevices;
+ *  - the `cdi.k8s.io/` annotation request channel.
+ *
+ * Deliberate differences from the reference (each one stricter or safer):
+ *  - unknown keys and duplicate keys reject a spec file; annotation keys and
+ *    the annotations' total size (256 KiB) are validated (k8s rules);
+ *  - paths of device nodes and hooks, and mount containerPaths, must be
+ *    absolute; hook timeouts must be > 0; fileMode must fit in 07777;
+ *  - a host device node that is a symlink (e.g. /dev/dri/by-path/...) is
+ *    resolved with stat(2), not rejected as "not a device node": operators
+ *    point specs at the stable by-path/by-id names;
+ *  - permissions "none" adds the device node but no cgroup allow rule (an
+ *    allow rule with empty access grants nothing in a default-deny list, and
+ *    runtimes differ on how they read an empty access string);
+ *  - a same-dir conflict only hides a device when that dir is the one with
+ *    the highest priority defining it (the reference hides it even when a
+ *    later dir overrides it);
+ *  - "unresolvable CDI devices" lists only the unresolved names (the
+ *    reference lists every requested name), comma-space separated.
+ *
+ * Ownership: a registry owns its specs; every pointer it hands out is
+ * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,
+ * exits or execs.
+ */
+#ifndef TS_CDI_CDI_H
+#define TS_CDI_CDI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oci/json.h"
+#include "util/error.h"
+
+/** Prefix of the OCI annotations that request CDI devices. */
+#define TS_CDI_ANNOTATION_PREFIX "cdi.k8s.io/"
+/** OCI annotation recording the names injected by toposhim (sorted, comma-separated). */
+#define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
+/** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
+#define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
+
+/* --- qualified device names ---------------------------------------------- */
+
+/**
+ * Check a vendor name: a letter, then letters, digits, '_', '-', '.', ending
+ * in a letter or digit.
+ * @param[in]  vendor  NUL-terminated; borrowed.
+ * @param[out] err     set iff the return value is negative; message
+ *                     "invalid vendor '<v>': <reason>".
+ * @return 0; -EINVAL.
+ */
+int ts_cdi_vendor_validate(const char *vendor, struct ts_error **err);
+
+/** Check a class name (same rules as a vendor name, CDI >= 0.6.0). @return 0; -EINVAL. */
+int ts_cdi_class_validate(const char *class, struct ts_error **err);
+
+/**
+ * Check a device name: a letter or digit, then letters, digits, '_', '-',
+ * '.', ':', ending in a letter or digit.
+ * @return 0; -EINVAL with "invalid device name '<n>': <reason>".
+ */
+int ts_cdi_device_name_validate(const char *device_name, struct ts_error **err);
+
+/**
+ * Split and check a qualified device name "vendor/class=name".
+ * @param[in]  qualified_name  NUL-terminated; borrowed.
+ * @param[out] ret_vendor, ret_class, ret_device_name  each newly allocated,
+ *             caller frees; any may be NULL when not wanted.  Written only on
+ *             success.
+ * @return 0; -EINVAL with "invalid qualified device name '<q>': <reason>";
+ *         -ENOMEM.
+ */
+int ts_cdi_qualified_name_parse(const char *qualified_name, char **ret_vendor, char **ret_class,
+				char **ret_device_name, struct ts_error **err);
+
+/** True iff qualified_name passes ts_cdi_qualified_name_parse(). */
+bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
+
+/**
+ * Collect the CDI device requests of an OCI config: the value of every
+ * annotation whose key starts with "cdi.k8s.io/", keys in strcmp order, each
+ * value split on ',', kept in that order with duplicates dropped (first one
+ * wins).  Names are not validated here.
+ * @param[in]  config       OCI config root; borrowed.
+ * @param[in]  config_name  for messages, e.g. "config.json".
+ * @param[in]  env_requests also read TOPOSHIM_CDI_DEVICES=... from
+ *                          /process/env (appended after the annotations).
+ * @param[out] ret_names    NULL-terminated vector (empty when no request);
+ *                          caller frees every string and the vector.
+ * @return the number of names (>= 0); -EINVAL when a cdi.k8s.io/ annotation
+ *         is not a string ("<config_name>: '/annotations/<key>': expected
+ *         string, got <type>"); -ENOMEM.
+ */
+int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
+				bool env_requests, char ***ret_names, struct ts_error **err);
+
+/* --- spec files ----------------------------------------------------------- */
+
+/** One parsed and validated spec file. */
+struct ts_cdi_spec;
+
+/**
+ * Parse and validate a spec file's text.  ".yaml" files go through libyaml
+ * (first document only, YAML 1.1 plain scalar rules: 0640 octal, 0x10 hex,
+ * yes/no/on/off booleans, ~/null); every other name is parsed as JSON.  A
+ * boolean or number where the schema wants a string becomes its text
+ * (true -> "true", 0640 -> "416"), as the reference's YAML-to-JSON step does.
+ * @param[in]  buf, len   the file's bytes.
+ * @param[in]  spec_path  the file name, used in messages and to pick YAML.
+ * @param[in]  priority   index of the spec dir (higher wins); stored.
+ * @param[out] ret        the spec; free with ts_cdi_spec_free().
+ * @param[out] err        message "<spec_path>: '<json-pointer>': <problem>"
+ *                        naming the field and value, or
+ *                        "<spec_path>: line L column C: <syntax problem>".
+ * @return 0; -EINVAL (syntax, schema, names, versions); -ENOMEM.
+ */
+int ts_cdi_spec_parse(const char *buf, size_t len, const char *spec_path, unsigned priority,
+		      struct ts_cdi_spec **ret, struct ts_error **err);
+
+/**
+ * Read and parse a spec file (see ts_cdi_spec_parse()).
+ * @return 0; -errno of open/read ("<path>: cannot open"); -EFBIG over 16 MiB;
+ *         -EINVAL; -ENOMEM.
+ */
+int ts_cdi_spec_load(const char *spec_path, unsigned priority, struct ts_cdi_spec **ret,
+		     struct ts_error **err);
+
+/** Free a spec (NULL accepted). @return NULL. */
+struct ts_cdi_spec *ts_cdi_spec_free(struct ts_cdi_spec *spec);
+
+/** The spec's file name, borrowed. */
+const char *ts_cdi_spec_path(const struct ts_cdi_spec *spec);
+/** The spec's kind "vendor/class", borrowed. */
+const char *ts_cdi_spec_kind(const struct ts_cdi_spec *spec);
+/** The validated document (numbers/booleans in string fields already converted), borrowed. */
+const struct ts_json *ts_cdi_spec_json(const struct ts_cdi_spec *spec);
+
+/* --- container edits -------------------------------------------------------- */
+
+/** A device node of an injected device, as found on the host (for NUMA locality). */
+struct ts_cdi_host_node {
+	char *host_path; /* hostPath, defaulted to path (symlinks not resolved) */
+	char type;	 /* 'c', 'b', 'u' or 'p' */
+	int64_t major, minor;
+};
+
+/** One injected device. */
+struct ts_cdi_injected_device {
+	char *qualified_name;
+	char *spec_path;		/* the spec file that resolved it */
+	struct ts_cdi_host_node *nodes; /* the device's own deviceNodes (not the spec-level ones) */
+	size_t n_nodes;
+	/* The engine injected it already (containerd enable_cdi, podman --device): every env
+	 * entry, device node and mount of the device's own edits is in the config (at least
+	 * one).  Its edits were not applied again; log it at info. */
+	bool engine_injected;
+};
+
+/** What ts_cdi_inject_requested() did. */
+struct ts_cdi_injection {
+	struct ts_cdi_injected_device *devices; /* in request order */
+	size_t n_devices;
+	bool already_applied; /* the config carried TS_CDI_INJECTED_ANNOTATION for this request */
+};
+
+/** Free an injection result (NULL accepted). @return NULL. */
+struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
+
+/**
+ * Apply one set of container edits (a validated "containerEdits" object) to
+ * an OCI config tree, in place and without a copy: the building block of
+ * ts_cdi_inject(), exposed for tests and `toposhimctl cdi resolve`.
+ * Host device nodes are looked up with stat(2) (symlinks followed) when
+ * type, or major for b/c/u, is not given.
+ * @param[in,out] config       OCI config root (an object).
+ * @param[in]     edits        the containerEdits object; borrowed.
+ * @param[in]     config_name  for messages about config ("config.json").
+ * @param[in]     spec_path    for messages about edits (the spec file).
+ * @param[in]     edits_ptr    JSON pointer of edits in that file
+ *                             ("/devices/0/containerEdits").
+ * @param[out]    ret_nodes    when not NULL: the filled device nodes appended
+ *                             (*ret_n_nodes grows); caller frees the
+ *                             host_path strings and the array.
+ * @return 0; -EINVAL (a config member of the wrong type: "<config_name>:
+ *         '/process/env': expected array, got string"; host type mismatch;
+ *         host path not a device node); -errno of stat(2) ("<spec_path>:
+ *         '<pointer>/hostPath': cannot stat host device '/dev/x'"); -ENOMEM.
+ *         On failure config may be half-edited: callers work on a copy.
+ */
+int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, const char *config_name,
+		       const char *spec_path, const char *edits_ptr,
+		       struct ts_cdi_host_node **ret_nodes, size_t *ret_n_nodes,
+		       struct ts_error **err);
+
+/* --- registry --------------------------------------------------------------- */
+
+/** Registry options; fill with ts_cdi_options_init() or ts_cdi_options_from_config(). */
+struct ts_cdi_options {
+	char **spec_dirs;	 /* NULL-terminated, lowest priority first; owned */
+	bool require_root_owned; /* refuse spec files/dirs not root-owned or writable by non-root */
+	bool env_requests;	 /* also read TOPOSHIM_CDI_DEVICES from the container env */
+};
+
+/**
+ * Defaults: spec_dirs {"/etc/cdi", "/var/run/cdi"}, require_root_owned on,
+ * env_requests off.
+ * @return 0; -ENOMEM.  Release with ts_cdi_options_release().
+ */
+int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err);
+
+/**
+ * Fill options from the toposhim config file's "cdi" object:
+ *   "cdi": {"spec_dirs": ["/etc/cdi", ...], "require_root_owned": true,
+ *           "env_requests": false}
+ * Absent members keep the defaults; unknown members are rejected.
+ * @param[in]  toposhim_config  the config root (may be NULL: defaults).
+ * @param[in]  config_name      for messages, e.g. "/etc/toposhim/config.json".
+ * @param[out] ret              filled on success; release with
+ *                              ts_cdi_options_release().
+ * @return 0; -EINVAL ("<config_name>: '/cdi/spec_dirs/0': not absolute 'x'",
+ *         wrong types, unknown key); -ENOMEM.
+ */
+int ts_cdi_options_from_config(const struct ts_json *toposhim_config, const char *config_name,
+			       struct ts_cdi_options *ret, struct ts_error **err);
+
+/** Free what opts owns; leaves it zeroed. */
+void ts_cdi_options_release(struct ts_cdi_options *opts);
+
+struct ts_cdi_registry;
+
+/**
+ * Scan the spec dirs (non-recursive; names ending exactly ".json"/".yaml";
+ * sorted by name; a missing dir skipped) and index every device.  Problems
+ * never fail the load: an unreadable or insecure dir, a broken or insecure
+ * file, a device defined by two files of the same (winning) dir are recorded
+ * and listed by ts_cdi_registry_problems(); the other files stay usable.
+ * A later dir wins over an earlier one on the same qualified name.
+ * @param[in]  opts  borrowed for the call only.
+ * @param[out] ret   the registry; free with ts_cdi_registry_free().
+ * @return 0; -ENOMEM (the only failure).
+ */
+int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_registry **ret,
+			 struct ts_error **err);
+
+/** Free a registry (NULL accepted). @return NULL. */
+struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg);
+
+/**
+ * Problems found while loading, one line each ("<path>: <message>"), in
+ * scan order; log them as warnings.
+ * @param[out] ret_msgs  borrowed array of n strings (valid until free).
+ * @return n.
+ */
+size_t ts_cdi_registry_problems(const struct ts_cdi_registry *reg, const char *const **ret_msgs);
+
+/**
+ * Look up a device.
+ * @param[out] ret_spec   the spec that defines it (borrowed); may be NULL.
+ * @param[out] ret_index  its index in the spec's /devices; may be NULL.
+ * @return true if qualified_name resolves (exists, no conflict).
+ */
+bool ts_cdi_registry_lookup(const struct ts_cdi_registry *reg, const char *qualified_name,
+			    const struct ts_cdi_spec **ret_spec, size_t *ret_index);
+
+/**
+ * Every resolvable qualified name, sorted.
+ * @param[out] ret_names  borrowed array of n names (valid until free).
+ * @return n.
+ */
+size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *const **ret_names);
+
+/**
+ * Inject the listed devices into an OCI config, all or nothing: the edits are
+ * applied to a copy, which replaces *config only when every step succeeded.
+ * Spec-level edits are applied once per spec file, before the first device
+ * of that spec; the merged edits are applied in CDI order.  Then the
+ * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.  A device
+ * the engine injected already is skipped (see engine_injected).
+ * @param[in,out] config       OCI config root (an object).
+ * @param[in]     names        qualified names, duplicates allowed (once).
+ * @param[in]     config_name  for messages, e.g. "config.json".
+ * @param[out]    ret          what was injected; caller frees with
+ *                             ts_cdi_injection_free(); may be NULL.
+ * @return 1 when config changed; 0 when there was nothing to do (no names,
+ *         every device injected by the engine already, or the annotation
+ *         already records exactly these names: a retried create; ret then
+ *         still lists the devices); -EINVAL "unresolvable
+ *         CDI devices <a>, <b>" listing every unknown or invalid name (the
+ *         reference's exact text; errnum 0 so that nothing is appended);
+ *         -EINVAL/-errno from ts_cdi_edits_apply().  On
+ *         any failure config is untouched.
+ */
+int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
+		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
+		  struct ts_error **err);
+
+/**
+ * The create path's one call: ts_cdi_requests_from_config() then
+ * ts_cdi_inject().
+ * @param[in] env_requests  pass opts->env_requests.
+ * @return as ts_cdi_inject(); 0 with an empty *ret when nothing is requested.
+ */
+int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
+			    const char *config_name, bool env_requests,
+			    struct ts_cdi_injection **ret, struct ts_error **err);
+
+#endif

@@ -1,0 +1,248 @@
+/* name.c - qualified device names, annotation requests, JSON pointers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdi/internal.h"
+#include "util/cleanup.h"
+
+static bool is_letter(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static bool is_alnum(char c)
+{
+	return is_letter(c) || (c >= '0' && c <= '9');
+}
+
+/*
+ * Shared rule: first character checked by `first`, middle ones alnum or one
+ * of `extra`, last alnum.  what: "vendor", "class", "device name".
+ */
+static int check_name(const char *what, const char *s, bool (*first)(char), const char *first_desc,
+		      const char *extra, struct ts_error **err)
+{
+	size_t len = strlen(s);
+
+	if (len == 0)
+		return ts_error_set(err, 0, "invalid %s '': empty", what);
+	if (!first(s[0]))
+		return ts_error_set(err, 0, "invalid %s '%s': should start with %s", what, s,
+				    first_desc);
+	for (size_t i = 1; i + 1 < len; i++) {
+		if (!is_alnum(s[i]) && strchr(extra, s[i]) == NULL)
+			return ts_error_set(err, 0, "invalid %s '%s': invalid character '%c'", what,
+					    s, s[i]);
+	}
+	if (!is_alnum(s[len - 1]))
+		return ts_error_set(err, 0, "invalid %s '%s': should end with a letter or digit",
+				    what, s);
+	return 0;
+}
+
+int ts_cdi_vendor_validate(const char *vendor, struct ts_error **err)
+{
+	return check_name("vendor", vendor, is_letter, "a letter", "_-.", err);
+}
+
+int ts_cdi_class_validate(const char *class, struct ts_error **err)
+{
+	return check_name("class", class, is_letter, "a letter", "_-.", err);
+}
+
+int ts_cdi_device_name_validate(const char *device_name, struct ts_error **err)
+{
+	return check_name("device name", device_name, is_alnum, "a letter or digit", "_-.:", err);
+}
+
+int ts_cdi_qualified_name_parse(const char *qualified_name, char **ret_vendor, char **ret_class,
+				char **ret_device_name, struct ts_error **err)
+{
+	cleanup_free char *vendor = NULL, *class = NULL, *device_name = NULL;
+	const char *eq = strchr(qualified_name, '='), *slash;
+	int r;
+
+	if (eq == NULL)
+		return ts_error_set(err, 0, "invalid qualified device name '%s': missing '='",
+				    qualified_name);
+	slash = memchr(qualified_name, '/', (size_t)(eq - qualified_name));
+	if (slash == NULL)
+		return ts_error_set(err, 0, "invalid qualified device name '%s': missing '/'",
+				    qualified_name);
+	vendor = strndup(qualified_name, (size_t)(slash - qualified_name));
+	class = strndup(slash + 1, (size_t)(eq - slash - 1));
+	device_name = strdup(eq + 1);
+	if (vendor == NULL || class == NULL || device_name == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	r = ts_cdi_vendor_validate(vendor, err);
+	if (r >= 0)
+		r = ts_cdi_class_validate(class, err);
+	if (r >= 0)
+		r = ts_cdi_device_name_validate(device_name, err);
+	if (r < 0)
+		return ts_error_prefix(err, "invalid qualified device name '%s'", qualified_name);
+	if (ret_vendor != NULL)
+		*ret_vendor = TAKE_PTR(vendor);
+	if (ret_class != NULL)
+		*ret_class = TAKE_PTR(class);
+	if (ret_device_name != NULL)
+		*ret_device_name = TAKE_PTR(device_name);
+	return 0;
+}
+
+bool ts_cdi_qualified_name_is_valid(const char *qualified_name)
+{
+	cleanup_error struct ts_error *err = NULL;
+
+	return ts_cdi_qualified_name_parse(qualified_name, NULL, NULL, NULL, &err) == 0;
+}
+
+/* A growable NULL-terminated string vector without duplicates. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+static int strv_add_unique(struct strv *s, const char *str, size_t len)
+{
+	char *copy;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->v[i]) == len && memcmp(s->v[i], str, len) == 0)
+			return 0;
+	if (s->n + 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **v = realloc(s->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	copy = strndup(str, len);
+	if (copy == NULL)
+		return -ENOMEM;
+	s->v[s->n++] = copy;
+	s->v[s->n] = NULL;
+	return 0;
+}
+
+static int split_into(struct strv *s, const char *value)
+{
+	for (;;) {
+		const char *comma = strchr(value, ',');
+		size_t len = comma ? (size_t)(comma - value) : strlen(value);
+
+		if (strv_add_unique(s, value, len) < 0)
+			return -ENOMEM;
+		if (comma == NULL)
+			return 0;
+		value = comma + 1;
+	}
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
+				bool env_requests, char ***ret_names, struct ts_error **err)
+{
+	const struct ts_json *ann = ts_json_get_object(config, "annotations");
+	struct strv names = {0};
+	cleanup_free const char **keys = NULL;
+	size_t nkeys = 0, i;
+	const char *key;
+	struct ts_json *val;
+	int r = -ENOMEM;
+
+	if (ann != NULL && ann->u.object.len > 0) {
+		keys = calloc(ann->u.object.len, sizeof(*keys));
+		if (keys == NULL)
+			goto fail;
+	}
+	ts_json_object_foreach (ann, i, key, val) {
+		if (strncmp(key, TS_CDI_ANNOTATION_PREFIX, strlen(TS_CDI_ANNOTATION_PREFIX)) != 0)
+			continue;
+		if (val->type != TS_JSON_STRING) {
+			struct ts_cdi_ptr p = {0};
+
+			ts_cdi_ptr_push(&p, "annotations");
+			ts_cdi_ptr_push(&p, key);
+			r = ts_error_set(err, 0, "%s: '%s': expected string, got %s", config_name,
+					 ts_cdi_ptr_str(&p), ts_json_type_name(val->type));
+			goto fail_set;
+		}
+		keys[nkeys++] = key;
+	}
+	if (nkeys > 0)
+		qsort(keys, nkeys, sizeof(*keys), cmp_strp);
+	for (i = 0; i < nkeys; i++)
+		if (split_into(&names, ts_json_get_string(ann, keys[i])) < 0)
+			goto fail;
+	if (env_requests) {
+		const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
+		const size_t plen = strlen(TS_CDI_ENV_REQUEST);
+		struct ts_json *item;
+
+		ts_json_array_foreach (env, i, item) {
+			if (item->type == TS_JSON_STRING &&
+			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) == 0 &&
+			    item->u.string[plen] == '=' && item->u.string[plen + 1] != '\0' &&
+			    split_into(&names, item->u.string + plen + 1) < 0)
+				goto fail;
+		}
+	}
+	if (names.v == NULL) {
+		names.v = calloc(1, sizeof(char *));
+		if (names.v == NULL)
+			goto fail;
+	}
+	*ret_names = names.v;
+	return (int)names.n;
+fail:
+	r = ts_error_set(err, ENOMEM, "out of memory");
+fail_set:
+	ts_strv_freep(&names.v);
+	return r;
+}
+
+size_t ts_cdi_ptr_push(struct ts_cdi_ptr *p, const char *key)
+{
+	size_t old = p->len;
+
+	if (p->len + 1 < sizeof(p->buf))
+		p->buf[p->len++] = '/';
+	for (const char *c = key; *c != '\0' && p->len + 3 < sizeof(p->buf); c++) {
+		if (*c == '~' || *c == '/') {
+			p->buf[p->len++] = '~';
+			p->buf[p->len++] = *c == '~' ? '0' : '1';
+		} else {
+			p->buf[p->len++] = *c;
+		}
+	}
+	p->buf[p->len] = '\0';
+	return old;
+}
+
+size_t ts_cdi_ptr_push_index(struct ts_cdi_ptr *p, size_t index)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%zu", index);
+	return ts_cdi_ptr_push(p, num);
+}
+
+void ts_cdi_ptr_pop(struct ts_cdi_ptr *p, size_t old_len)
+{
+	p->len = old_len;
+	p->buf[old_len] = '\0';
+}
+
+const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p)
+{
+	return p->len == 0 ? "/" : p->buf;
+}

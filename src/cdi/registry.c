@@ -1,0 +1,831 @@
+/*
+ * registry.c - spec dirs, device index, options, and all-or-nothing injection.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cdi/internal.h"
+#include "util/cleanup.h"
+
+#define SPEC_MAX_BYTES (16u << 20)
+
+struct entry {
+	char *qualified_name;
+	struct ts_cdi_spec *spec; /* borrowed from the registry */
+	size_t index;		  /* in the spec's /devices */
+};
+
+struct ts_cdi_registry {
+	struct ts_cdi_spec **specs;
+	size_t n_specs;
+	struct entry *devices; /* resolvable, sorted by qualified_name */
+	size_t n_devices;
+	const char **names; /* the same names, for ts_cdi_registry_devices() */
+	char **problems;
+	size_t n_problems;
+};
+
+static int add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+{
+	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
+	va_list ap;
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	reg->problems = v;
+	va_start(ap, fmt);
+	r = vasprintf(&v[reg->n_problems], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	reg->n_problems++;
+	return 0;
+}
+
+/* Refuse what a non-root user could have written. @return true if safe. */
+static bool check_secure(struct ts_cdi_registry *reg, const char *path, const struct stat *st,
+			 const char *what, int *r)
+{
+	*r = 0;
+	if (st->st_uid != 0)
+		*r = add_problem(reg, "%s: refusing %s not owned by root (owner uid %u, mode %04o)",
+				 path, what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+	else if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0))
+		*r = add_problem(reg, "%s: refusing %s writable by non-root (mode %04o, gid %u)",
+				 path, what, (unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);
+	else
+		return true;
+	return false;
+}
+
+static bool has_spec_suffix(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len >= 5 &&
+	       (strcmp(name + len - 5, ".json") == 0 || strcmp(name + len - 5, ".yaml") == 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int read_fd(int fd, char **ret_buf, size_t *ret_len)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap >= SPEC_MAX_BYTES) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (nb == NULL) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
+{
+	struct ts_cdi_spec **v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
+
+	if (v == NULL) {
+		ts_cdi_spec_free(spec);
+		return -ENOMEM;
+	}
+	reg->specs = v;
+	v[reg->n_specs++] = spec;
+	return 0;
+}
+
+/* Load one file of a dir; a problem is recorded, never returned. @return 0 or -ENOMEM. */
+static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, const char *name,
+		     unsigned priority, bool require_root)
+{
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_close int fd = -EBADF;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_spec *spec = NULL;
+	struct stat st;
+	size_t len = 0;
+	int r;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return add_problem(reg, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return add_problem(reg, "%s: cannot stat: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return 0; /* non-recursive: a dir named x.json is not a spec */
+	if (!S_ISREG(st.st_mode))
+		return add_problem(reg, "%s: not a regular file", path);
+	if (require_root && !check_secure(reg, path, &st, "spec file", &r))
+		return r;
+	r = read_fd(fd, &buf, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return add_problem(reg, "%s: cannot read: %s", path, strerror(-r));
+	r = ts_cdi_spec_parse(buf, len, path, priority, &spec, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return add_problem(reg, "%s", err->msg);
+	return add_spec(reg, spec);
+}
+
+static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned priority,
+		    bool require_root)
+{
+	cleanup_closedir DIR *d = NULL;
+	cleanup_free char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	struct stat st;
+	int fd, r = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return add_problem(reg, "%s: cannot open spec dir: %s", dir, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		r = errno;
+		close(fd);
+		return add_problem(reg, "%s: cannot stat spec dir: %s", dir, strerror(r));
+	}
+	if (require_root && !check_secure(reg, dir, &st, "spec dir", &r)) {
+		close(fd);
+		return r;
+	}
+	d = fdopendir(fd);
+	if (d == NULL) {
+		r = errno;
+		close(fd);
+		return add_problem(reg, "%s: cannot read spec dir: %s", dir, strerror(r));
+	}
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (!has_spec_suffix(de->d_name))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			char **v = realloc(names, nc * sizeof(*v));
+
+			if (v == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			names = v;
+			cap = nc;
+		}
+		names[n] = strdup(de->d_name);
+		if (names[n] == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (errno != 0)
+		r = add_problem(reg, "%s: cannot read spec dir: %s", dir, strerror(errno));
+	if (n > 0)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = load_file(reg, dirfd(d), dir, names[i], priority, require_root);
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	return r;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->qualified_name, y->qualified_name);
+
+	if (c != 0)
+		return c;
+	if (x->spec->priority != y->spec->priority)
+		return x->spec->priority < y->spec->priority ? -1 : 1;
+	return strcmp(x->spec->path, y->spec->path);
+}
+
+/* Collect every (qualified name, spec, index), then keep the winners. */
+static int index_devices(struct ts_cdi_registry *reg)
+{
+	struct entry *all = NULL;
+	size_t n = 0, cap = 0, out = 0;
+	int r = 0;
+
+	for (size_t s = 0; s < reg->n_specs; s++) {
+		const struct ts_json *devs = ts_json_get(reg->specs[s]->doc, "devices"), *dev;
+		size_t i;
+
+		ts_json_array_foreach (devs, i, dev) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct entry *v = realloc(all, nc * sizeof(*v));
+
+				if (v == NULL)
+					goto oom;
+				all = v;
+				cap = nc;
+			}
+			if (asprintf(&all[n].qualified_name, "%s=%s", reg->specs[s]->kind,
+				     ts_json_get_string(dev, "name")) < 0)
+				goto oom;
+			all[n].spec = reg->specs[s];
+			all[n].index = i;
+			n++;
+		}
+	}
+	if (n > 0)
+		qsort(all, n, sizeof(*all), cmp_entry);
+	for (size_t i = 0; i < n;) {
+		size_t j = i, top;
+
+		while (j < n && strcmp(all[j].qualified_name, all[i].qualified_name) == 0)
+			j++;
+		/* [i, j) share the name, sorted by priority: the last priority wins */
+		top = j - 1;
+		while (top > i && all[top - 1].spec->priority == all[j - 1].spec->priority)
+			top--;
+		if (j - top > 1) {
+			for (size_t k = top; k < j && r == 0; k++)
+				r = add_problem(reg,
+						"%s: conflicting device '%s' (defined by %zu spec "
+						"files of the same dir), device unavailable",
+						all[k].spec->path, all[k].qualified_name, j - top);
+			for (size_t k = i; k < j; k++)
+				free(all[k].qualified_name);
+		} else {
+			struct entry winner = all[j - 1];
+
+			for (size_t k = i; k + 1 < j; k++)
+				free(all[k].qualified_name);
+			all[out++] = winner; /* out <= i: nothing unread is overwritten */
+		}
+		if (r < 0) {
+			for (size_t k = j; k < n; k++)
+				free(all[k].qualified_name);
+			break;
+		}
+		i = j;
+	}
+	reg->devices = all;
+	reg->n_devices = out;
+	reg->names = calloc(out + 1, sizeof(*reg->names));
+	if (reg->names == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < out; k++)
+		reg->names[k] = all[k].qualified_name;
+	return r;
+oom:
+	for (size_t k = 0; k < n; k++)
+		free(all[k].qualified_name);
+	free(all);
+	return -ENOMEM;
+}
+
+struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
+{
+	if (reg == NULL)
+		return NULL;
+	for (size_t i = 0; i < reg->n_specs; i++)
+		ts_cdi_spec_free(reg->specs[i]);
+	free(reg->specs);
+	for (size_t i = 0; i < reg->n_devices; i++)
+		free(reg->devices[i].qualified_name);
+	free(reg->devices);
+	free(reg->names);
+	for (size_t i = 0; i < reg->n_problems; i++)
+		free(reg->problems[i]);
+	free(reg->problems);
+	free(reg);
+	return NULL;
+}
+
+int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_registry **ret,
+			 struct ts_error **err)
+{
+	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
+	int r = 0;
+
+	if (reg == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	for (unsigned i = 0; r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
+		r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned);
+	if (r >= 0)
+		r = index_devices(reg);
+	if (r < 0) {
+		ts_cdi_registry_free(reg);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	*ret = reg;
+	return 0;
+}
+
+size_t ts_cdi_registry_problems(const struct ts_cdi_registry *reg, const char *const **ret_msgs)
+{
+	*ret_msgs = (const char *const *)reg->problems;
+	return reg->n_problems;
+}
+
+size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *const **ret_names)
+{
+	*ret_names = reg->names;
+	return reg->n_devices;
+}
+
+static const struct entry *find(const struct ts_cdi_registry *reg, const char *qualified_name)
+{
+	size_t lo = 0, hi = reg->n_devices;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(qualified_name, reg->devices[mid].qualified_name);
+
+		if (c == 0)
+			return &reg->devices[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+bool ts_cdi_registry_lookup(const struct ts_cdi_registry *reg, const char *qualified_name,
+			    const struct ts_cdi_spec **ret_spec, size_t *ret_index)
+{
+	const struct entry *e = find(reg, qualified_name);
+
+	if (e == NULL)
+		return false;
+	if (ret_spec != NULL)
+		*ret_spec = e->spec;
+	if (ret_index != NULL)
+		*ret_index = e->index;
+	return true;
+}
+
+/* --- injection --------------------------------------------------------------- */
+
+struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj)
+{
+	if (inj == NULL)
+		return NULL;
+	for (size_t i = 0; i < inj->n_devices; i++) {
+		struct ts_cdi_injected_device *d = &inj->devices[i];
+
+		free(d->qualified_name);
+		free(d->spec_path);
+		for (size_t k = 0; k < d->n_nodes; k++)
+			free(d->nodes[k].host_path);
+		free(d->nodes);
+	}
+	free(inj->devices);
+	free(inj);
+	return NULL;
+}
+
+/* Unique names, in first-seen order. */
+static int unique_names(const char *const *names, size_t n, const char ***ret, size_t *ret_n)
+{
+	const char **v = calloc(n + 1, sizeof(*v));
+	size_t k = 0;
+
+	if (v == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = strcmp(v[j], names[i]) == 0;
+		if (!dup)
+			v[k++] = names[i];
+	}
+	*ret = v;
+	*ret_n = k;
+	return 0;
+}
+
+/* "a, b" of the names that do not resolve; NULL when all resolve. */
+static char *unresolved_list(const struct ts_cdi_registry *reg, const char **names, size_t n,
+			     bool *oom)
+{
+	char *list = NULL;
+	size_t len = 0;
+
+	*oom = false;
+	for (size_t i = 0; i < n; i++) {
+		size_t add;
+		char *nl;
+
+		if (ts_cdi_qualified_name_is_valid(names[i]) && find(reg, names[i]) != NULL)
+			continue;
+		add = strlen(names[i]) + 2;
+		nl = realloc(list, len + add + 1);
+		if (nl == NULL) {
+			free(list);
+			*oom = true;
+			return NULL;
+		}
+		list = nl;
+		sprintf(list + len, "%s%s", len ? ", " : "", names[i]);
+		len = strlen(list);
+	}
+	return list;
+}
+
+/* Sorted, comma-joined names for the TS_CDI_INJECTED_ANNOTATION. */
+static char *joined_sorted(const char **names, size_t n)
+{
+	cleanup_free const char **sorted = calloc(n + 1, sizeof(*sorted));
+	size_t len = 1;
+	char *s;
+
+	if (sorted == NULL)
+		return NULL;
+	memcpy(sorted, names, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(sorted[i]) + 1;
+	s = calloc(1, len);
+	if (s == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			strcat(s, ",");
+		strcat(s, sorted[i]);
+	}
+	return s;
+}
+
+static bool string_in(const struct ts_json *arr, const char *s)
+{
+	const struct ts_json *item;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, item) {
+		if (item->type == TS_JSON_STRING && strcmp(item->u.string, s) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool member_in(const struct ts_json *arr, const char *key, const char *val, const char *key2,
+		      const char *val2)
+{
+	const struct ts_json *item;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, item) {
+		const char *v = ts_json_get_string(item, key);
+		const char *v2 = key2 ? ts_json_get_string(item, key2) : NULL;
+
+		if (v != NULL && strcmp(v, val) == 0 && (key2 == NULL || (v2 && !strcmp(v2, val2))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Did the engine inject this device already (containerd enable_cdi, podman
+ * --device)?  True when the device's own edits have at least one env entry,
+ * device node or mount, and every one of them is already in the config:
+ * re-applying would then duplicate its hooks and cgroup rules.
+ */
+static bool edits_present(const struct ts_json *config, const struct ts_json *edits)
+{
+	const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
+	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
+	const struct ts_json *mounts = ts_json_get(config, "mounts"), *item;
+	size_t i, checked = 0;
+
+	ts_json_array_foreach (ts_json_get(edits, "env"), i, item) {
+		if (!string_in(env, item->u.string))
+			return false;
+		checked++;
+	}
+	ts_json_array_foreach (ts_json_get(edits, "deviceNodes"), i, item) {
+		if (!member_in(devices, "path", ts_json_get_string(item, "path"), NULL, NULL))
+			return false;
+		checked++;
+	}
+	ts_json_array_foreach (ts_json_get(edits, "mounts"), i, item) {
+		if (!member_in(mounts, "destination", ts_json_get_string(item, "containerPath"),
+			       "source", ts_json_get_string(item, "hostPath")))
+			return false;
+		checked++;
+	}
+	return checked > 0;
+}
+
+static const struct ts_json *device_edits(const struct entry *e)
+{
+	const struct ts_json *devs = ts_json_get(e->spec->doc, "devices");
+
+	if (devs == NULL || devs->type != TS_JSON_ARRAY || e->index >= devs->u.array.len)
+		return NULL;
+	return ts_json_get(devs->u.array.items[e->index], "containerEdits");
+}
+
+/*
+ * Apply one device (and its spec's edits, once per spec) to work.  A device
+ * the engine injected already is applied to a scratch config only, to learn
+ * its host nodes.
+ */
+static int inject_one(struct ts_json *work, const struct entry *e, const char *config_name,
+		      const struct ts_cdi_spec **seen, size_t *n_seen,
+		      struct ts_cdi_injected_device *out, struct ts_error **err)
+{
+	cleanup_json struct ts_json *scratch = NULL;
+	char ptr[64];
+	bool spec_done = false;
+	int r;
+
+	if (e == NULL) /* resolved before, cannot happen */
+		return ts_error_set(err, ENOENT, "device vanished from the registry");
+	out->qualified_name = strdup(e->qualified_name);
+	out->spec_path = strdup(e->spec->path);
+	if (out->qualified_name == NULL || out->spec_path == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	if (out->engine_injected) {
+		scratch = ts_json_new_object();
+		if (scratch == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		work = scratch;
+	}
+	for (size_t i = 0; i < *n_seen; i++)
+		spec_done = spec_done || seen[i] == e->spec;
+	if (!spec_done && !out->engine_injected) {
+		/* spec-level edits once per spec file, before its first device */
+		seen[(*n_seen)++] = e->spec;
+		r = ts_cdi_edits_apply(work, ts_json_get(e->spec->doc, "containerEdits"),
+				       config_name, e->spec->path, "/containerEdits", NULL, NULL,
+				       err);
+		if (r < 0)
+			return r;
+	}
+	snprintf(ptr, sizeof(ptr), "/devices/%zu/containerEdits", e->index);
+	return ts_cdi_edits_apply(work, device_edits(e), config_name, e->spec->path, ptr,
+				  &out->nodes, &out->n_nodes, err);
+}
+
+/* Swap the contents of two nodes, so that the caller's pointer keeps its identity. */
+static void swap_json(struct ts_json *a, struct ts_json *b)
+{
+	struct ts_json tmp = *a;
+
+	*a = *b;
+	*b = tmp;
+}
+
+int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
+		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
+		  struct ts_error **err)
+{
+	cleanup_free const char **uniq = NULL;
+	cleanup_free const struct ts_cdi_spec **seen = NULL;
+	cleanup_free char *unresolved = NULL, *joined = NULL;
+	cleanup_json struct ts_json *work = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	const char *recorded;
+	size_t n = 0;
+	bool oom, applied_any = false;
+	int r;
+
+	if (unique_names(names, n_names, &uniq, &n) < 0)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	unresolved = unresolved_list(reg, uniq, n, &oom);
+	if (oom)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	if (unresolved != NULL)
+		return ts_error_set(err, 0, "unresolvable CDI devices %s", unresolved);
+	inj = calloc(1, sizeof(*inj));
+	seen = calloc(n + 1, sizeof(*seen));
+	joined = joined_sorted(uniq, n);
+	work = ts_json_dup(config);
+	if (inj == NULL || seen == NULL || joined == NULL || work == NULL ||
+	    (n > 0 && (inj->devices = calloc(n, sizeof(*inj->devices))) == NULL)) {
+		ts_cdi_injection_free(inj);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *e = find(reg, uniq[i]);
+
+		inj->devices[i].engine_injected =
+			e != NULL && edits_present(config, device_edits(e));
+		applied_any = applied_any || !inj->devices[i].engine_injected;
+	}
+	for (size_t i = 0, n_seen = 0; i < n; i++) {
+		r = inject_one(work, find(reg, uniq[i]), config_name, seen, &n_seen,
+			       &inj->devices[i], err);
+		inj->n_devices = i + 1;
+		if (r < 0) {
+			ts_cdi_injection_free(inj);
+			return r;
+		}
+	}
+	recorded =
+		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION);
+	inj->already_applied = n > 0 && recorded != NULL && strcmp(recorded, joined) == 0;
+	r = 0;
+	if (applied_any && !inj->already_applied) {
+		struct ts_json *ann = ts_json_get(work, "annotations");
+
+		if (ann != NULL && ann->type != TS_JSON_OBJECT) {
+			ts_cdi_injection_free(inj);
+			return ts_error_set(err, 0, "%s: '/annotations': expected object, got %s",
+					    config_name, ts_json_type_name(ann->type));
+		}
+		if (ann == NULL) {
+			ann = ts_json_new_object();
+			if (ts_json_object_set(work, "annotations", ann, err) < 0) {
+				ts_cdi_injection_free(inj);
+				return ts_error_code(*err);
+			}
+		}
+		if (ts_json_object_set(ann, TS_CDI_INJECTED_ANNOTATION, ts_json_new_string(joined),
+				       err) < 0) {
+			ts_cdi_injection_free(inj);
+			return ts_error_code(*err);
+		}
+		swap_json(config, work);
+		r = 1;
+	}
+	if (ret != NULL)
+		*ret = inj;
+	else
+		ts_cdi_injection_free(inj);
+	return r;
+}
+
+int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
+			    const char *config_name, bool env_requests,
+			    struct ts_cdi_injection **ret, struct ts_error **err)
+{
+	cleanup_strv char **names = NULL;
+	int n = ts_cdi_requests_from_config(config, config_name, env_requests, &names, err);
+
+	if (n < 0)
+		return n;
+	return ts_cdi_inject(reg, config, (const char *const *)names, (size_t)n, config_name, ret,
+			     err);
+}
+
+/* --- options ----------------------------------------------------------------- */
+
+void ts_cdi_options_release(struct ts_cdi_options *opts)
+{
+	ts_strv_freep(&opts->spec_dirs);
+	*opts = (struct ts_cdi_options){0};
+}
+
+int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err)
+{
+	char **dirs = calloc(3, sizeof(*dirs));
+
+	if (dirs == NULL || (dirs[0] = strdup("/etc/cdi")) == NULL ||
+	    (dirs[1] = strdup("/var/run/cdi")) == NULL) {
+		ts_strv_freep(&dirs);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	*opts = (struct ts_cdi_options){
+		.spec_dirs = dirs, .require_root_owned = true, .env_requests = false};
+	return 0;
+}
+
+static int bool_option(const struct ts_json *cdi, const char *key, const char *config_name,
+		       bool *val, struct ts_error **err)
+{
+	const struct ts_json *v = ts_json_get(cdi, key);
+
+	if (v == NULL)
+		return 0;
+	if (v->type != TS_JSON_BOOL)
+		return ts_error_set(err, 0, "%s: '/cdi/%s': expected boolean, got %s", config_name,
+				    key, ts_json_type_name(v->type));
+	*val = v->u.boolean;
+	return 0;
+}
+
+static int dirs_option(const struct ts_json *cdi, const char *config_name, char ***dirs,
+		       struct ts_error **err)
+{
+	const struct ts_json *v = ts_json_get(cdi, "spec_dirs"), *item;
+	char **nd;
+	size_t i;
+
+	if (v == NULL)
+		return 0;
+	if (v->type != TS_JSON_ARRAY)
+		return ts_error_set(err, 0, "%s: '/cdi/spec_dirs': expected array, got %s",
+				    config_name, ts_json_type_name(v->type));
+	ts_json_array_foreach (v, i, item) {
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0,
+					    "%s: '/cdi/spec_dirs/%zu': expected string, got %s",
+					    config_name, i, ts_json_type_name(item->type));
+		if (item->u.string[0] != '/')
+			return ts_error_set(err, 0, "%s: '/cdi/spec_dirs/%zu': not absolute '%s'",
+					    config_name, i, item->u.string);
+	}
+	nd = calloc(v->u.array.len + 1, sizeof(*nd));
+	if (nd == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	ts_json_array_foreach (v, i, item) {
+		nd[i] = strdup(item->u.string);
+		if (nd[i] == NULL) {
+			ts_strv_freep(&nd);
+			return ts_error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	ts_strv_freep(dirs);
+	*dirs = nd;
+	return 0;
+}
+
+int ts_cdi_options_from_config(const struct ts_json *toposhim_config, const char *config_name,
+			       struct ts_cdi_options *ret, struct ts_error **err)
+{
+	struct ts_cdi_options o;
+	const struct ts_json *cdi = ts_json_get(toposhim_config, "cdi");
+	const char *key;
+	struct ts_json *val;
+	size_t i;
+	int r;
+
+	r = ts_cdi_options_init(&o, err);
+	if (r < 0)
+		return r;
+	if (cdi != NULL && cdi->type != TS_JSON_OBJECT) {
+		ts_cdi_options_release(&o);
+		return ts_error_set(err, 0, "%s: '/cdi': expected object, got %s", config_name,
+				    ts_json_type_name(cdi->type));
+	}
+	ts_json_object_foreach (cdi, i, key, val) {
+		(void)val; /* keys only */
+		if (strcmp(key, "spec_dirs") != 0 && strcmp(key, "require_root_owned") != 0 &&
+		    strcmp(key, "env_requests") != 0) {
+			ts_cdi_options_release(&o);
+			return ts_error_set(err, 0, "%s: '/cdi/%s': unknown key '%s'", config_name,
+					    key, key);
+		}
+	}
+	r = bool_option(cdi, "require_root_owned", config_name, &o.require_root_owned, err);
+	if (r >= 0)
+		r = bool_option(cdi, "env_requests", config_name, &o.env_requests, err);
+	if (r >= 0)
+		r = dirs_option(cdi, config_name, &o.spec_dirs, err);
+	if (r < 0) {
+		ts_cdi_options_release(&o);
+		return r;
+	}
+	*ret = o;
+	return 0;
+}

@@ -1,0 +1,321 @@
+/*
+ * yaml.c - the first document of a YAML text as a ts_json tree (libyaml).
+ *
+ * Plain (unquoted) scalars are resolved with the YAML 1.1 rules the reference
+ * library applies through go-yaml v2: null (~, null, Null, NULL, empty),
+ * booleans (y/n, yes/no, true/false, on/off in three capitalisations),
+ * integers (decimal, 0x hex, 0o and leading-0 octal, 0b binary, '_'
+ * separators, sign) stored as decimal numbers, floats kept as numbers.
+ * Everything quoted stays a string.  libyaml's document loader tags untagged
+ * plain scalars as !!str, so an explicit "!!str 0640" is resolved like a plain
+ * scalar too (NEEDSWORK: use the event API to tell them apart).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "cdi/internal.h"
+#include "util/cleanup.h"
+
+#define YAML_MAX_NODES 1000000
+#define YAML_MAX_DEPTH 64
+
+static inline void yaml_parser_freep(yaml_parser_t **p)
+{
+	if (*p != NULL)
+		yaml_parser_delete(*p);
+}
+#define cleanup_yaml_parser __attribute__((cleanup(yaml_parser_freep)))
+
+static inline void yaml_document_freep(yaml_document_t **d)
+{
+	if (*d != NULL)
+		yaml_document_delete(*d);
+}
+#define cleanup_yaml_document __attribute__((cleanup(yaml_document_freep)))
+
+struct conv {
+	yaml_document_t *doc;
+	const char *name;
+	size_t nodes;
+	struct ts_error **err;
+};
+
+static bool one_of(const char *s, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Parse a YAML 1.1 integer (after removing '_'); false if s is not one. */
+static bool parse_yaml_int(const char *s, bool *neg, uint64_t *val)
+{
+	int base = 10;
+	uint64_t v = 0;
+
+	*neg = false;
+	if (*s == '+' || *s == '-')
+		*neg = *s++ == '-';
+	if (*s == '\0')
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	} else if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
+		base = 8;
+		s += 2;
+	} else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+		base = 2;
+		s += 2;
+	} else if (s[0] == '0' && s[1] != '\0') {
+		base = 8;
+		s++;
+	}
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return false;
+		if (d >= base || v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+			return false;
+		v = v * (uint64_t)base + (uint64_t)d;
+	}
+	*val = v;
+	return true;
+}
+
+/* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+static bool is_yaml_float(const char *s)
+{
+	bool digits = false;
+
+	if (*s == '+' || *s == '-')
+		s++;
+	while (*s >= '0' && *s <= '9') {
+		s++;
+		digits = true;
+	}
+	if (*s == '.') {
+		s++;
+		while (*s >= '0' && *s <= '9') {
+			s++;
+			digits = true;
+		}
+	}
+	if (!digits)
+		return false;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+static struct ts_json *resolve_plain(const char *text)
+{
+	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+	static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+					    "True", "TRUE", "on",  "On",  "ON",	 NULL};
+	static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+					     "False", "FALSE", "off", "Off", "OFF", NULL};
+	cleanup_free char *plain = NULL;
+	char num[32];
+	uint64_t v;
+	bool neg;
+	size_t j = 0;
+
+	if (one_of(text, nulls))
+		return ts_json_new_null();
+	if (one_of(text, trues))
+		return ts_json_new_bool(true);
+	if (one_of(text, falses))
+		return ts_json_new_bool(false);
+	plain = malloc(strlen(text) + 1);
+	if (plain == NULL)
+		return NULL;
+	for (const char *c = text; *c != '\0'; c++)
+		if (*c != '_')
+			plain[j++] = *c;
+	plain[j] = '\0';
+	if (parse_yaml_int(plain, &neg, &v)) {
+		if (!neg)
+			snprintf(num, sizeof(num), "%" PRIu64, v);
+		else if (v <= (uint64_t)INT64_MAX + 1)
+			snprintf(num, sizeof(num), "-%" PRIu64, v);
+		else
+			return ts_json_new_string(text);
+		return ts_json_new_number_raw(num);
+	}
+	if (is_yaml_float(plain)) {
+		/* JSON wants a digit on both sides of '.', YAML does not */
+		double d = strtod(plain, NULL);
+
+		snprintf(num, sizeof(num), "%.17g", d);
+		return ts_json_new_number_raw(num);
+	}
+	return ts_json_new_string(text);
+}
+
+static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth);
+
+static char *key_text(struct conv *c, yaml_node_t *node)
+{
+	struct ts_json *k;
+	char *s;
+
+	if (node->type != YAML_SCALAR_NODE) {
+		ts_error_set(c->err, 0, "%s: line %zu column %zu: mapping key is not a scalar",
+			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
+		return NULL;
+	}
+	if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return strndup((const char *)node->data.scalar.value, node->data.scalar.length);
+	k = resolve_plain((const char *)node->data.scalar.value);
+	if (k == NULL)
+		return NULL;
+	switch (k->type) {
+	case TS_JSON_NULL:
+		s = strdup("null");
+		break;
+	case TS_JSON_BOOL:
+		s = strdup(k->u.boolean ? "true" : "false");
+		break;
+	case TS_JSON_NUMBER:
+		s = strdup(k->u.number);
+		break;
+	default:
+		s = strdup(k->u.string);
+		break;
+	}
+	ts_json_free(k);
+	return s;
+}
+
+static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int depth)
+{
+	cleanup_json struct ts_json *obj = ts_json_new_object();
+
+	if (obj == NULL)
+		return NULL;
+	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+	     p++) {
+		cleanup_free char *key = NULL;
+		struct ts_json *val;
+		yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
+		yaml_node_t *vn = yaml_document_get_node(c->doc, p->value);
+
+		if (kn == NULL || vn == NULL)
+			return NULL;
+		key = key_text(c, kn);
+		if (key == NULL)
+			return NULL;
+		val = convert(c, vn, depth + 1);
+		if (val == NULL)
+			return NULL;
+		if (ts_json_get(obj, key) != NULL) {
+			ts_json_free(val);
+			ts_error_set(c->err, 0, "%s: line %zu column %zu: duplicate key '%s'",
+				     c->name, kn->start_mark.line + 1, kn->start_mark.column + 1,
+				     key);
+			return NULL;
+		}
+		if (ts_json_object_set(obj, key, val, NULL) < 0)
+			return NULL;
+	}
+	return TAKE_PTR(obj);
+}
+
+static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
+{
+	cleanup_json struct ts_json *arr = NULL;
+
+	if (++c->nodes > YAML_MAX_NODES || depth > YAML_MAX_DEPTH) {
+		ts_error_set(c->err, 0, "%s: line %zu column %zu: document too large or too deep",
+			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
+		return NULL;
+	}
+	switch (node->type) {
+	case YAML_SCALAR_NODE:
+		if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+			return ts_json_new_string_len((const char *)node->data.scalar.value,
+						      node->data.scalar.length);
+		return resolve_plain((const char *)node->data.scalar.value);
+	case YAML_SEQUENCE_NODE:
+		arr = ts_json_new_array();
+		if (arr == NULL)
+			return NULL;
+		for (yaml_node_item_t *i = node->data.sequence.items.start;
+		     i < node->data.sequence.items.top; i++) {
+			yaml_node_t *item = yaml_document_get_node(c->doc, *i);
+			struct ts_json *v = item ? convert(c, item, depth + 1) : NULL;
+
+			if (v == NULL || ts_json_array_append(arr, v, NULL) < 0)
+				return NULL;
+		}
+		return TAKE_PTR(arr);
+	case YAML_MAPPING_NODE:
+		return convert_mapping(c, node, depth);
+	default:
+		return NULL;
+	}
+}
+
+int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_json **ret,
+		      struct ts_error **err)
+{
+	yaml_parser_t parser_storage;
+	yaml_document_t doc_storage;
+	cleanup_yaml_parser yaml_parser_t *parser = NULL;
+	cleanup_yaml_document yaml_document_t *doc = NULL;
+	struct conv c = {.name = name, .err = err};
+	yaml_node_t *root;
+	struct ts_json *j;
+
+	if (!yaml_parser_initialize(&parser_storage))
+		return ts_error_set(err, ENOMEM, "out of memory");
+	parser = &parser_storage;
+	yaml_parser_set_input_string(parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(parser, &doc_storage)) {
+		if (parser->error == YAML_MEMORY_ERROR)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		return ts_error_set(err, 0, "%s: line %zu column %zu: %s%s%s", name,
+				    parser->problem_mark.line + 1, parser->problem_mark.column + 1,
+				    parser->problem ? parser->problem : "invalid YAML",
+				    parser->context ? " " : "",
+				    parser->context ? parser->context : "");
+	}
+	doc = &doc_storage;
+	c.doc = doc;
+	root = yaml_document_get_root_node(doc);
+	if (root == NULL ||
+	    (root->type == YAML_SCALAR_NODE && root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	     one_of((const char *)root->data.scalar.value,
+		    (const char *const[]){"", "~", "null", "Null", "NULL", NULL})))
+		return ts_error_set(err, 0, "%s: empty document", name);
+	j = convert(&c, root, 0);
+	if (j == NULL) {
+		if (err != NULL && *err != NULL)
+			return ts_error_code(*err);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	*ret = j;
+	return 0;
+}

@@ -1,0 +1,239 @@
+/*
+ * Unit tests of src/cdi/edits.c: container edits applied to an OCI config,
+ * including every case of E7 in ../shared/corpus/cdi/INDEX.md (the
+ * reference's TestApplyContainerEdits, main semantics).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cdi/cdi.h"
+#include "util/cleanup.h"
+
+static const struct edit_row {
+	const char *name;
+	const char *config;
+	const char *edits;
+	const char *want; /* compact JSON of the config after, or the error message */
+	int want_ret;
+} rows[] = {
+	/* E7: env */
+	{"env into empty spec", "{}", "{\"env\":[\"BAR=BARVALUE1\"]}",
+	 "{\"process\":{\"env\":[\"BAR=BARVALUE1\"]}}", 0},
+	{"env replaces its own earlier entry", "{}", "{\"env\":[\"FOO=old\",\"FOO=new\"]}",
+	 "{\"process\":{\"env\":[\"FOO=new\"]}}", 0},
+	{"env replaces in place (main)", "{\"process\":{\"env\":[\"FOO=old\",\"BAR=old\"]}}",
+	 "{\"env\":[\"FOO=new\"]}", "{\"process\":{\"env\":[\"FOO=new\",\"BAR=old\"]}}", 0},
+	/* E7: device nodes */
+	{"device filled from the host", "{}", "{\"deviceNodes\":[{\"path\":\"/dev/null\"}]}",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/null\",\"type\":\"c\",\"major\":1,\"minor\":3,"
+	 "\"fileMode\":438}],\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":"
+	 "1,"
+	 "\"minor\":3,\"access\":\"rwm\"}]}}}",
+	 0},
+	{"permissions none: node without allow rule", "{}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/nil\",\"type\":\"c\",\"major\":1,\"minor\":3,"
+	 "\"permissions\":\"none\"}]}",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/"
+	 "nil\",\"type\":\"c\",\"major\":1,\"minor\":3}]}}",
+	 0},
+	{"process uid/gid own the node, permissions kept",
+	 "{\"process\":{\"user\":{\"uid\":1000,\"gid\":0}}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"type\":\"b\",\"major\":7,\"minor\":8,"
+	 "\"fileMode\":416,\"permissions\":\"rw\"}]}",
+	 "{\"process\":{\"user\":{\"uid\":1000,\"gid\":0}},\"linux\":{\"devices\":[{\"path\":\"/"
+	 "dev/"
+	 "x\",\"type\":\"b\",\"major\":7,\"minor\":8,\"fileMode\":416,\"uid\":1000}],\"resources\":"
+	 "{"
+	 "\"devices\":[{\"allow\":true,\"type\":\"b\",\"major\":7,\"minor\":8,\"access\":\"rw\"}]}}"
+	 "}",
+	 0},
+	{"same path replaced: removed, then added last",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/x\"},{\"path\":\"/dev/null\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"major\":1,\"minor\":5,"
+	 "\"uid\":0,\"gid\":5}]}",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/null\"},{\"path\":\"/dev/x\",\"type\":\"c\","
+	 "\"major\":1,\"minor\":5,\"uid\":0,\"gid\":5}],\"resources\":{\"devices\":[{\"allow\":"
+	 "true,"
+	 "\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"rwm\"}]}}}",
+	 0},
+	{"fifo and unknown types get no rule", "{}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/p\",\"type\":\"p\"},{\"path\":\"/dev/"
+	 "u\",\"type\":\"u\","
+	 "\"major\":4,\"minor\":1}]}",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/p\",\"type\":\"p\",\"major\":0,\"minor\":0},{"
+	 "\"path\":\"/dev/u\",\"type\":\"u\",\"major\":4,\"minor\":1}]}}",
+	 0},
+	{"host type mismatch", "{}", "{\"deviceNodes\":[{\"path\":\"/dev/null\",\"type\":\"b\"}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0/type': 'b' but host device '/dev/null' "
+	 "has type 'c'",
+	 -EINVAL},
+	{"host path not a device", "{}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"hostPath\":\"/etc/passwd\"}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': host path '/etc/passwd' is not a "
+	 "device node",
+	 -EINVAL},
+	{"host path missing", "{}", "{\"deviceNodes\":[{\"path\":\"/dev/does-not-exist\"}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device "
+	 "'/dev/does-not-exist'",
+	 -ENOENT},
+	{"config member of the wrong type", "{\"process\":{\"env\":\"x\"}}", "{\"env\":[\"A=1\"]}",
+	 "config.json: '/process/env': expected array, got string", -EINVAL},
+	/* E7: mounts */
+	{"mount into empty spec", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/dev/host-vendorctl\",\"containerPath\":\"/dev/"
+	 "cntr-vendorctl\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dev/cntr-vendorctl\",\"source\":\"/dev/"
+	 "host-vendorctl\"}]}",
+	 0},
+	{"mounts sorted by depth",
+	 "{\"mounts\":[{\"destination\":\"/dest/path/b\"},{\"destination\":\"/dest/path/a\"}]}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/edit\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dest/edit\",\"source\":\"/h\"},{\"destination\":\"/dest/"
+	 "path/b\"},{\"destination\":\"/dest/path/a\"}]}",
+	 0},
+	{"mount sort is stable",
+	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"}]}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/path/a\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"},{"
+	 "\"destination\":\"/dest/path/a\",\"source\":\"/h\"}]}",
+	 0},
+	{"same destination replaced, type and options kept",
+	 "{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\"},{\"destination\":\"/x/\"},{"
+	 "\"destination\":\"/x\"}]}",
+	 "{\"mounts\":[{\"hostPath\":\"tmpfs\",\"containerPath\":\"/x\",\"type\":\"tmpfs\","
+	 "\"options\":[\"nosuid\"]}]}",
+	 "{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\"},{\"destination\":\"/x/\"},{"
+	 "\"destination\":\"/"
+	 "x\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\"]}]}",
+	 0},
+	{"empty type and options omitted", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
+	 "b\",\"type\":\"\",\"options\":[]}]}",
+	 "{\"mounts\":[{\"destination\":\"/b\",\"source\":\"/a\"}]}", 0},
+	{"user namespace: bind mounts id-mapped (main)",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
+	 "a\",\"type\":\"bind\"},{\"hostPath\":"
+	 "\"/b\",\"containerPath\":\"/b\",\"type\":\"bind\",\"options\":[\"rbind\"]}]}",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]},\"mounts\":[{\"destination\":\"/a\","
+	 "\"type\":\"bind\",\"source\":\"/a\",\"options\":[\"idmap\"]},{\"destination\":\"/b\","
+	 "\"type\":\"bind\",\"source\":\"/b\",\"options\":[\"rbind\",\"ridmap\"]}]}",
+	 0},
+	/* E7: hooks, intelRdt, netDevices, additionalGids */
+	{"hooks appended per hookName", "{\"hooks\":{\"prestart\":[{\"path\":\"/old\"}]}}",
+	 "{\"hooks\":[{\"hookName\":\"prestart\",\"path\":\"/p\",\"args\":[\"p\",\"-v\"],\"env\":["
+	 "\"A=1\"],\"timeout\":5},{\"hookName\":\"poststop\",\"path\":\"/s\"},{\"hookName\":"
+	 "\"createRuntime\",\"path\":\"/c\"},{\"hookName\":\"prestart\",\"path\":\"/p2\"}]}",
+	 "{\"hooks\":{\"prestart\":[{\"path\":\"/old\"},{\"path\":\"/p\",\"args\":[\"p\",\"-v\"],"
+	 "\"env\":[\"A=1\"],\"timeout\":5},{\"path\":\"/p2\"}],\"poststop\":[{\"path\":\"/s\"}],"
+	 "\"createRuntime\":[{\"path\":\"/c\"}]}}",
+	 0},
+	{"intelRdt replaced",
+	 "{\"linux\":{\"intelRdt\":{\"closID\":\"clos-1\",\"l3CacheSchema\":\"L3:0=ff\","
+	 "\"schemata\":[\"L2:0=f\"],\"enableMonitoring\":true}}}",
+	 "{\"intelRdt\":{\"closID\":\"clos-2\",\"l3CacheSchema\":\"L3:0=f\"}}",
+	 "{\"linux\":{\"intelRdt\":{\"closID\":\"clos-2\",\"l3CacheSchema\":\"L3:0=f\"}}}", 0},
+	{"netDevices merged by host name",
+	 "{\"linux\":{\"netDevices\":{\"eno1\":{\"name\":\"netdev1\"}}}}",
+	 "{\"netDevices\":[{\"hostInterfaceName\":\"eno1\",\"name\":\"netdev2\"},{"
+	 "\"hostInterfaceName\":\"eno2\",\"name\":\"netdev1\"}]}",
+	 "{\"linux\":{\"netDevices\":{\"eno1\":{\"name\":\"netdev2\"},\"eno2\":{\"name\":"
+	 "\"netdev1\"}}}}",
+	 0},
+	{"additionalGids", "{}", "{\"additionalGids\":[4,5,6]}",
+	 "{\"process\":{\"user\":{\"additionalGids\":[4,5,6]}}}", 0},
+	{"additionalGids dedup with existing", "{\"process\":{\"user\":{\"additionalGids\":[4]}}}",
+	 "{\"additionalGids\":[4,5]}", "{\"process\":{\"user\":{\"additionalGids\":[4,5]}}}", 0},
+	{"additionalGids dedup in edits", "{}", "{\"additionalGids\":[4,5,6,5,6,4]}",
+	 "{\"process\":{\"user\":{\"additionalGids\":[4,5,6]}}}", 0},
+	{"additionalGids 0 skipped, no process created", "{}", "{\"additionalGids\":[0]}", "{}", 0},
+};
+
+static struct ts_json *parse(const char *text)
+{
+	struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_json_parse(text, strlen(text), "config.json", &j, &err) < 0)
+		fail_msg("%s: %s", text, err->msg);
+	return j;
+}
+
+static void test_edits_table(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_json struct ts_json *config = parse(rows[i].config);
+		cleanup_json struct ts_json *edits = parse(rows[i].edits);
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_free char *out = NULL;
+		int r = ts_cdi_edits_apply(config, edits, "config.json", "s.yaml",
+					   "/devices/0/containerEdits", NULL, NULL, &err);
+
+		if (r != rows[i].want_ret)
+			fail_msg("%s: want %d, got %d (%s)", rows[i].name, rows[i].want_ret, r,
+				 err ? err->msg : "");
+		if (r < 0) {
+			if (strcmp(err->msg, rows[i].want) != 0)
+				fail_msg("%s: want '%s', got '%s'", rows[i].name, rows[i].want,
+					 err->msg);
+			continue;
+		}
+		assert_int_equal(ts_json_serialize(config, false, &out, NULL, &err), 0);
+		if (strcmp(out, rows[i].want) != 0)
+			fail_msg("%s:\nwant %s\ngot  %s", rows[i].name, rows[i].want, out);
+	}
+}
+
+/* A host path that is a symlink names its target (stat, not lstat). */
+static void test_symlink_host_path(void **state)
+{
+	char dir[] = "/tmp/ts-cdi-edits-XXXXXX";
+	cleanup_free char *link = NULL, *edits_text = NULL, *out = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = NULL, *edits = NULL;
+	struct ts_cdi_host_node *nodes = NULL;
+	size_t n_nodes = 0;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&link, "%s/by-path-zero", dir) > 0);
+	assert_int_equal(symlink("/dev/zero", link), 0);
+	assert_true(asprintf(&edits_text,
+			     "{\"deviceNodes\":[{\"path\":\"/dev/xzero\",\"hostPath\":\"%s\"}]}",
+			     link) > 0);
+	config = parse("{}");
+	edits = parse(edits_text);
+	assert_int_equal(ts_cdi_edits_apply(config, edits, "config.json", "s.yaml", "/x", &nodes,
+					    &n_nodes, &err),
+			 0);
+	assert_int_equal(ts_json_serialize(config, false, &out, NULL, &err), 0);
+	assert_string_equal(out, "{\"linux\":{\"devices\":[{\"path\":\"/dev/xzero\",\"type\":\"c\","
+				 "\"major\":1,\"minor\":5,\"fileMode\":438}],\"resources\":{"
+				 "\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":1,"
+				 "\"minor\":5,\"access\":\"rwm\"}]}}}");
+	assert_int_equal(n_nodes, 1);
+	assert_string_equal(nodes[0].host_path, link);
+	assert_int_equal(nodes[0].type, 'c');
+	assert_int_equal(nodes[0].major, 1);
+	assert_int_equal(nodes[0].minor, 5);
+	free(nodes[0].host_path);
+	free(nodes);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_edits_table),
+		cmocka_unit_test(test_symlink_host_path),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

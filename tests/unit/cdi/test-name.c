@@ -1,0 +1,163 @@
+/* Unit tests of src/cdi/name.c: qualified device names and annotation requests. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cdi/cdi.h"
+#include "util/cleanup.h"
+
+static const struct name_row {
+	const char *name;
+	const char *want_err; /* NULL: valid */
+	const char *vendor, *class, *device_name;
+} names[] = {
+	{"vendor.com/device=dev1", NULL, "vendor.com", "device", "dev1"},
+	{"v/c=0", NULL, "v", "c", "0"},
+	{"nvidia.com/gpu=all", NULL, "nvidia.com", "gpu", "all"},
+	{"a_b-c.d/e.f_g-h=i:j.k_l-m", NULL, "a_b-c.d", "e.f_g-h", "i:j.k_l-m"},
+	{"vendor1.com/device=dev1=x",
+	 "invalid qualified device name 'vendor1.com/device=dev1=x': "
+	 "invalid device name 'dev1=x': invalid character '='",
+	 NULL, NULL, NULL},
+	{"foobar", "invalid qualified device name 'foobar': missing '='", NULL, NULL, NULL},
+	{"vendor.com=dev", "invalid qualified device name 'vendor.com=dev': missing '/'", NULL,
+	 NULL, NULL},
+	{"/dev/null", "invalid qualified device name '/dev/null': missing '='", NULL, NULL, NULL},
+	{"/c=d", "invalid qualified device name '/c=d': invalid vendor '': empty", NULL, NULL,
+	 NULL},
+	{"v/=d", "invalid qualified device name 'v/=d': invalid class '': empty", NULL, NULL, NULL},
+	{"v/c=", "invalid qualified device name 'v/c=': invalid device name '': empty", NULL, NULL,
+	 NULL},
+	{"1v/c=d",
+	 "invalid qualified device name '1v/c=d': invalid vendor '1v': should start with a letter",
+	 NULL, NULL, NULL},
+	{"vendor.com-/c=d",
+	 "invalid qualified device name 'vendor.com-/c=d': invalid vendor "
+	 "'vendor.com-': should end with a letter or digit",
+	 NULL, NULL, NULL},
+	{"v/c:x=d",
+	 "invalid qualified device name 'v/c:x=d': invalid class 'c:x': invalid character ':'",
+	 NULL, NULL, NULL},
+	{"v/c/x=d",
+	 "invalid qualified device name 'v/c/x=d': invalid class 'c/x': invalid character '/'",
+	 NULL, NULL, NULL},
+	{"v/c=-d",
+	 "invalid qualified device name 'v/c=-d': invalid device name '-d': should start "
+	 "with a letter or digit",
+	 NULL, NULL, NULL},
+	{"v/c=d.",
+	 "invalid qualified device name 'v/c=d.': invalid device name 'd.': should end "
+	 "with a letter or digit",
+	 NULL, NULL, NULL},
+};
+
+static void test_qualified_names(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_free char *vendor = NULL, *class = NULL, *device_name = NULL;
+		int r = ts_cdi_qualified_name_parse(names[i].name, &vendor, &class, &device_name,
+						    &err);
+
+		if (names[i].want_err == NULL) {
+			if (r != 0)
+				fail_msg("%s: %s", names[i].name, err->msg);
+			assert_string_equal(vendor, names[i].vendor);
+			assert_string_equal(class, names[i].class);
+			assert_string_equal(device_name, names[i].device_name);
+			assert_true(ts_cdi_qualified_name_is_valid(names[i].name));
+			continue;
+		}
+		if (r != -EINVAL || strcmp(err->msg, names[i].want_err) != 0)
+			fail_msg("%s: want '%s', got %d '%s'", names[i].name, names[i].want_err, r,
+				 err ? err->msg : "(none)");
+		assert_null(vendor);
+		assert_false(ts_cdi_qualified_name_is_valid(names[i].name));
+	}
+}
+
+static struct ts_json *parse(const char *text)
+{
+	struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_json_parse(text, strlen(text), "config.json", &j, &err), 0);
+	return j;
+}
+
+static char *joined(char **v)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **p = v; *p; p++)
+		len += strlen(*p) + 1;
+	s = calloc(1, len);
+	for (char **p = v; *p; p++) {
+		if (p != v)
+			strcat(s, "|");
+		strcat(s, *p);
+	}
+	return s;
+}
+
+static const struct req_row {
+	const char *config;
+	bool env;
+	int want;
+	const char *want_names; /* '|'-joined, or the error message */
+} reqs[] = {
+	{"{}", false, 0, ""},
+	{"{\"annotations\":{\"other\":\"a/b=c\"}}", false, 0, ""},
+	/* keys sorted, values split, duplicates once, first one wins */
+	{"{\"annotations\":{\"cdi.k8s.io/z\":\"v/c=1,v/c=2\",\"cdi.k8s.io/a\":\"v/c=3,v/c=1\","
+	 "\"cdi.k8s.io/m\":\"v/c=2\"}}",
+	 false, 3, "v/c=3|v/c=1|v/c=2"},
+	/* not validated here: empty parts and bad names pass through */
+	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"foobar,,v/c=1\"}}", false, 3, "foobar||v/c=1"},
+	{"{\"annotations\":{\"cdi.k8s.io/x\":1}}", false, -EINVAL,
+	 "config.json: '/annotations/cdi.k8s.io~1x': expected string, got number"},
+	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
+	 "DEVICES=v/c=2,v/c=1\"]}}",
+	 false, 1, "v/c=1"},
+	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
+	 "DEVICES=v/c=2,v/c=1\"]}}",
+	 true, 2, "v/c=1|v/c=2"},
+};
+
+static void test_requests(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(reqs); i++) {
+		cleanup_json struct ts_json *config = parse(reqs[i].config);
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_strv char **v = NULL;
+		cleanup_free char *got = NULL;
+		int r = ts_cdi_requests_from_config(config, "config.json", reqs[i].env, &v, &err);
+
+		if (r != reqs[i].want)
+			fail_msg("row %zu: want %d, got %d (%s)", i, reqs[i].want, r,
+				 err ? err->msg : "");
+		if (r < 0) {
+			assert_string_equal(err->msg, reqs[i].want_names);
+			continue;
+		}
+		got = joined(v);
+		if (strcmp(got, reqs[i].want_names) != 0)
+			fail_msg("row %zu: want '%s', got '%s'", i, reqs[i].want_names, got);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_qualified_names),
+		cmocka_unit_test(test_requests),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

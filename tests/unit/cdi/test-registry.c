@@ -1,0 +1,645 @@
+/*
+ * Unit tests of src/cdi/registry.c: spec dirs, priorities, conflicts,
+ * security checks, options, and all-or-nothing injection (E1-E6 of
+ * ../shared/corpus/cdi/INDEX.md, asserted as serialized OCI JSON).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cdi/cdi.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#define C "cncf-tags_container-device-interface_"
+
+struct fixture {
+	char root[64];
+	char *dirs[3]; /* root/etc, root/run, NULL */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	strcpy(f->root, "/tmp/ts-cdi-reg-XXXXXX");
+	if (mkdtemp(f->root) == NULL || asprintf(&f->dirs[0], "%s/etc", f->root) < 0 ||
+	    asprintf(&f->dirs[1], "%s/run", f->root) < 0 || mkdir(f->dirs[0], 0755) < 0 ||
+	    mkdir(f->dirs[1], 0755) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_free char *cmd = NULL;
+
+	if (asprintf(&cmd, "rm -rf '%s'", f->root) > 0)
+		(void)!system(cmd);
+	free(f->dirs[0]);
+	free(f->dirs[1]);
+	free(f);
+	return 0;
+}
+
+static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(dfd >= 0);
+	assert_int_equal(ts_write_file_atomic_at(dfd, name, text, strlen(text), mode, &err), 0);
+}
+
+/* Copy a corpus file into dir (under its own name, or as `as`). */
+static void copy_corpus(const char *dir, const char *file, const char *as)
+{
+	const char *shared = getenv("TS_SHARED_DIR");
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	if (shared == NULL)
+		skip();
+	assert_true(asprintf(&path, "%s/corpus/cdi/%s", shared, file) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
+	write_file(dir, as ? as : file, buf, 0644);
+}
+
+static struct ts_cdi_registry *load(struct fixture *f, bool require_root)
+{
+	struct ts_cdi_options opts = {.spec_dirs = f->dirs, .require_root_owned = require_root};
+	struct ts_cdi_registry *reg = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_cdi_registry_load(&opts, &reg, &err), 0);
+	return reg;
+}
+
+static struct ts_json *parse(const char *text)
+{
+	struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_json_parse(text, strlen(text), "config.json", &j, &err) < 0)
+		fail_msg("%s: %s", text, err->msg);
+	return j;
+}
+
+static char *ser(const struct ts_json *j)
+{
+	char *out = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_non_null(j);
+	assert_int_equal(ts_json_serialize(j, false, &out, NULL, &err), 0);
+	return out;
+}
+
+static void assert_json(const struct ts_json *j, const char *want)
+{
+	cleanup_free char *got = ser(j);
+
+	if (strcmp(got, want) != 0)
+		fail_msg("\nwant %s\ngot  %s", want, got);
+}
+
+/* "<dir>/<file>: <rest>" */
+static void assert_problem(const struct ts_cdi_registry *reg, size_t i, const char *dir,
+			   const char *file, const char *rest)
+{
+	const char *const *msgs;
+	size_t n = ts_cdi_registry_problems(reg, &msgs);
+	cleanup_free char *want = NULL;
+
+	assert_true(i < n);
+	if (file != NULL)
+		assert_true(asprintf(&want, "%s/%s: %s", dir, file, rest) > 0);
+	else
+		assert_true(asprintf(&want, "%s: %s", dir, rest) > 0);
+	assert_string_equal(msgs[i], want);
+}
+
+static size_t n_problems(const struct ts_cdi_registry *reg)
+{
+	const char *const *msgs;
+
+	return ts_cdi_registry_problems(reg, &msgs);
+}
+
+static const char *resolved_by(const struct ts_cdi_registry *reg, const char *name)
+{
+	const struct ts_cdi_spec *spec = NULL;
+	size_t index;
+
+	if (!ts_cdi_registry_lookup(reg, name, &spec, &index))
+		return NULL;
+	return strrchr(ts_cdi_spec_path(spec), '/') + 1;
+}
+
+/* E1: several devices of one spec, spec-level env once, device hooks. */
+static void test_e1_inject_several_devices(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = parse(
+		"{\"annotations\":{\"cdi.k8s.io/x\":\"vendor1.com/device=dev1,vendor1.com/"
+		"device=dev2,vendor1.com/device=dev3\"},\"process\":{\"env\":[\"ORIG_VAR1=VAL1\","
+		"\"ORIG_VAR2=VAL2\"]},\"linux\":{\"devices\":[{\"path\":\"/dev/null\"},{\"path\":"
+		"\"/dev/zero\"}]}}");
+
+	copy_corpus(f->dirs[0], C "cache_test-inject-several-hooks.yaml", NULL);
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 0);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, &inj, &err), 1);
+	assert_json(ts_json_get_path(config, "process", "env", NULL),
+		    "[\"ORIG_VAR1=VAL1\",\"ORIG_VAR2=VAL2\",\"VENDOR1_SPEC_VAR1=VAL1\","
+		    "\"VENDOR1_DEV1=VAL1\",\"VENDOR1_DEV2=VAL2\",\"VENDOR1_DEV3=VAL3\"]");
+	assert_json(ts_json_get(config, "hooks"),
+		    "{\"prestart\":[{\"path\":\"/usr/local/bin/prestart-vendor-hook\",\"args\":["
+		    "\"--verbose\"],\"env\":[\"HOOK_ENV1=PRESTART_VAL1\"]}],\"createRuntime\":[{"
+		    "\"path\":\"/usr/local/bin/cr-vendor-hook\",\"args\":[\"--debug\"],\"env\":["
+		    "\"HOOK_ENV1=CREATE_RUNTIME_VAL1\"]}]}");
+	assert_json(ts_json_get_path(config, "linux", "devices", NULL),
+		    "[{\"path\":\"/dev/null\"},{\"path\":\"/dev/zero\"},{\"path\":\"/dev/"
+		    "vendor1-dev1\",\"type\":\"b\",\"major\":10,\"minor\":1},{\"path\":\"/dev/"
+		    "vendor1-dev2\",\"type\":\"b\",\"major\":10,\"minor\":2},{\"path\":\"/dev/"
+		    "vendor1-dev3\",\"type\":\"b\",\"major\":10,\"minor\":3}]");
+	assert_json(ts_json_get_path(config, "linux", "resources", "devices", NULL),
+		    "[{\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":1,\"access\":\"rwm\"},{"
+		    "\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":2,\"access\":\"rwm\"},{"
+		    "\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":3,\"access\":\"rwm\"}]");
+	assert_string_equal(
+		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION),
+		"vendor1.com/device=dev1,vendor1.com/device=dev2,vendor1.com/device=dev3");
+	assert_int_equal(inj->n_devices, 3);
+	assert_false(inj->already_applied);
+	assert_string_equal(inj->devices[1].qualified_name, "vendor1.com/device=dev2");
+	assert_int_equal(inj->devices[1].n_nodes, 1);
+	assert_string_equal(inj->devices[1].nodes[0].host_path, "/dev/vendor1-dev2");
+	assert_int_equal(inj->devices[1].nodes[0].type, 'b');
+	assert_int_equal(inj->devices[1].nodes[0].major, 10);
+	assert_int_equal(inj->devices[1].nodes[0].minor, 2);
+	assert_non_null(strstr(inj->devices[1].spec_path, "/etc/" C));
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
+/* E1 (error half), and a retried create: nothing injected twice. */
+static void test_e1_unresolvable_and_retry(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_free char *before = NULL, *after = NULL, *first = NULL, *second = NULL;
+	cleanup_json struct ts_json *config = parse(
+		"{\"annotations\":{\"cdi.k8s.io/x\":\"vendor1.com/device=dev2\"},\"process\":{"
+		"\"env\":[\"ORIG_VAR1=VAL1\"]}}");
+
+	write_file(f->dirs[0], "vendor1.yaml",
+		   "cdiVersion: 0.3.0\nkind: vendor1.com/device\ndevices:\n- name: dev1\n"
+		   "  containerEdits:\n    env: [VENDOR1_VAR1=VAL1]\n",
+		   0644);
+	reg = load(f, false);
+	before = ser(config);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, &inj, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=dev2");
+	assert_null(inj);
+	after = ser(config);
+	assert_string_equal(before, after);
+	ts_error_clear(&err);
+
+	/* every unresolved name is listed, invalid ones included */
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"vendor1.com/device=dev1", "foobar",
+							     "vendor1.com/device=dev9"},
+				       3, "config.json", NULL, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices foobar, vendor1.com/device=dev9");
+	ts_error_clear(&err);
+
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"vendor1.com/device=dev1"}, 1,
+				       "config.json", NULL, &err),
+			 1);
+	first = ser(config);
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"vendor1.com/device=dev1"}, 1,
+				       "config.json", &inj, &err),
+			 0);
+	assert_true(inj->already_applied);
+	assert_int_equal(inj->n_devices, 1);
+	second = ser(config);
+	assert_string_equal(first, second);
+	assert_string_equal(second,
+			    "{\"annotations\":{\"cdi.k8s.io/x\":\"vendor1.com/device=dev2\","
+			    "\"toposhim.io/cdi-injected\":\"vendor1.com/device=dev1\"},"
+			    "\"process\":{\"env\":[\"ORIG_VAR1=VAL1\",\"VENDOR1_VAR1=VAL1\"]}}");
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
+/* E2: two files of one dir define dev1: it is unavailable, both files reported. */
+static void test_e2_conflict_in_one_dir(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	const char *const *names;
+
+	copy_corpus(f->dirs[1], C "cache_test-conflict-run-vendor1.yaml", "vendor1.yaml");
+	copy_corpus(f->dirs[1], C "cache_test-conflict-run-vendor1-other.yaml",
+		    "vendor1-other.yaml");
+	reg = load(f, false);
+	assert_null(resolved_by(reg, "vendor1.com/device=dev1"));
+	assert_string_equal(resolved_by(reg, "vendor1.com/device=dev2"), "vendor1.yaml");
+	assert_int_equal(n_problems(reg), 2);
+	assert_problem(
+		reg, 0, f->dirs[1], "vendor1-other.yaml",
+		"conflicting device 'vendor1.com/device=dev1' (defined by 2 spec files of the "
+		"same dir), device unavailable");
+	assert_problem(
+		reg, 1, f->dirs[1], "vendor1.yaml",
+		"conflicting device 'vendor1.com/device=dev1' (defined by 2 spec files of the "
+		"same dir), device unavailable");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	assert_string_equal(names[0], "vendor1.com/device=dev2");
+	ts_cdi_registry_free(reg);
+}
+
+/* E3: a later dir overrides an earlier one, no problems. */
+static void test_e3_override_across_dirs(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+
+	copy_corpus(f->dirs[0], C "cache_test-override-etc-vendor1.yaml", "vendor1.yaml");
+	copy_corpus(f->dirs[1], C "cache_test-override-run-vendor1.yaml", "vendor1.yaml");
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 0);
+	assert_non_null(strstr(ts_cdi_spec_path(({
+				       const struct ts_cdi_spec *s = NULL;
+				       assert_true(ts_cdi_registry_lookup(
+					       reg, "vendor1.com/device=dev1", &s, NULL));
+				       s;
+			       })),
+			       "/run/vendor1.yaml"));
+	assert_non_null(strstr(ts_cdi_spec_path(({
+				       const struct ts_cdi_spec *s = NULL;
+				       assert_true(ts_cdi_registry_lookup(
+					       reg, "vendor1.com/device=dev2", &s, NULL));
+				       s;
+			       })),
+			       "/etc/vendor1.yaml"));
+	ts_cdi_registry_free(reg);
+}
+
+/* A same-dir conflict in a lower dir does not hide a device a later dir defines. */
+static void test_conflict_overridden_by_later_dir(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+
+	copy_corpus(f->dirs[0], C "cache_test-conflict-run-vendor1.yaml", "a.yaml");
+	copy_corpus(f->dirs[0], C "cache_test-conflict-run-vendor1-other.yaml", "b.yaml");
+	copy_corpus(f->dirs[1], C "cache_test-override-run-vendor1.yaml", "c.yaml");
+	reg = load(f, false);
+	assert_string_equal(resolved_by(reg, "vendor1.com/device=dev1"), "c.yaml");
+	assert_string_equal(resolved_by(reg, "vendor1.com/device=dev2"), "a.yaml");
+	assert_int_equal(n_problems(reg), 0);
+	ts_cdi_registry_free(reg);
+}
+
+/* E4: two vendors through two annotations; invalid and unknown names fail. */
+static void test_e4_two_vendors(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"cdi.k8s.io/vendor1_devices\":\"vendor1.com/device=foo\","
+		      "\"cdi.k8s.io/vendor2_devices\":\"vendor2.com/device=bar\"}}");
+	cleanup_json struct ts_json *bad1 =
+		parse("{\"annotations\":{\"cdi.k8s.io/devices\":\"foobar\"}}");
+	cleanup_json struct ts_json *bad2 = parse(
+		"{\"annotations\":{\"cdi.k8s.io/devices\":\"vendor1.com/device=no-such-dev\"}}");
+
+	copy_corpus(f->dirs[0], C "regressions_test-vendor1.yaml", "vendor1.yaml");
+	copy_corpus(f->dirs[0], C "regressions_test-vendor2.yaml", "vendor2.yaml");
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err), 1);
+	assert_json(ts_json_get_path(config, "process", "env", NULL),
+		    "[\"VENDOR1=present\",\"FOO=injected\",\"VENDOR2=present\",\"BAR=injected\"]");
+	assert_json(ts_json_get_path(config, "linux", "devices", NULL),
+		    "[{\"path\":\"/dev/loop8\",\"type\":\"b\",\"major\":7,\"minor\":8},{\"path\":"
+		    "\"/dev/loop9\",\"type\":\"b\",\"major\":7,\"minor\":9}]");
+	assert_int_equal(ts_cdi_inject_requested(reg, bad1, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices foobar");
+	ts_error_clear(&err);
+	assert_int_equal(ts_cdi_inject_requested(reg, bad2, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=no-such-dev");
+	ts_cdi_registry_free(reg);
+}
+
+/* E5: podman's device exposed as a bind mount. */
+static void test_e5_podman_mount(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = parse(
+		"{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":"
+		"\"proc\"},{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},{"
+		"\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\"}]}");
+
+	copy_corpus(f->dirs[0], "containers_podman_device.json", "device.json");
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"vendor.com/device=myKmsg"}, 1,
+				       "config.json", NULL, &err),
+			 1);
+	assert_json(ts_json_get(config, "mounts"),
+		    "[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},{"
+		    "\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},{"
+		    "\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\"},{"
+		    "\"destination\":\"/dev/kmsg1\",\"source\":\"/dev/kmsg\",\"options\":[\"rw\","
+		    "\"rprivate\",\"rbind\"]}]");
+	ts_cdi_registry_free(reg);
+}
+
+/* E6: CDI env beats the container's, YAML octal fileMode, a broken file next door. */
+static void test_e6_crio(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *before = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"process\":{\"env\":[\"VENDOR0=unset\",\"LOOP8=unset\"]},\"annotations\":{"
+		      "\"cdi.k8s.io/test\":\"vendor0.com/device=loop8,vendor0.com/"
+		      "device=loop9,vendor0.com/"
+		      "device=loop8\"}}");
+	cleanup_json struct ts_json *bad =
+		parse("{\"annotations\":{\"cdi.k8s.io/test\":\"vendor0.com/device=loop10\"}}");
+
+	copy_corpus(f->dirs[0], "cri-o_cri-o_vendor0.yaml", "vendor0.yaml");
+	copy_corpus(f->dirs[0], "cri-o_cri-o_vendor1.yaml", "vendor1.yaml");
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 1);
+	assert_problem(reg, 0, f->dirs[0], "vendor1.yaml",
+		       "'/devices': expected array, got string");
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err), 1);
+	assert_json(ts_json_get_path(config, "process", "env", NULL),
+		    "[\"VENDOR0=injected\",\"LOOP8=present\",\"LOOP9=present\"]");
+	assert_json(ts_json_get_path(config, "linux", "devices", NULL),
+		    "[{\"path\":\"/dev/loop8\",\"type\":\"b\",\"major\":7,\"minor\":8,\"fileMode\":"
+		    "416},{\"path\":\"/dev/loop9\",\"type\":\"b\",\"major\":7,\"minor\":9,"
+		    "\"fileMode\":420}]");
+	assert_string_equal(
+		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION),
+		"vendor0.com/device=loop8,vendor0.com/device=loop9");
+	before = ser(bad);
+	assert_int_equal(ts_cdi_inject_requested(reg, bad, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices vendor0.com/device=loop10");
+	ts_cdi_registry_free(reg);
+}
+
+/* A failure half-way (second device's host node missing) leaves config untouched. */
+static void test_all_or_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *before = NULL, *after = NULL, *want = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=ok,v.com/c=gone\"}}");
+
+	write_file(f->dirs[0], "v.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\ndevices:\n"
+		   "- {name: ok, containerEdits: {env: [OK=1]}}\n"
+		   "- {name: gone, containerEdits: {deviceNodes: [{path: /dev/ts-cdi-gone}]}}\n",
+		   0644);
+	reg = load(f, false);
+	before = ser(config);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -ENOENT);
+	assert_true(asprintf(&want,
+			     "%s/v.yaml: '/devices/1/containerEdits/deviceNodes/0': cannot stat "
+			     "host device '/dev/ts-cdi-gone'",
+			     f->dirs[0]) > 0);
+	assert_string_equal(err->msg, want);
+	after = ser(config);
+	assert_string_equal(before, after);
+	ts_cdi_registry_free(reg);
+}
+
+/* A device the engine injected already (podman --device) is not injected twice. */
+static void test_engine_injected(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_free char *before = NULL, *after = NULL;
+	cleanup_json struct ts_json *config = parse(
+		"{\"process\":{\"env\":[\"SPEC=1\",\"D=1\"]},\"linux\":{\"devices\":[{\"path\":"
+		"\"/dev/d\",\"type\":\"c\",\"major\":1,\"minor\":1}]},\"hooks\":{\"prestart\":[{"
+		"\"path\":\"/h\"}]}}");
+
+	write_file(f->dirs[0], "v.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\ndevices:\n"
+		   "- name: d\n  containerEdits:\n    env: [D=1]\n"
+		   "    deviceNodes: [{path: /dev/d, type: c, major: 1, minor: 1}]\n"
+		   "    hooks: [{hookName: prestart, path: /h}]\n"
+		   "- {name: e, containerEdits: {env: [E=1], hooks: [{hookName: prestart, path: "
+		   "/h}]}}\n",
+		   0644);
+	reg = load(f, false);
+	before = ser(config);
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=d"}, 1,
+				       "config.json", &inj, &err),
+			 0);
+	after = ser(config);
+	assert_string_equal(before, after);
+	assert_true(inj->devices[0].engine_injected);
+	assert_int_equal(inj->devices[0].n_nodes, 1);
+	assert_string_equal(inj->devices[0].nodes[0].host_path, "/dev/d");
+	inj = ts_cdi_injection_free(inj);
+
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=d", "v.com/c=e"},
+				       2, "config.json", &inj, &err),
+			 1);
+	assert_true(inj->devices[0].engine_injected);
+	assert_false(inj->devices[1].engine_injected);
+	assert_json(ts_json_get_path(config, "process", "env", NULL),
+		    "[\"SPEC=1\",\"D=1\",\"E=1\"]");
+	assert_json(ts_json_get(config, "hooks"),
+		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/h\"}]}");
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
+/* Directory rules: non-recursive, exact suffixes, missing dir skipped, bad dir reported. */
+static void test_dir_rules(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	const char *const *names;
+	cleanup_free char *sub = NULL, *notdir = NULL;
+	static const char spec[] = "cdiVersion: 0.3.0\nkind: v.com/c\n"
+				   "devices: [{name: a, containerEdits: {env: [A=1]}}]\n";
+	char *dirs[4] = {NULL};
+	struct ts_cdi_options opts = {.spec_dirs = dirs};
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(asprintf(&sub, "%s/sub.json", f->dirs[0]) > 0);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	write_file(sub, "deep.json", "{}", 0644);
+	write_file(f->dirs[0], "x.yml", spec, 0644);
+	write_file(f->dirs[0], "x.yaml~", spec, 0644);
+	write_file(f->dirs[0], "x.JSON", spec, 0644);
+	write_file(f->dirs[0], "x.yaml", spec, 0644);
+	assert_true(asprintf(&notdir, "%s/x.yaml", f->dirs[0]) > 0);
+	dirs[0] = f->dirs[0];
+	dirs[1] = (char *)"/nonexistent/cdi";
+	dirs[2] = notdir;
+	assert_int_equal(ts_cdi_registry_load(&opts, &reg, &err), 0);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	assert_string_equal(names[0], "v.com/c=a");
+	assert_int_equal(n_problems(reg), 1);
+	assert_problem(reg, 0, notdir, NULL, "cannot open spec dir: Not a directory");
+	ts_cdi_registry_free(reg);
+}
+
+/* Spec files and dirs a non-root user could write are refused, with path and mode. */
+static void test_security(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_free char *path = NULL;
+	static const char spec[] = "cdiVersion: 0.3.0\nkind: v.com/c\n"
+				   "devices: [{name: %s, containerEdits: {env: [A=1]}}]\n";
+	char text[256];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(text, sizeof(text), spec, "good");
+	write_file(f->dirs[0], "good.yaml", text, 0644);
+	snprintf(text, sizeof(text), spec, "ww");
+	write_file(f->dirs[0], "ww.yaml", text, 0666);
+	snprintf(text, sizeof(text), spec, "user");
+	write_file(f->dirs[0], "user.yaml", text, 0644);
+	assert_true(asprintf(&path, "%s/user.yaml", f->dirs[0]) > 0);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	snprintf(text, sizeof(text), spec, "run");
+	write_file(f->dirs[1], "run.yaml", text, 0644);
+	assert_int_equal(chmod(f->dirs[1], 01777), 0);
+
+	reg = load(f, true);
+	assert_string_equal(resolved_by(reg, "v.com/c=good"), "good.yaml");
+	assert_null(resolved_by(reg, "v.com/c=ww"));
+	assert_null(resolved_by(reg, "v.com/c=user"));
+	assert_null(resolved_by(reg, "v.com/c=run"));
+	assert_int_equal(n_problems(reg), 3);
+	assert_problem(reg, 0, f->dirs[0], "user.yaml",
+		       "refusing spec file not owned by root (owner uid 1000, mode 0644)");
+	assert_problem(reg, 1, f->dirs[0], "ww.yaml",
+		       "refusing spec file writable by non-root (mode 0666, gid 0)");
+	assert_problem(reg, 2, f->dirs[1], NULL,
+		       "refusing spec dir writable by non-root (mode 1777, gid 0)");
+	ts_cdi_registry_free(reg);
+
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 0);
+	assert_non_null(resolved_by(reg, "v.com/c=ww"));
+	assert_non_null(resolved_by(reg, "v.com/c=user"));
+	assert_non_null(resolved_by(reg, "v.com/c=run"));
+	ts_cdi_registry_free(reg);
+}
+
+static const struct opt_row {
+	const char *config;
+	const char *want; /* "dirs|root|env" or the error */
+} opts_rows[] = {
+	{"{}", "/etc/cdi,/var/run/cdi|1|0"},
+	{"{\"cdi\":{}}", "/etc/cdi,/var/run/cdi|1|0"},
+	{"{\"cdi\":{\"spec_dirs\":[\"/a\",\"/b/c\"],\"require_root_owned\":false,"
+	 "\"env_requests\":true}}",
+	 "/a,/b/c|0|1"},
+	{"{\"cdi\":{\"spec_dirs\":[]}}", "|1|0"},
+	{"{\"cdi\":{\"spec_dirs\":[\"rel\"]}}", "t.json: '/cdi/spec_dirs/0': not absolute 'rel'"},
+	{"{\"cdi\":{\"spec_dirs\":\"/a\"}}",
+	 "t.json: '/cdi/spec_dirs': expected array, got string"},
+	{"{\"cdi\":{\"require_root_owned\":1}}",
+	 "t.json: '/cdi/require_root_owned': expected boolean, got number"},
+	{"{\"cdi\":{\"spec_dir\":[]}}", "t.json: '/cdi/spec_dir': unknown key 'spec_dir'"},
+	{"{\"cdi\":[]}", "t.json: '/cdi': expected object, got array"},
+};
+
+static void test_options_from_config(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(opts_rows); i++) {
+		cleanup_json struct ts_json *config = parse(opts_rows[i].config);
+		cleanup_error struct ts_error *err = NULL;
+		struct ts_cdi_options o = {0};
+		char got[256] = "";
+		int r = ts_cdi_options_from_config(config, "t.json", &o, &err);
+
+		if (r < 0) {
+			if (strcmp(err->msg, opts_rows[i].want) != 0)
+				fail_msg("%s: want '%s', got '%s'", opts_rows[i].config,
+					 opts_rows[i].want, err->msg);
+			continue;
+		}
+		for (char **d = o.spec_dirs; *d != NULL; d++) {
+			if (d != o.spec_dirs)
+				strcat(got, ",");
+			strcat(got, *d);
+		}
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "|%d|%d",
+			 o.require_root_owned, o.env_requests);
+		if (strcmp(got, opts_rows[i].want) != 0)
+			fail_msg("%s: want '%s', got '%s'", opts_rows[i].config, opts_rows[i].want,
+				 got);
+		ts_cdi_options_release(&o);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_e1_inject_several_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e1_unresolvable_and_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e2_conflict_in_one_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e3_override_across_dirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_overridden_by_later_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_e4_two_vendors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e5_podman_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_security, setup, teardown),
+		cmocka_unit_test(test_options_from_config),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
