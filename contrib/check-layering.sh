@@ -7,8 +7,9 @@ status=0
 allowed() {
 	case "$1" in
 	util) echo "util" ;;
-	oci | topology | cgroup | state | runtime) echo "util $1" ;;
+	oci | topology | cgroup | runtime) echo "util $1" ;;
 	cdi) echo "util oci cdi" ;;
+	state) echo "util oci state" ;;
 	plugin) echo "util oci cdi topology cgroup state runtime plugin" ;;
 	placement) echo "util oci cdi topology cgroup state runtime plugin placement" ;;
 	cli) echo "util oci cdi topology cgroup state runtime plugin placement cli" ;;
