@@ -177,11 +177,11 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
 		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i]->container_id == NULL || v[i]->container_id[0] == '\0')
-			return ts_error_set(err, EINVAL,
-					    "%s: '/allocations/%zu/container_id': empty", path, i);
+			return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': empty",
+					    path, i);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(v[j]->container_id, v[i]->container_id) == 0)
-				return ts_error_set(err, EINVAL,
+				return ts_error_set(err, 0,
 						    "%s: '/allocations/%zu/container_id': "
 						    "duplicate '%s'",
 						    path, i, v[i]->container_id);

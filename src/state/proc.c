@@ -58,7 +58,7 @@ int ts_state_proc_start_ticks(const char *proc_root, pid_t pid, uint64_t *ret_ti
 	return 0;
 bad:
 	buf[strcspn(buf, "\n")] = '\0';
-	return ts_error_set(err, EINVAL, "%s: cannot parse '%s'", path, buf);
+	return ts_error_set(err, 0, "%s: cannot parse '%s'", path, buf);
 }
 
 int ts_state_proc_cgroup(const char *proc_root, pid_t pid, char **ret_path, struct ts_error **err)

@@ -47,7 +47,7 @@ struct ts_alloc *ts_alloc_new(const char *container_id, struct ts_error **err)
 	struct ts_alloc *a;
 
 	if (container_id == NULL || container_id[0] == '\0') {
-		ts_error_set(err, EINVAL, "allocation: empty container id");
+		ts_error_set(err, 0, "allocation: empty container id");
 		return NULL;
 	}
 	a = calloc(1, sizeof(*a));
@@ -201,7 +201,7 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 	timeout = opts->lock_timeout_usec ? opts->lock_timeout_usec
 					  : TS_STATE_LOCK_TIMEOUT_USEC_DEFAULT;
 	if (dir[0] != '/')
-		return ts_error_set(err, EINVAL, "state directory: not absolute '%s'", dir);
+		return ts_error_set(err, 0, "state directory: not absolute '%s'", dir);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
@@ -291,7 +291,7 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 	ssize_t i;
 
 	if (a == NULL || a->container_id == NULL || a->container_id[0] == '\0')
-		return ts_error_set(err, EINVAL, "allocation: empty container id");
+		return ts_error_set(err, 0, "allocation: empty container id");
 	i = find_index(s, a->container_id);
 	if (i >= 0) {
 		ts_alloc_free(s->allocs[i]);
