@@ -9,9 +9,39 @@
 #include <unistd.h>
 
 #include "cli/cmd-hook.h"
+#include "cli/config.h"
+#include "cli/log.h"
 #include "oci/json.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+
+int ts_cli_state_config_read(const struct ts_json *config, const char *config_path,
+			     struct ts_cli_state_config *ret, struct ts_error **err)
+{
+	const struct ts_json *dir = ts_json_get(config, "state_dir");
+	const struct ts_json *grace = ts_json_get(config, "gc_grace_seconds");
+	struct ts_cli_state_config sc = {.gc_grace_usec = TS_STATE_GC_GRACE_USEC_DEFAULT};
+	uint64_t secs = 0;
+
+	if (dir != NULL && dir->type != TS_JSON_STRING)
+		return ts_error_set(err, 0, "%s: '/state_dir': expected string, got %s",
+				    config_path, ts_json_type_name(dir->type));
+	if (dir != NULL && dir->u.string[0] != '/')
+		return ts_error_set(err, 0, "%s: '/state_dir': not absolute '%s'", config_path,
+				    dir->u.string);
+	if (grace != NULL && grace->type != TS_JSON_NUMBER)
+		return ts_error_set(err, 0, "%s: '/gc_grace_seconds': expected number, got %s",
+				    config_path, ts_json_type_name(grace->type));
+	if (grace != NULL && (ts_json_get_uint64(grace, &secs) < 0 || secs > UINT64_MAX / 1000000u))
+		return ts_error_set(err, 0, "%s: '/gc_grace_seconds': invalid seconds '%s'",
+				    config_path, grace->u.number);
+	if (dir != NULL)
+		sc.state_dir = dir->u.string;
+	if (grace != NULL)
+		sc.gc_grace_usec = secs * 1000000u;
+	*ret = sc;
+	return 0;
+}
 
 void ts_hook_state_release(struct ts_hook_state *st)
 {
@@ -31,7 +61,7 @@ static int opt_string(const struct ts_json *root, const char *key, char **dst,
 	if (v == NULL)
 		return 0;
 	if (v->type != TS_JSON_STRING)
-		return ts_error_set(err, EINVAL, "stdin: '/%s': expected string, got %s", key,
+		return ts_error_set(err, 0, "stdin: '/%s': expected string, got %s", key,
 				    ts_json_type_name(v->type));
 	*dst = strdup(v->u.string);
 	if (*dst == NULL)
@@ -52,13 +82,13 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 	if (r < 0)
 		return r;
 	if (root->type != TS_JSON_OBJECT)
-		return ts_error_set(err, EINVAL, "stdin: '/': expected object, got %s",
+		return ts_error_set(err, 0, "stdin: '/': expected object, got %s",
 				    ts_json_type_name(root->type));
 	if (ts_json_get(root, "id") == NULL)
-		return ts_error_set(err, EINVAL, "stdin: '/id': missing");
+		return ts_error_set(err, 0, "stdin: '/id': missing");
 	r = opt_string(root, "id", &st.container_id, err);
 	if (r >= 0 && st.container_id[0] == '\0')
-		r = ts_error_set(err, EINVAL, "stdin: '/id': empty");
+		r = ts_error_set(err, 0, "stdin: '/id': empty");
 	if (r >= 0)
 		r = opt_string(root, "ociVersion", &st.oci_version, err);
 	if (r >= 0)
@@ -68,11 +98,10 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 	pid = ts_json_get(root, "pid");
 	if (r >= 0 && pid != NULL) {
 		if (pid->type != TS_JSON_NUMBER)
-			r = ts_error_set(err, EINVAL, "stdin: '/pid': expected number, got %s",
+			r = ts_error_set(err, 0, "stdin: '/pid': expected number, got %s",
 					 ts_json_type_name(pid->type));
 		else if (ts_json_get_int64(pid, &v) < 0 || v < 0 || v > INT_MAX)
-			r = ts_error_set(err, EINVAL, "stdin: '/pid': invalid pid '%s'",
-					 pid->u.number);
+			r = ts_error_set(err, 0, "stdin: '/pid': invalid pid '%s'", pid->u.number);
 		else
 			st.pid = (pid_t)v;
 	}
@@ -98,7 +127,7 @@ int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state
 	int r;
 
 	if (st->pid <= 0)
-		return ts_error_set(err, EINVAL, "stdin: '/pid': missing");
+		return ts_error_set(err, 0, "stdin: '/pid': missing");
 	/* read the process before taking the lock: the lock is held briefly */
 	r = ts_state_proc_start_ticks(proc_root, st->pid, &ticks, NULL, err);
 	if (r < 0)
@@ -199,10 +228,32 @@ static int read_stdin(char **ret_buf, size_t *ret_len, struct ts_error **err)
 	return 0;
 }
 
+/* Store options from the config file; config is kept for the borrowed strings. */
+static int load_options(struct ts_json **config, struct ts_state_options *ret,
+			struct ts_error **err)
+{
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+	struct ts_cli_state_config sc;
+	int r;
+
+	if (path == NULL || path[0] == '\0')
+		path = TS_CLI_CONFIG_DEFAULT;
+	r = ts_cli_config_load(path, config, err);
+	if (r < 0)
+		return r;
+	r = ts_cli_state_config_read(*config, path, &sc, err);
+	if (r < 0)
+		return r;
+	*ret = (struct ts_state_options){.state_dir = sc.state_dir};
+	return 0;
+}
+
 int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 {
 	cleanup_free char *buf = NULL;
 	cleanup_free char *warning = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	struct ts_state_options opts = {0};
 	struct ts_hook_state st = {0};
 	const char *stage = argc > 1 ? argv[1] : NULL;
 	size_t len = 0;
@@ -215,23 +266,24 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 			"hook: missing stage (expected 'create-runtime' or 'poststop')");
 	create = strcmp(stage, TS_HOOK_STAGE_CREATE_RUNTIME) == 0;
 	if (!create && strcmp(stage, TS_HOOK_STAGE_POSTSTOP) != 0)
-		return ts_error_set(err, EINVAL,
+		return ts_error_set(err, 0,
 				    "hook: unknown stage '%s' (expected 'create-runtime' or "
 				    "'poststop')",
 				    stage);
 	if (argc > 2)
-		return ts_error_set(err, EINVAL, "hook: unexpected argument '%s'", argv[2]);
+		return ts_error_set(err, 0, "hook: unexpected argument '%s'", argv[2]);
 	r = read_stdin(&buf, &len, err);
 	if (r >= 0)
 		r = ts_hook_state_parse(buf, len, &st, err);
-	/* NEEDSWORK: state_dir from the config file, once src/cli loads it */
+	if (r >= 0)
+		r = load_options(&config, &opts, err);
 	if (r >= 0 && create)
-		r = ts_hook_create_runtime(&st, NULL, &warning, err);
+		r = ts_hook_create_runtime(&st, &opts, &warning, err);
 	else if (r >= 0)
-		r = ts_hook_poststop(&st, NULL, NULL, &warning, err);
+		r = ts_hook_poststop(&st, &opts, NULL, &warning, err);
 	ts_hook_state_release(&st);
 	if (warning != NULL)
-		fprintf(stderr, "toposhim: warning: %s\n", warning);
+		ts_log(TS_LOG_WARNING, "%s", warning);
 	if (r < 0)
 		return ts_error_prefix(err, "hook %s", stage);
 	return 0;
@@ -360,7 +412,7 @@ int ts_hook_inject(struct ts_json *config, const char *self_exe, const char *sta
 	int r;
 
 	if (self_exe == NULL || self_exe[0] != '/')
-		return ts_error_set(err, EINVAL, "hook: not an absolute path '%s'",
+		return ts_error_set(err, 0, "hook: not an absolute path '%s'",
 				    self_exe ? self_exe : "");
 	hooks = ts_json_object_ensure(config, "hooks", TS_JSON_OBJECT, "config.json: ''", err);
 	if (hooks == NULL)

@@ -20,6 +20,7 @@
 #define TS_CLI_CMD_HOOK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "oci/json.h"
@@ -33,6 +34,32 @@
 #define TS_HOOK_PATH_ENV "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 /** Largest state document read from stdin (1 MiB). */
 #define TS_HOOK_STDIN_MAX_BYTES (1u << 20)
+
+/*
+ * The config members of the state store (/etc/toposhim/config.json, or
+ * $TOPOSHIM_CONFIG):
+ *   "state_dir": "/run/toposhim"   absolute path; TOPOSHIM_STATE_DIR wins
+ *   "gc_grace_seconds": 60         integer >= 0: how long a create may take
+ *                                  before its allocation counts as stale
+ */
+struct ts_cli_state_config {
+	const char *state_dir;	/* borrowed from the config tree; NULL when absent */
+	uint64_t gc_grace_usec; /* TS_STATE_GC_GRACE_USEC_DEFAULT when absent */
+};
+
+/**
+ * Read "state_dir" and "gc_grace_seconds" from the loaded config.
+ * @param[in]  config       root object from ts_cli_config_load(); borrowed, must
+ *                          outlive ret.
+ * @param[in]  config_path  file name for messages.
+ * @param[out] ret          filled on success.
+ * @return 0; -EINVAL "<file>: '/state_dir': expected string, got <type>",
+ *         "<file>: '/state_dir': not absolute '<v>'", "<file>:
+ *         '/gc_grace_seconds': expected number, got <type>", "<file>:
+ *         '/gc_grace_seconds': invalid seconds '<v>'".
+ */
+int ts_cli_state_config_read(const struct ts_json *config, const char *config_path,
+			     struct ts_cli_state_config *ret, struct ts_error **err);
 
 /** The container state a hook reads on stdin. */
 struct ts_hook_state {
@@ -87,14 +114,15 @@ int ts_hook_poststop(const struct ts_hook_state *st, const struct ts_state_optio
 		     struct ts_alloc **ret_removed, char **ret_warning, struct ts_error **err);
 
 /**
- * `toposhim hook <stage>`: read the state from stdin, run the stage with the
- * default store options (state dir from TOPOSHIM_STATE_DIR or /run/toposhim),
- * print a store-rebuild warning to stderr.
+ * `toposhim hook <stage>`: read the state from stdin, run the stage on the
+ * store in $TOPOSHIM_STATE_DIR, else the config's "state_dir", else
+ * /run/toposhim; log a store-rebuild warning (ts_log, level warning).
  * @param[in] argc, argv  argv[0] is "hook", argv[1] the stage; nothing after.
  * @return 0; -EINVAL "hook: unknown stage '<s>' (expected 'create-runtime' or
  *         'poststop')", "hook: missing stage ...", "hook: unexpected
  *         argument '<a>'"; -EFBIG for more than 1 MiB on stdin; errors of
- *         ts_hook_state_parse() and of the stage, prefixed "hook <stage>".
+ *         ts_hook_state_parse() and of the stage, prefixed "hook <stage>";
+ *         errors of ts_cli_config_load()/ts_cli_state_config_read().
  */
 int ts_cmd_hook(int argc, char **argv, struct ts_error **err);
 

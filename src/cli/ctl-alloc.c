@@ -1,4 +1,17 @@
-/* ctl-alloc.c - `toposhimctl alloc list|gc`; see ctl-alloc.h. */
+/*
+ * ctl-alloc.c - `toposhimctl alloc`: the operator's view of the allocation
+ * store (src/state).
+ *   alloc list          one line per allocation under a header: CONTAINER ID,
+ *                       STATE, CLASS, CPUS, MEMS, PID, DEVICES ("-" for none),
+ *                       columns two spaces apart, in store order
+ *   alloc list --json   the "allocations" array of allocations.json, pretty
+ *   alloc gc [--grace SECONDS]
+ *                       collect stale allocations (ts_state_gc()), one line
+ *                       "collected <container id>" each; the grace period
+ *                       defaults to the config's "gc_grace_seconds" (60)
+ * The store is $TOPOSHIM_STATE_DIR, else the config's "state_dir", else
+ * /run/toposhim.  Exit codes and message shapes follow ctl.h.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -6,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/ctl-alloc.h"
+#include "cli/cmd-hook.h"
+#include "cli/config.h"
+#include "cli/ctl.h"
 #include "oci/json.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -22,13 +37,13 @@ static int print_error(struct ts_error *err)
 {
 	cleanup_free char *msg = ts_error_format(err);
 
-	fprintf(stderr, "toposhimctl: error: %s\n", msg ? msg : "out of memory");
+	fprintf(stderr, "toposhimctl: alloc: %s\n", msg ? msg : "out of memory");
 	return 1;
 }
 
 static int usage(const char *why)
 {
-	fprintf(stderr, "toposhimctl: error: alloc: %s\n%s\n", why, USAGE);
+	fprintf(stderr, "toposhimctl: alloc: %s\n%s\n", why, USAGE);
 	return 2;
 }
 
@@ -90,7 +105,7 @@ static int list_text(const struct ts_state *s)
 			const char *cells[_COL_MAX];
 
 			if (!row_cells(ts_state_at(s, i), cells, &pid, &devices)) {
-				fprintf(stderr, "toposhimctl: error: out of memory\n");
+				fprintf(stderr, "toposhimctl: alloc: out of memory\n");
 				return 1;
 			}
 			for (int c = 0; pass == 0 && c < _COL_MAX; c++)
@@ -116,30 +131,44 @@ static int list_json(const struct ts_state *s)
 	return 0;
 }
 
+/* The config's state members; *config keeps the borrowed strings alive. */
+static int read_config(struct ts_json **config, struct ts_cli_state_config *ret)
+{
+	cleanup_error struct ts_error *err = NULL;
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+
+	if (path == NULL || path[0] == '\0')
+		path = TS_CLI_CONFIG_DEFAULT;
+	if (ts_cli_config_load(path, config, &err) < 0 ||
+	    ts_cli_state_config_read(*config, path, ret, &err) < 0)
+		return print_error(err);
+	return 0;
+}
+
 /* Open and load the store; prints errors and warnings. */
-static int open_store(struct ts_state **ret)
+static int open_store(const struct ts_cli_state_config *sc, struct ts_state **ret)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *warning = NULL;
 	cleanup_state struct ts_state *s = NULL;
+	struct ts_state_options opts = {.state_dir = sc->state_dir};
 
-	/* NEEDSWORK: state_dir and the grace period from the config file */
-	if (ts_state_open(NULL, &s, &err) < 0 || ts_state_load(s, &warning, &err) < 0)
+	if (ts_state_open(&opts, &s, &err) < 0 || ts_state_load(s, &warning, &err) < 0)
 		return print_error(err);
 	if (warning != NULL)
-		fprintf(stderr, "toposhimctl: warning: %s\n", warning);
+		fprintf(stderr, "toposhimctl: alloc: warning: %s\n", warning);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
 
-static int cmd_gc(uint64_t grace_usec)
+static int cmd_gc(const struct ts_cli_state_config *sc, uint64_t grace_usec)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_state struct ts_state *s = NULL;
 	struct ts_alloc **collected = NULL;
 	size_t n = 0;
 
-	if (open_store(&s) != 0)
+	if (open_store(sc, &s) != 0)
 		return 1;
 	if (ts_state_gc(s, ts_state_now_usec(), grace_usec, &collected, &n, &err) < 0)
 		return print_error(err);
@@ -173,39 +202,41 @@ static bool parse_seconds(const char *s, uint64_t *ret_usec)
 int ts_ctl_alloc(int argc, char **argv)
 {
 	cleanup_state struct ts_state *s = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	struct ts_cli_state_config sc;
 	const char *sub = argc > 1 ? argv[1] : NULL;
-	uint64_t grace = TS_STATE_GC_GRACE_USEC_DEFAULT;
-	bool json = false;
+	uint64_t grace = 0;
+	bool json = false, has_grace = false;
 
 	if (sub == NULL)
 		return usage("missing command");
+	if (strcmp(sub, "gc") != 0 && strcmp(sub, "list") != 0) {
+		fprintf(stderr, "toposhimctl: alloc: unknown command '%s'\n%s\n", sub, USAGE);
+		return 2;
+	}
 	for (int i = 2; i < argc; i++) {
-		if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0)
+		if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
 			json = true;
-		else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0 &&
-			 i + 1 < argc) {
+		} else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0 &&
+			   i + 1 < argc) {
 			if (!parse_seconds(argv[++i], &grace)) {
 				fprintf(stderr,
-					"toposhimctl: error: alloc gc: --grace: invalid "
-					"seconds '%s'\n",
+					"toposhimctl: alloc gc: --grace: invalid seconds '%s'\n",
 					argv[i]);
 				return 2;
 			}
+			has_grace = true;
 		} else {
-			fprintf(stderr,
-				"toposhimctl: error: alloc %s: unexpected argument '%s'\n%s\n", sub,
-				argv[i], USAGE);
+			fprintf(stderr, "toposhimctl: alloc %s: unexpected argument '%s'\n%s\n",
+				sub, argv[i], USAGE);
 			return 2;
 		}
 	}
+	if (read_config(&config, &sc) != 0)
+		return 1;
 	if (strcmp(sub, "gc") == 0)
-		return cmd_gc(grace);
-	if (strcmp(sub, "list") != 0) {
-		fprintf(stderr, "toposhimctl: error: alloc: unknown command '%s'\n%s\n", sub,
-			USAGE);
-		return 2;
-	}
-	if (open_store(&s) != 0)
+		return cmd_gc(&sc, has_grace ? grace : sc.gc_grace_usec);
+	if (open_store(&sc, &s) != 0)
 		return 1;
 	return json ? list_json(s) : list_text(s);
 }

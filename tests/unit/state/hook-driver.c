@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cli/cmd-hook.h"
-#include "cli/ctl-alloc.h"
+#include "cli/ctl.h"
 #include "oci/json.h"
 #include "state/state.h"
 #include "util/cleanup.h"

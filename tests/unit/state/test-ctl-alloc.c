@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cli/ctl-alloc.h"
+#include "cli/ctl.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -69,7 +69,7 @@ static struct run ctl(const char *dir, char **argv)
 }
 
 struct fixture {
-	char *top, *sdir;
+	char *top, *sdir, *config;
 };
 
 static int setup(void **state)
@@ -80,8 +80,11 @@ static int setup(void **state)
 		return -1;
 	if (asprintf(&f->sdir, "%s/state", f->top) < 0)
 		return -1;
-	/* ctl takes the state dir from the environment, as operators do */
-	if (setenv("TOPOSHIM_STATE_DIR", f->sdir, 1) < 0)
+	/* ctl takes the state dir from the environment, as operators do, and
+	 * the config from a file that does not exist (defaults) */
+	if (setenv("TOPOSHIM_STATE_DIR", f->sdir, 1) < 0 ||
+	    asprintf(&f->config, "%s/config.json", f->top) < 0 ||
+	    setenv("TOPOSHIM_CONFIG", f->config, 1) < 0)
 		return -1;
 	*state = f;
 	return 0;
@@ -92,9 +95,11 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	unsetenv("TOPOSHIM_STATE_DIR");
+	unsetenv("TOPOSHIM_CONFIG");
 	th_rm_rf(f->top);
 	free(f->top);
 	free(f->sdir);
+	free(f->config);
 	free(f);
 	return 0;
 }
@@ -225,6 +230,44 @@ static void test_gc(void **state)
 	assert_string_equal(ts_state_at(s, 0)->container_id, "web-1");
 }
 
+static void test_config(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_free char *text = NULL, *want = NULL;
+	char *gc_argv[] = {(char *)"alloc", (char *)"gc", NULL};
+	char *list_argv[] = {(char *)"alloc", (char *)"list", NULL};
+	struct run r;
+
+	/* "old" was created at 20 us after the epoch: with a grace period of
+	 * 2^63 s it is still young, with the default it is collected */
+	put_two(0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\", \"gc_grace_seconds\": 9223372036854}",
+			     f->sdir) > 0);
+	assert_int_equal(th_write(f->top, "config.json", text), 0);
+	/* the config names the store when the environment does not */
+	assert_int_equal(unsetenv("TOPOSHIM_STATE_DIR"), 0);
+	r = ctl(f->top, gc_argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	/* web-1's pid 4242 with start time 0 is no live process: collected */
+	assert_string_equal(r.out, "collected web-1\n");
+	run_release(&r);
+	r = ctl(f->top, list_argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "CONTAINER ID  STATE     CLASS  CPUS  MEMS  PID  DEVICES\n"
+				   "old           creating  -      -     -     -    -\n");
+	run_release(&r);
+	/* a bad member is an error naming file, field and value */
+	assert_int_equal(th_write(f->top, "config.json", "{\"gc_grace_seconds\": -1}"), 0);
+	r = ctl(f->top, gc_argv);
+	assert_int_equal(r.status, 1);
+	assert_true(asprintf(&want,
+			     "toposhimctl: alloc: %s: '/gc_grace_seconds': invalid seconds '-1'\n",
+			     f->config) > 0);
+	assert_string_equal(r.err, want);
+	run_release(&r);
+}
+
 static void test_usage_errors(void **state)
 {
 	static const char usage[] = "usage: toposhimctl alloc list [--json] | toposhimctl alloc gc "
@@ -233,14 +276,14 @@ static void test_usage_errors(void **state)
 		const char *args[4];
 		const char *err;
 	} rows[] = {
-		{{"alloc"}, "toposhimctl: error: alloc: missing command\n"},
-		{{"alloc", "rm"}, "toposhimctl: error: alloc: unknown command 'rm'\n"},
+		{{"alloc"}, "toposhimctl: alloc: missing command\n"},
+		{{"alloc", "rm"}, "toposhimctl: alloc: unknown command 'rm'\n"},
 		{{"alloc", "list", "--yaml"},
-		 "toposhimctl: error: alloc list: unexpected argument '--yaml'\n"},
+		 "toposhimctl: alloc list: unexpected argument '--yaml'\n"},
 		{{"alloc", "gc", "--json"},
-		 "toposhimctl: error: alloc gc: unexpected argument '--json'\n"},
+		 "toposhimctl: alloc gc: unexpected argument '--json'\n"},
 		{{"alloc", "gc", "--grace", "1m"},
-		 "toposhimctl: error: alloc gc: --grace: invalid seconds '1m'\n"},
+		 "toposhimctl: alloc gc: --grace: invalid seconds '1m'\n"},
 	};
 	struct fixture *f = *state;
 
@@ -266,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_text_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
 	};
 
