@@ -592,6 +592,7 @@ int ts_cgroup_resize(const struct ts_cgroup_resize_target *targets, size_t n,
 		const struct ts_cgroup_resize_target *t = &targets[i];
 		cleanup_free char *p = t->cgroup_path ? normalize_path(t->cgroup_path) : NULL;
 		direct[i] = use_direct(t, p, opts->mode);
+		results[i].via_runtime = !direct[i];
 		if ((r = validate(t, p, direct[i], err)) < 0)
 			goto out;
 		if (!direct[i] || check_alive(t, proc_root, &results[i]) == 0)

@@ -265,11 +265,16 @@ static void test_runtime_update(void **state)
 		{.container_id = "slow", .cpus_str = "0-1", .runtime_path = rt},
 		{.container_id = "b", .cpus_str = "2", .runtime_path = rt},
 		{.container_id = "nort", .cpus_str = "2", .runtime_path = "/nonexistent/runc"},
+		{.container_id = "gone", .cpus_str = "2", .runtime_path = rt, .pid = 100},
 	};
-	const struct ts_cgroup_resize_options opts = {
-		.root = "/nonexistent", .mode = TS_CGROUP_MODE_HYBRID, .timeout_ms = 300};
+	char proc[256];
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	const struct ts_cgroup_resize_options opts = {.root = "/nonexistent",
+						      .mode = TS_CGROUP_MODE_HYBRID,
+						      .proc_root = proc,
+						      .timeout_ms = 300};
 
-	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 3);
+	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 4);
 	want_result(&res[0], TS_CGROUP_RESIZE_OK, "%s", "");
 	assert_true(res[0].via_runtime);
 	assert_null(res[0].effective_cpus);
@@ -282,6 +287,8 @@ static void test_runtime_update(void **state)
 	want_result(&res[3], TS_CGROUP_RESIZE_OK, "%s", "");
 	want_result(&res[4], TS_CGROUP_RESIZE_FAILED,
 		    "container 'nort': cannot execute '/nonexistent/runc'");
+	want_result(&res[5], TS_CGROUP_RESIZE_DEAD, "container 'gone': init pid 100 is gone");
+	assert_true(res[5].via_runtime);
 	cleanup_free char *log = get("rt/argv.log");
 	assert_string_equal(log, "--root /run/r update --cpuset-cpus 0-1 --cpuset-mems 0 a\n"
 				 "update --cpuset-cpus 0-1 fail\n"
