@@ -59,6 +59,9 @@
  *      standard  cpu.weight 100 (the kernel's default)
  *      batch     cpu.weight 1, cpu.idle 1
  *    Other class names may be configured freely; an unknown class has no limits.
+ *    A unified key whose controller or file the host lacks (io.weight without
+ *    the io controller enabled, cpu.idle before Linux 5.15) makes the runtime
+ *    fail the create: configure only what the hosts have.
  *
  *    Mapping onto config.json (see ts_cgroup_apply_class()):
  *
@@ -231,6 +234,17 @@ struct ts_cgroup_config {
  */
 int ts_cgroup_config_read(const struct ts_json *config, const char *config_path,
 			  struct ts_cgroup_config *ret, struct ts_error **err);
+
+/**
+ * The cgroup root and mode to use: root from ts_cgroup_root(c->root); mode
+ * c->mode when the config forces one, else ts_cgroup_detect_mode() on root.
+ * @param[in]  c         read config (NULL = defaults); borrowed.
+ * @param[out] ret_root  borrowed from c or the environment, or a literal.
+ * @param[out] ret_mode  the mode.  Both written only on success.
+ * @return 0; the errors of ts_cgroup_detect_mode().
+ */
+int ts_cgroup_config_resolve(const struct ts_cgroup_config *c, const char **ret_root,
+			     enum ts_cgroup_mode *ret_mode, struct ts_error **err);
 
 /** Free what ts_cgroup_config_read() allocated and zero *c (NULL accepted). */
 void ts_cgroup_config_release(struct ts_cgroup_config *c);

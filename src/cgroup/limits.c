@@ -380,3 +380,21 @@ const struct ts_cgroup_class_limits *ts_cgroup_config_class(const struct ts_cgro
 		return NULL;
 	return class_find(c->classes, c->n_classes, class_name);
 }
+
+int ts_cgroup_config_resolve(const struct ts_cgroup_config *c, const char **ret_root,
+			     enum ts_cgroup_mode *ret_mode, struct ts_error **err)
+{
+	const char *root = ts_cgroup_root(c ? c->root : NULL);
+	enum ts_cgroup_mode mode;
+
+	if (c != NULL && ts_cgroup_mode_to_string(c->mode) != NULL) {
+		mode = c->mode;
+	} else {
+		int r = ts_cgroup_detect_mode(root, &mode, err);
+		if (r < 0)
+			return r;
+	}
+	*ret_root = root;
+	*ret_mode = mode;
+	return 0;
+}

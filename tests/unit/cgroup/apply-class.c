@@ -5,8 +5,9 @@
  *
  *   apply-class CONFIG_JSON TOPOSHIM_CONFIG CLASS MODE
  *
- * MODE is unified, hybrid, legacy, or detect (ts_cgroup_detect_mode() on the
- * root from TOPOSHIM_CGROUP_ROOT / the config / /sys/fs/cgroup).  Prints the
+ * MODE is unified, hybrid, legacy, or detect (ts_cgroup_config_resolve(): the
+ * config's "cgroup" mode, else detection on TOPOSHIM_CGROUP_ROOT / the
+ * config's root / /sys/fs/cgroup).  Prints the
  * mode used on stdout and each message on stderr; exits 1 on error.
  */
 #include <errno.h>
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 	cleanup_free char *out = NULL;
 	struct ts_cgroup_config cfg = {0};
 	enum ts_cgroup_mode mode;
+	const char *root = NULL;
 	size_t len = 0;
 	int r = -EINVAL;
 
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
 	if (tcfg != NULL)
 		r = ts_cgroup_config_read(tcfg, argv[2], &cfg, &e);
 	if (r >= 0 && strcmp(argv[4], "detect") == 0)
-		r = ts_cgroup_detect_mode(ts_cgroup_root(cfg.root), &mode, &e);
+		r = ts_cgroup_config_resolve(&cfg, &root, &mode, &e);
 	else if (r >= 0 && (mode = ts_cgroup_mode_from_string(argv[4])) < 0)
 		r = ts_error_set(&e, 0, "invalid mode '%s'", argv[4]);
 	if (r >= 0)

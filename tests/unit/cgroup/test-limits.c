@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cgroup/cgroup.h"
@@ -180,12 +181,45 @@ static void test_errors(void **state)
 	}
 }
 
+static void test_resolve(void **state)
+{
+	char dir[] = "/tmp/ts-cgroup-resolve-XXXXXX";
+	char file[128];
+	struct ts_cgroup_config c;
+	cleanup_error struct ts_error *e = NULL;
+	const char *root = NULL;
+	enum ts_cgroup_mode mode = TS_CGROUP_MODE_INVALID;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/" TS_CGROUP_MODE_FILE, dir);
+	FILE *f = fopen(file, "we");
+	assert_non_null(f);
+	fputs("hybrid\n", f);
+	fclose(f);
+	assert_int_equal(setenv(TS_CGROUP_ROOT_ENV, dir, 1), 0);
+	/* Auto: the mode file of the tree the environment names. */
+	assert_int_equal(ts_cgroup_config_read(NULL, "t.json", &c, &e), 0);
+	assert_int_equal(ts_cgroup_config_resolve(&c, &root, &mode, &e), 0);
+	assert_string_equal(root, dir);
+	assert_int_equal(mode, TS_CGROUP_MODE_HYBRID);
+	/* The config's mode wins over the file. */
+	c.mode = TS_CGROUP_MODE_UNIFIED;
+	assert_int_equal(ts_cgroup_config_resolve(&c, &root, &mode, &e), 0);
+	assert_int_equal(mode, TS_CGROUP_MODE_UNIFIED);
+	ts_cgroup_config_release(&c);
+	assert_int_equal(unsetenv(TS_CGROUP_ROOT_ENV), 0);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_resolve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
