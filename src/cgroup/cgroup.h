@@ -22,7 +22,7 @@
  *    config "cgroup": {"mode": "unified"|"hybrid"|"legacy"|"auto"}, or a file
  *    named TS_CGROUP_MODE_FILE (".toposhim-cgroup-mode") at the root of the
  *    tree holding one of those words (config wins over the file, the file
- *    over statfs).
+ *    over statfs; ts_cgroup_config_resolve() applies that order).
  *
  * 2. Class limits.  The toposhim config names, per QoS class, the cgroup v2
  *    values its containers get:
@@ -92,8 +92,8 @@
  *    Since the result depends on the runtime's version, on cgroup v2 the
  *    weight always goes into unified["cpu.weight"] as well, which both
  *    runtimes write after (and so over) the converted shares.
- *    ts_cgroup_shares_to_weight_linear()/_quadratic() compute both formulas
- *    to explain an engine's shares in conflict messages.
+ *    ts_cgroup_shares_to_weight_linear()/_quadratic() compute both formulas,
+ *    for callers that need to tell which weight an engine's shares became.
  *
  * 3. Live resizing (ts_cgroup_resize()): new cpus/mems for running
  *    containers, by direct writes to their cgroup v2 cpuset files, or by
@@ -272,10 +272,16 @@ const struct ts_cgroup_class_limits *ts_cgroup_config_class(const struct ts_cgro
  *    keys without a v1 equivalent are skipped with one message naming them.
  * Every other member of config.json, unified keys the engine set included,
  * is kept in place.
- * Messages (one line each, lowercase, caller logs them as warnings) look like
- *   "config.json: '/linux/resources/cpu/shares': engine value 2 kept, class
- *    'critical' wants cpu.weight 1000 (shares 10240)"
- *   "config.json: class 'batch': cgroup v1 (hybrid): skipped cpu.idle, memory.min"
+ * Messages (one line each, lowercase, caller logs them as warnings):
+ *   "config.json: '/linux/resources/cpu/shares': engine value '2' kept over
+ *    class 'critical' value '10240' (cpu.weight 1000)"  ("replaced by" with
+ *    override_engine)
+ *   "config.json: class 'batch': cgroup v1 (hybrid): skipped cpu.idle,
+ *    memory.min (no v1 equivalent)"
+ *   "config.json: class 'web': memory.high '0.9' skipped: no
+ *    '/linux/resources/memory/limit'"
+ *   "config.json: class 'critical': memory.min 'request' skipped: no
+ *    '/linux/resources/memory/reservation' or '/linux/resources/memory/limit'"
  * @param[in,out] oci_config    config.json root object; edited in place.
  * @param[in]     config_name   file name for messages ("config.json" or a path).
  * @param[in]     limits        the class; borrowed; NULL = nothing to do.
