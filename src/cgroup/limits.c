@@ -42,7 +42,7 @@ static void builtin_classes(struct ts_cgroup_class_limits c[3])
 static int read_int(const struct ts_json *v, const char *what, int64_t min, int64_t max,
 		    int64_t *ret, struct ts_error **err)
 {
-	int64_t x;
+	int64_t x = 0;
 
 	if (v->type != TS_JSON_NUMBER)
 		return ts_error_set(err, 0, "%s: expected number, got %s", what,
@@ -58,7 +58,7 @@ static int read_int(const struct ts_json *v, const char *what, int64_t min, int6
 
 static int read_flag(const struct ts_json *v, const char *what, int *ret, struct ts_error **err)
 {
-	int64_t x;
+	int64_t x = 0;
 
 	if (v->type == TS_JSON_BOOL) {
 		*ret = v->u.boolean ? 1 : 0;
@@ -110,7 +110,7 @@ static int parse_fraction_ppm(const char *s, uint32_t *ret)
 static int read_mem(const struct ts_json *v, const char *what, bool allow_max,
 		    struct ts_cgroup_mem_value *ret, struct ts_error **err)
 {
-	int64_t x;
+	int64_t x = 0;
 
 	if (v->type == TS_JSON_NUMBER) {
 		int r = read_int(v, what, 0, INT64_MAX, &x, err);
@@ -178,7 +178,7 @@ static int parse_cpu_max(const char *s, int64_t *ret_quota, uint64_t *ret_period
 static int read_class_key(struct ts_cgroup_class_limits *c, const char *key,
 			  const struct ts_json *v, const char *what, struct ts_error **err)
 {
-	int64_t x;
+	int64_t x = 0;
 	int r = 0;
 
 	if (strcmp(key, "cpu.weight") == 0) {
