@@ -7,6 +7,8 @@
 #include "util/cleanup.h"
 
 static const struct ts_ctl_command ts_ctl_commands[] = {
+	{"cdi", ts_ctl_cdi, "list, validate and resolve CDI devices"},
+	{"alloc", ts_ctl_alloc, "list or collect CPU/memory allocations"},
 	{"version", ts_ctl_version, "print the version"},
 	{"help", ts_ctl_help, "show this help"},
 };
