@@ -54,4 +54,8 @@ static inline void ts_strv_release(struct ts_strv *sv)
 	sv->n = 0;
 }
 
+/* Add or replace a class of cfg. @return 0; -ENOMEM. */
+int ts_placement_config_add_class(struct ts_placement_config *cfg, const char *name,
+				  enum ts_placement_pool pool, enum ts_placement_kind kind);
+
 #endif

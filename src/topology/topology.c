@@ -123,6 +123,11 @@ static int build_numa_table(struct ts_topology *t)
 		e->memory_only = memory_only;
 		e->tier = tier_of(o, memory_only);
 	}
+	bool sizes_known = false;
+	for (size_t i = 0; i < t->n_numa_nodes; i++)
+		sizes_known |= t->numa_nodes[i].memory_bytes > 0;
+	for (size_t i = 0; i < t->n_numa_nodes; i++)
+		t->numa_nodes[i].has_memory = !sizes_known || t->numa_nodes[i].memory_bytes > 0;
 	qsort(t->numa_nodes, t->n_numa_nodes, sizeof(*t->numa_nodes), cmp_numa);
 	return 0;
 }

@@ -11,8 +11,7 @@
  *  - every cpuset holds PU *OS* indexes, every nodeset NUMA node OS indexes
  *    (hwloc "physical" indexes, what the kernel and linux.resources.cpu use);
  *  - `online` is the set of PUs that exist, are online and are allowed;
- *  - every entry of `numa_nodes` has memory_bytes > 0 or is flagged so;
- *    placement never puts a node without memory into mems.
+ *  - placement never puts a node without memory (has_memory false) into mems.
  *
  * Sources (first match wins, see ts_topology_load_default()):
  *  env TOPOSHIM_TOPOLOGY_XML, config "topology": {"xml": FILE}, the host
@@ -57,7 +56,9 @@ struct ts_numa_node {
 	unsigned os_index;
 	hwloc_bitmap_t cpus;	   /* online PUs of the node; empty if memory_only */
 	hwloc_bitmap_t local_cpus; /* online PUs near it (its hwloc cpuset) */
-	uint64_t memory_bytes;	   /* local memory; 0 = no memory (never in mems) */
+	uint64_t memory_bytes;	   /* local memory; 0 = none or unknown */
+	bool has_memory;	   /* memory_bytes > 0, or no node of the topology
+				    * reports a size (synthetic, old XML): assumed */
 	enum ts_memory_tier tier;
 	bool memory_only; /* no PU of its own (CPU-less node) */
 };
