@@ -290,4 +290,28 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 		       const struct ts_placement_request *req, struct ts_placement_result *ret,
 		       struct ts_error **err);
 
+/**
+ * Describe a topology for `toposhimctl topology --json`: an object with
+ * "source", "online" (cpu list), "pus", "smt_width", "packages"
+ * [{"os_index","cpus"}], "numa_nodes" [{"os_index","cpus","local_cpus",
+ * "memory_bytes","tier","memory_only"}], "l3_groups" [{"logical_index",
+ * "cpus"}], "cores", "cpu_kinds" {"performance","efficiency"} and
+ * "devices" [{"name","pci" (or null),"numa_nodes"}] (hwloc OS devices, plus
+ * GPU/InfiniBand/NVMe/accelerator PCI devices that have none).
+ * @param[out] ret  new tree; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_describe_topology(const struct ts_topology *topo, struct ts_json **ret,
+				   struct ts_error **err);
+
+/**
+ * A placement result as JSON for `toposhimctl plan --json`: {"container_id",
+ * "class", "pool", "cpus", "mems", "shared_pool" (cpu lists), "existing",
+ * "affected" [ids], "reasons" [lines]}.
+ * @param[out] ret  new tree; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_result_to_json(const struct ts_placement_result *res, const char *container_id,
+				struct ts_json **ret, struct ts_error **err);
+
 #endif
