@@ -168,6 +168,17 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 
 	if (out == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (cfg->reserved_cpus != NULL && cfg->reserved_count > 0 &&
+	    (unsigned)hwloc_bitmap_weight(cfg->reserved_cpus) != cfg->reserved_count) {
+		cleanup_free char *s = NULL;
+		(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
+		/* the kubelet refuses this too (unable to reserve the required amount) */
+		return ts_error_set(
+			err, 0,
+			"placement: '/placement/reserved': count %u does not match cpus "
+			"'%s'",
+			cfg->reserved_count, s != NULL ? s : "?");
+	}
 	if (cfg->reserved_cpus != NULL) {
 		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online)) {
 			cleanup_free char *s = NULL;

@@ -224,7 +224,8 @@ void ts_placement_result_release(struct ts_placement_result *res);
  * Compute the reserved PUs of cfg on topo.
  * @param[out] ret  new bitmap; caller frees.
  * @return 0; -EINVAL "placement: '/placement/reserved/cpus': cpus not online
- *         '<list>'"; -EINVAL when count exceeds the online PUs; -ENOMEM.
+ *         '<list>'"; -EINVAL when count exceeds the online PUs, or when both
+ *         cpus and count are given and disagree (kubelet R5); -ENOMEM.
  */
 int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 			  hwloc_bitmap_t *ret, struct ts_error **err);

@@ -286,40 +286,74 @@ static int take_whole(struct ctx *c, int lvl, hwloc_const_bitmap_t scope)
 	return 0;
 }
 
-/* Single PUs: packed (core by core) or spread (one PU per core per round). */
-static int take_pus(struct ctx *c, hwloc_const_bitmap_t scope)
+/* Single PUs, packed: core by core in the busiest-first core order. */
+static int take_pus_packed(struct ctx *c, hwloc_const_bitmap_t scope)
 {
 	cleanup_free size_t *order = NULL;
 	size_t n = 0;
 	int core_lvl = c->nlevels - 1;
 	int r = ordered(c, core_lvl, scope, &order, &n);
-	unsigned rounds = c->opts->spread ? c->topo->smt_width : 1;
 
 	if (r < 0)
 		return r;
-	for (unsigned round = 0; round < rounds && c->need > 0; round++) {
-		for (size_t k = 0; k < n && c->need > 0; k++) {
-			struct domain *d = &c->levels[core_lvl].doms[order[k]];
-			unsigned seen = 0;
-			int pu;
+	for (size_t k = 0; k < n && c->need > 0; k++) {
+		struct domain *d = &c->levels[core_lvl].doms[order[k]];
+		int pu;
 
-			hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
-			hwloc_bitmap_and(c->tmp, c->tmp, scope);
-			hwloc_bitmap_foreach_begin(pu, c->tmp)
-				{
-					if (c->need == 0)
-						break;
-					if (c->opts->spread && seen++ > 0)
-						break;
-					hwloc_bitmap_set(c->took_pus, (unsigned)pu);
-					hwloc_bitmap_set(c->result, (unsigned)pu);
-					hwloc_bitmap_clr(c->avail, (unsigned)pu);
-					c->need--;
-				}
-			hwloc_bitmap_foreach_end();
+		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
+		hwloc_bitmap_and(c->tmp, c->tmp, scope);
+		hwloc_bitmap_foreach_begin(pu, c->tmp)
+		{
+			if (c->need == 0)
+				break;
+			hwloc_bitmap_set(c->took_pus, (unsigned)pu);
+			hwloc_bitmap_set(c->result, (unsigned)pu);
+			hwloc_bitmap_clr(c->avail, (unsigned)pu);
+			c->need--;
 		}
+		hwloc_bitmap_foreach_end();
 	}
 	return 0;
+}
+
+/* Single PUs, spread (kubelet distribute-cpus-across-cores): the smallest
+ * domains busiest first, and inside each the PUs by ascending OS index,
+ * which puts SMT siblings (numbered apart) last. */
+static int take_pus_spread(struct ctx *c, hwloc_const_bitmap_t scope)
+{
+	cleanup_free size_t *order = NULL;
+	size_t n = 0;
+	int lvl = c->nlevels - 2;
+	int r;
+
+	if (lvl < 0)
+		return take_pus_packed(c, scope);
+	r = ordered(c, lvl, scope, &order, &n);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < n && c->need > 0; k++) {
+		struct domain *d = &c->levels[lvl].doms[order[k]];
+		int pu;
+
+		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
+		hwloc_bitmap_and(c->tmp, c->tmp, scope);
+		hwloc_bitmap_foreach_begin(pu, c->tmp)
+		{
+			if (c->need == 0)
+				break;
+			hwloc_bitmap_set(c->took_pus, (unsigned)pu);
+			hwloc_bitmap_set(c->result, (unsigned)pu);
+			hwloc_bitmap_clr(c->avail, (unsigned)pu);
+			c->need--;
+		}
+		hwloc_bitmap_foreach_end();
+	}
+	return 0;
+}
+
+static int take_pus(struct ctx *c, hwloc_const_bitmap_t scope)
+{
+	return c->opts->spread ? take_pus_spread(c, scope) : take_pus_packed(c, scope);
 }
 
 static int take_cores_then_pus(struct ctx *c, hwloc_const_bitmap_t scope)

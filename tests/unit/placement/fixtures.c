@@ -20,6 +20,7 @@ struct shape {
 	int (*pkg)(unsigned c);
 	int (*numa)(unsigned c);
 	int (*l3)(unsigned c);
+	unsigned (*core_id)(unsigned c); /* NULL: c */
 };
 
 static unsigned pu_plus4(unsigned c, unsigned t)
@@ -87,12 +88,49 @@ static int div96(unsigned c)
 	return (int)(c / 96);
 }
 
+/* T6, the kubelet's KNL SNC4 fixture: 72 SMT4 cores with ids 0-15, 18-57,
+ * 60-75 (no 16, 17, 58, 59).  Core k < 64 has PUs f, f+60, f+120, f+180
+ * with f = 49 + k (minus 2 past each gap), except core 0 whose first PU is
+ * 0 and core 63 whose PUs are 37, 108, 168, 228; core 64 + j has PUs
+ * 1+j, 13+j, 25+j, 38+j.  Cores pair up on packages: package (k / 2) % 4
+ * (k < 64), ((k - 64) / 2) % 4 (k >= 64); NUMA node = package. */
+static unsigned t6_core(unsigned c)
+{
+	if (c >= 60)
+		return 64 + (c - 60);
+	if (c == 59)
+		return 63;
+	return c < 16 ? c : c < 56 ? c + 2 : c + 4;
+}
+
+static unsigned t6_pu(unsigned c, unsigned t)
+{
+	unsigned k = t6_core(c), f;
+
+	if (k >= 64)
+		return (k - 64) + (t == 0 ? 1 : t == 1 ? 13 : t == 2 ? 25 : 38);
+	if (k == 63)
+		return t == 0 ? 37 : 108 + 60 * (t - 1);
+	f = 49 + k - (k >= 18 ? 2 : 0) - (k >= 60 ? 2 : 0);
+	if (k == 0 && t == 0)
+		return 0;
+	return f + 60 * t;
+}
+
+static int t6_pkg(unsigned c)
+{
+	unsigned k = t6_core(c);
+
+	return (int)((k >= 64 ? (k - 64) / 2 : k / 2) % 4);
+}
+
 static const struct shape shapes[_FIXTURE_MAX] = {
 	[T1] = {4, 2, 1, 1, 0, pu_plus4, zero, zero, none},
 	[T2] = {6, 2, 2, 2, 0, pu_plus6, mod2, mod2, none},
 	[T3] = {9, 2, 3, 1, 0, pu_pair, t3_pkg, none, none},
 	[T4] = {8, 1, 2, 2, 0, pu_self, div4, div4, none},
 	[T5] = {40, 2, 2, 4, 0, pu_plus40, div20, div10, none},
+	[T6] = {72, 4, 4, 4, 0, t6_pu, t6_pkg, t6_pkg, none, t6_core},
 	[T8] = {16, 1, 1, 1, 4, pu_self, zero, zero, div4},
 	[T9] = {16, 1, 2, 2, 4, pu_self, div8, div8, div4},
 	[T10] = {16, 1, 1, 2, 4, pu_self, zero, div8, div4},
@@ -155,14 +193,26 @@ static void emit_cores(struct gen *g, int (*key)(unsigned), int want, int (*key2
 {
 	const struct shape *s = g->s;
 
-	for (unsigned c = 0; c < s->ncores; c++) {
+	/* hwloc wants siblings in cpuset order: walk cores by lowest PU */
+	for (unsigned done = 0, last_pu = 0; done < s->ncores; done++) {
+		unsigned c = s->ncores, min_pu = 0;
+		for (unsigned k = 0; k < s->ncores; k++) {
+			unsigned lo = s->pu(k, 0);
+			for (unsigned t = 1; t < s->smt; t++)
+				lo = s->pu(k, t) < lo ? s->pu(k, t) : lo;
+			if ((done == 0 || lo > last_pu) && (c == s->ncores || lo < min_pu))
+				c = k, min_pu = lo;
+		}
+		if (c == s->ncores)
+			break;
+		last_pu = min_pu;
 		if (key(c) != want || (key2 != NULL && key2(c) != want2))
 			continue;
 		hwloc_bitmap_t cc = hwloc_bitmap_alloc();
 		for (unsigned t = 0; t < s->smt; t++)
 			hwloc_bitmap_set(cc, s->pu(c, t));
 		hwloc_bitmap_t n = nodes_of(s, cc);
-		open_obj(g, "Core", c, cc, n, "", false);
+		open_obj(g, "Core", s->core_id != NULL ? s->core_id(c) : c, cc, n, "", false);
 		for (unsigned t = 0; t < s->smt; t++) {
 			hwloc_bitmap_t p = hwloc_bitmap_alloc();
 			hwloc_bitmap_only(p, s->pu(c, t));

@@ -7,7 +7,7 @@
 
 #include "topology/topology.h"
 
-enum fixture_id { T1, T2, T3, T4, T5, T8, T9, T10, T11, T12, _FIXTURE_MAX };
+enum fixture_id { T1, T2, T3, T4, T5, T6, T8, T9, T10, T11, T12, _FIXTURE_MAX };
 
 /* Load a fixture (aborts the test on failure); caller frees. */
 struct ts_topology *fixture_load(enum fixture_id id);

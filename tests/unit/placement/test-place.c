@@ -46,17 +46,28 @@ struct alloc_case {
 	const char *want;
 	int want_ret;
 	const char *want_msg;
+	const char *default_set; /* T6 rows: the rest of the machine is assigned */
 };
 
+/* T6 socket 1 (kubelet's comment in policy_test.go) */
+#define T6_SOCKET1                                                                                 \
+	"3-4,11-12,15-16,23-24,27-28,35-36,40-41,48-49,51-52,59-60,65-66,73-74,81-82,89-90,97-98," \
+	"111-112,119-120,125-126,133-134,141-142,149-150,157-158,171-172,179-180,185-186,193-194," \
+	"201-202,209-210,217-218,231-232,239-240,245-246,253-254,261-262,269-270,277-278"
+#define T6_SOCKET0                                                                                 \
+	"0-2,9-10,13-14,21-22,25-26,33-34,38-39,46-47,50,57-58,71-72,79-80,87-88,95-96,103-104,"   \
+	"109-110,117-118,131-132,139-140,147-148,155-156,163-164,169-170,177-178,191-192,199-200," \
+	"207-208,215-216,223-224,229-230,237-238,251-252,259-260,267-268,275-276,283-284"
+
 static const struct alloc_case alloc_cases[] = {
-	{"A1", T1, 1, NULL, {"2,3,6,7"}, 2, false, "1,5", 0, NULL},
-	{"A1-full", T1, 1, NULL, {"2,3,6,7"}, 2, true, "1,5", 0, NULL},
-	{"A2", T2, 1, NULL, {"2"}, 6, false, "1,3,5,7,9,11", 0, NULL},
-	{"A3", T2, 1, NULL, {"1,5"}, 6, false, "2,3,4,8,9,10", 0, NULL},
-	{"A4", T4, 1, NULL, {"2"}, 4, false, "4-7", 0, NULL},
-	{"A5", T4, 1, NULL, {"4,5", "2"}, 4, false, "1,3,6,7", 0, NULL},
-	{"A6", T2, 1, NULL, {"2"}, 8, false, "1,3,4,5,7,9,10,11", 0, NULL},
-	{"B1", T1, 1, NULL, {NULL}, 1, false, "4", 0, NULL},
+	{"A1", T1, 1, NULL, {"2,3,6,7"}, 2, false, "1,5", 0, NULL, NULL},
+	{"A1-full", T1, 1, NULL, {"2,3,6,7"}, 2, true, "1,5", 0, NULL, NULL},
+	{"A2", T2, 1, NULL, {"2"}, 6, false, "1,3,5,7,9,11", 0, NULL, NULL},
+	{"A3", T2, 1, NULL, {"1,5"}, 6, false, "2,3,4,8,9,10", 0, NULL, NULL},
+	{"A4", T4, 1, NULL, {"2"}, 4, false, "4-7", 0, NULL, NULL},
+	{"A5", T4, 1, NULL, {"4,5", "2"}, 4, false, "1,3,6,7", 0, NULL, NULL},
+	{"A6", T2, 1, NULL, {"2"}, 8, false, "1,3,4,5,7,9,10,11", 0, NULL, NULL},
+	{"B1", T1, 1, NULL, {NULL}, 1, false, "4", 0, NULL, NULL},
 	{"B3",
 	 T1,
 	 1,
@@ -66,27 +77,30 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7"},
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7",
+	 NULL},
 	{"B5",
 	 T2,
 	 1,
 	 NULL,
-	 {"1,2,3"},
+	 {"1,2,3", NULL},
 	 10,
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=10, available=8"},
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=10, available=8",
+	 NULL},
 	{"B6",
 	 T1,
 	 1,
 	 NULL,
-	 {"1-6"},
+	 {"1-6", NULL},
 	 2,
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=2, available=1"},
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=2, available=1",
+	 NULL},
 	{"R6",
 	 T1,
 	 0,
@@ -96,9 +110,10 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7"},
-	{"R7", T1, 0, "0,1", {NULL}, 1, false, "4", 0, NULL},
-	{"R8", T1, 0, "0,1", {"2,3,6,7"}, 2, false, "4,5", 0, NULL},
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7",
+	 NULL},
+	{"R7", T1, 0, "0,1", {NULL}, 1, false, "4", 0, NULL, NULL},
+	{"R8", T1, 0, "0,1", {"2,3,6,7"}, 2, false, "4,5", 0, NULL, NULL},
 	{"E1",
 	 T1,
 	 1,
@@ -108,7 +123,8 @@ static const struct alloc_case alloc_cases[] = {
 	 true,
 	 NULL,
 	 -EINVAL,
-	 CPUS_FIELD "smt alignment error: requested 1 cpus not a multiple of cpus per core = 2"},
+	 CPUS_FIELD "smt alignment error: requested 1 cpus not a multiple of cpus per core = 2",
+	 NULL},
 	{"E3",
 	 T2,
 	 0,
@@ -119,9 +135,44 @@ static const struct alloc_case alloc_cases[] = {
 	 NULL,
 	 -ENOSPC,
 	 CPUS_FIELD "smt alignment error: not enough free physical cpus: available physical "
-		    "cpus = 8, requested cpus = 10, cpus per core = 2"},
-	{"E4", T2, 2, NULL, {NULL}, 10, true, "1-5,7-11", 0, NULL},
-	{"E5", T2, 0, "0,6", {NULL}, 10, true, "1-5,7-11", 0, NULL},
+		    "cpus = 8, requested cpus = 10, cpus per core = 2",
+	 NULL},
+	{"E4", T2, 2, NULL, {NULL}, 10, true, "1-5,7-11", 0, NULL, NULL},
+	{"E5", T2, 0, "0,6", {NULL}, 10, true, "1-5,7-11", 0, NULL, NULL},
+	{"A9", T6, 0, NULL, {"3,11,4,5,6,7"}, 72, false, T6_SOCKET0, 0, NULL, NULL},
+	{"A11",
+	 T6,
+	 0,
+	 NULL,
+	 {NULL},
+	 76,
+	 false,
+	 T6_SOCKET1 ",10,34,22,47",
+	 0,
+	 NULL,
+	 T6_SOCKET1 ",10,34,22,47,53,173,61,181,108,228,115,235"},
+	{"B7",
+	 T6,
+	 0,
+	 NULL,
+	 {NULL},
+	 76,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=76, available=7",
+	 "10,11,37,52,53,55,67"},
+	{"E2",
+	 T6,
+	 8,
+	 NULL,
+	 {NULL},
+	 15,
+	 true,
+	 NULL,
+	 -EINVAL,
+	 CPUS_FIELD "smt alignment error: requested 15 cpus not a multiple of cpus per core = 4",
+	 NULL},
 	/* ours: taking every CPU would leave no CPU for shared containers */
 	{"empty-shared",
 	 T1,
@@ -132,7 +183,8 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "taking cpus 0-7 would leave the shared pool empty"},
+	 CPUS_FIELD "taking cpus 0-7 would leave the shared pool empty",
+	 NULL},
 };
 
 static void request(struct ts_placement_request *req, const char *id, const char *cls, unsigned n)
@@ -161,6 +213,17 @@ static void run_alloc_case(const struct alloc_case *c)
 	cfg.reserved_count = c->reserved_count;
 	cfg.reserved_cpus = c->reserved_list ? fixture_set(c->reserved_list) : NULL;
 	cfg.full_cores_only = c->full_cores;
+	if (c->default_set != NULL) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t def = fixture_set(c->default_set);
+		sets[0] = hwloc_bitmap_dup(topo->online);
+		hwloc_bitmap_andnot(sets[0], sets[0], def);
+		allocs[0] = (struct ts_allocation){
+			.container_id = "rest",
+			.pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+			.cpus = sets[0],
+		};
+		n = 1;
+	}
 	for (; n < 2 && c->assigned[n] != NULL; n++) {
 		sets[n] = fixture_set(c->assigned[n]);
 		allocs[n] = (struct ts_allocation){
@@ -244,6 +307,54 @@ static void test_reserved_count(void **state)
 	assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), -EINVAL);
 	assert_string_equal(err->msg,
 			    "placement: '/placement/reserved/count': cannot reserve 8 of 8 cpus");
+	ts_error_clear(&err);
+	/* R5: count 1 with the list {0,1} */
+	cfg.reserved_count = 1;
+	cfg.reserved_cpus = fixture_set("0,1");
+	assert_int_equal(ts_placement_reserved(&cfg, t2, &b, &err), -EINVAL);
+	assert_string_equal(err->msg,
+			    "placement: '/placement/reserved': count 1 does not match cpus '0-1'");
+	ts_placement_config_release(&cfg);
+}
+
+/* Section 8 (X1-X4, T1, reserved {0} strict): the shared pool after a
+ * container is removed is recomputed from the allocations that remain. */
+static void test_release(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *after[2]; /* exclusive allocations left */
+		const char *want;
+	} rows[] = {
+		{"X1", {NULL}, "1-7"},
+		{"X2", {"4-7"}, "1-3"},
+		{"X3", {"2,4"}, "1,3,5-7"},
+		{"X4", {"1,3,5"}, "2,4,6,7"},
+	};
+	cleanup_topology struct ts_topology *topo = fixture_load(T1);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("0");
+	cfg.shared_may_use_reserved = false;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct ts_allocation allocs[2];
+		hwloc_bitmap_t sets[2] = {NULL, NULL};
+		cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
+		size_t n = 0;
+
+		for (; n < 2 && rows[i].after[n] != NULL; n++) {
+			sets[n] = fixture_set(rows[i].after[n]);
+			allocs[n] = (struct ts_allocation){.container_id = "c",
+							   .pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+							   .cpus = sets[n]};
+		}
+		assert_int_equal(ts_placement_shared_pool(&cfg, topo, allocs, n, &pool, &err), 0);
+		fixture_assert_set(rows[i].name, pool, rows[i].want);
+		for (size_t k = 0; k < n; k++)
+			hwloc_bitmap_free(sets[k]);
+	}
 	ts_placement_config_release(&cfg);
 }
 
@@ -362,6 +473,49 @@ static void test_device_preference(void **state)
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
+}
+
+/* Device locality from a sysfs tree (TOPOSHIM_SYSFS_ROOT layout): /dev/null
+ * (1:3) is made to look like a PCI device on NUMA node 1. */
+static void test_request_devices(void **state)
+{
+	char dir[] = "/tmp/ts-dev-XXXXXX";
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	cleanup_topology struct ts_topology *topo = fixture_load(T2);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	const char *paths[] = {"/dev/null"};
+	const char *missing[] = {"/dev/nonexistent-gpu"};
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd,
+			     "set -e; cd %s; d=sys/devices/pci0000:80/0000:80:02.0; mkdir -p $d "
+			     "sys/dev/char; echo 1 > $d/numa_node; echo 1,3,5,7,9,11 > "
+			     "$d/local_cpulist; ln -s ../../devices/pci0000:80/0000:80:02.0 "
+			     "sys/dev/char/1:3",
+			     dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sys", dir) > 0);
+	struct ts_devloc_roots roots = {.sysfs_root = sys};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "gpu", "critical", 2);
+	assert_int_equal(ts_placement_request_add_devices(&req, &roots, paths, 1, &err), 0);
+	fixture_assert_set("device numa", req.device_numa, "1");
+	assert_int_equal(req.n_devices, 1);
+	assert_string_equal(req.devices[0], "/dev/null");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("device-local cpus", res.cpus, "1,7");
+	ts_placement_result_release(&res);
+	assert_int_equal(ts_placement_request_add_devices(&req, &roots, missing, 1, &err), -ENOENT);
+	assert_string_equal(err->msg, "/dev/nonexistent-gpu: cannot stat device");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* Memory tiers on the fake heterogeneous-memory machine (corpus 14): cpus
@@ -553,8 +707,10 @@ int main(void)
 		cmocka_unit_test(test_existing_kept),
 		cmocka_unit_test(test_reserved_count),
 		cmocka_unit_test(test_shared_pool_and_affected),
+		cmocka_unit_test(test_release),
 		cmocka_unit_test(test_numa_policies),
 		cmocka_unit_test(test_device_preference),
+		cmocka_unit_test(test_request_devices),
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),
 		cmocka_unit_test(test_hybrid),

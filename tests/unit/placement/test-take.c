@@ -59,7 +59,7 @@ static const struct take_case cases[] = {
 	{"U6", T10, "3,4-8,12", 2, L3, NULL, "4,5", 0, NULL},
 	{"U7", T11, "2-3,10-11,4-7,12-15", 6, L3, NULL, "4-6,12-14", 0, NULL},
 	{"U8", T11, "1-7,9-15", 10, L3, NULL, "1,4-7,9,12-15", 0, NULL},
-	/* section 3: distribute-cpus-across-cores (spread); S8 needs T6 */
+	/* section 3: distribute-cpus-across-cores (spread) */
 	{"S1", T1, "0-7", 3, SPREAD, NULL, "0-2", 0, NULL},
 	{"S2", T2, "0-11", 2, SPREAD, NULL, "0,2", 0, NULL},
 	{"S3", T2, "0-11", 3, SPREAD, NULL, "0,2,4", 0, NULL},
@@ -67,6 +67,11 @@ static const struct take_case cases[] = {
 	{"S5", T2, "0-11", 8, SPREAD, NULL, "0-4,6,8,10", 0, NULL},
 	{"S6", T4, "0-7", 2, SPREAD, NULL, "0,1", 0, NULL},
 	{"S7", T5, "0-79", 8, SPREAD, NULL, "0-7", 0, NULL},
+	{"S8", T6, "0-287", 12, SPREAD, NULL, "0-2,9-10,13-14,21-22,25-26,33", 0, NULL},
+	/* section 6 on T6 (KNL SNC4 numbering, SMT4) */
+	{"A10", T6, "1,25,13,38,2,9,11,35,23,48,12,51,53,173,113,233,54,61", 12, 0, NULL,
+	 "1,25,13,38,11,35,23,48,53,173,113,233", 0, NULL},
+	{"B2", T6, "10,11,52,53,67", 5, 0, NULL, "10,11,52,53,67", 0, NULL},
 	/* section 6: topology hints (H) and NUMA-aligned subsets (G2) */
 	{"H1", T2, "0-11", 2, 0, NULL, "0,6", 0, NULL},
 	{"H2", T2, "0-11", 2, 0, "0,2,4,6,8,10", "0,6", 0, NULL},
@@ -101,8 +106,11 @@ static void run_case(const struct take_case *c)
 	int r;
 
 	/* K1: the whole LLC 0 and LLC 12 are in use, as in the kubelet test */
-	if (c->topo == T12)
-		hwloc_bitmap_andnot(avail, avail, fixture_set("0-7,192-199,96-103,288-295"));
+	if (c->topo == T12) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t used =
+			fixture_set("0-7,192-199,96-103,288-295");
+		hwloc_bitmap_andnot(avail, avail, used);
+	}
 	r = ts_placement_take(topo, avail, c->n, pref, &opts, &got, &steps, &err);
 	if (c->want == NULL) {
 		if (r != c->want_ret)
@@ -172,7 +180,9 @@ static void test_kubelet_k2(void **state)
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_placement_take_opts opts = {.align_l3 = true, .full_cores_only = true};
 
-	hwloc_bitmap_andnot(avail, avail, fixture_set("0-7,192-199,96-103,288-295"));
+	cleanup_hwloc_bitmap hwloc_bitmap_t used = fixture_set("0-7,192-199,96-103,288-295");
+
+	hwloc_bitmap_andnot(avail, avail, used);
 	assert_int_equal(ts_placement_take(topo, avail, 12, NULL, &opts, &a, NULL, &err), 0);
 	fixture_assert_set("K2 first", a, "8-13,200-205");
 	hwloc_bitmap_andnot(avail, avail, a);
