@@ -303,14 +303,14 @@ static int take_pus_packed(struct ctx *c, hwloc_const_bitmap_t scope)
 		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
 		hwloc_bitmap_and(c->tmp, c->tmp, scope);
 		hwloc_bitmap_foreach_begin(pu, c->tmp)
-		{
-			if (c->need == 0)
-				break;
-			hwloc_bitmap_set(c->took_pus, (unsigned)pu);
-			hwloc_bitmap_set(c->result, (unsigned)pu);
-			hwloc_bitmap_clr(c->avail, (unsigned)pu);
-			c->need--;
-		}
+			{
+				if (c->need == 0)
+					break;
+				hwloc_bitmap_set(c->took_pus, (unsigned)pu);
+				hwloc_bitmap_set(c->result, (unsigned)pu);
+				hwloc_bitmap_clr(c->avail, (unsigned)pu);
+				c->need--;
+			}
 		hwloc_bitmap_foreach_end();
 	}
 	return 0;
@@ -338,14 +338,14 @@ static int take_pus_spread(struct ctx *c, hwloc_const_bitmap_t scope)
 		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
 		hwloc_bitmap_and(c->tmp, c->tmp, scope);
 		hwloc_bitmap_foreach_begin(pu, c->tmp)
-		{
-			if (c->need == 0)
-				break;
-			hwloc_bitmap_set(c->took_pus, (unsigned)pu);
-			hwloc_bitmap_set(c->result, (unsigned)pu);
-			hwloc_bitmap_clr(c->avail, (unsigned)pu);
-			c->need--;
-		}
+			{
+				if (c->need == 0)
+					break;
+				hwloc_bitmap_set(c->took_pus, (unsigned)pu);
+				hwloc_bitmap_set(c->result, (unsigned)pu);
+				hwloc_bitmap_clr(c->avail, (unsigned)pu);
+				c->need--;
+			}
 		hwloc_bitmap_foreach_end();
 	}
 	return 0;
