@@ -694,9 +694,12 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	}
 	if (r == 0)
 		r = compute_mems(&p, res.cpus, &res.mems, err);
-	if (r == 0 && res.pool != TS_PLACEMENT_POOL_PINNED && req->user_mems != NULL &&
-	    !p.cfg->manage_all)
+	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus */
+	if (r == 0 && req->user_mems != NULL && !p.cfg->manage_all) {
 		hwloc_bitmap_copy(res.mems, req->user_mems);
+		reason(&p, "mems %s given in config.json are honoured",
+		       list_of(req->user_mems, buf, sizeof(buf)));
+	}
 	if (r == 0) {
 		reason(&p, "mems %s", list_of(res.mems, buf, sizeof(buf)));
 		res.class_name = strdup(p.cls->name);

@@ -617,6 +617,11 @@ static void test_pinned_and_classes(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	assert_int_equal(res.pool, TS_PLACEMENT_POOL_PINNED);
 	fixture_assert_set("pinned", res.cpus, "3");
+	fixture_assert_set("pinned mems", res.mems, "0");
+	ts_placement_result_release(&res);
+	req.user_mems = fixture_set("0");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_string_equal(res.reasons[2], "mems 0 given in config.json are honoured");
 	ts_placement_result_release(&res);
 	hwloc_bitmap_set(req.user_cpus, 9);
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
