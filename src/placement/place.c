@@ -199,6 +199,21 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 	return 0;
 }
 
+enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_config *cfg,
+						    const char *class_name, bool pinned,
+						    bool numa_exclusive, bool cpus_held)
+{
+	const struct ts_placement_class *cls = ts_placement_config_class(cfg, class_name);
+
+	if (pinned)
+		return TS_PLACEMENT_POOL_PINNED;
+	if (numa_exclusive)
+		return TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
+	if (cls != NULL)
+		return cls->pool;
+	return cpus_held ? TS_PLACEMENT_POOL_EXCLUSIVE : TS_PLACEMENT_POOL_SHARED;
+}
+
 static bool alloc_is_exclusive(const struct ts_allocation *a)
 {
 	return a->pool == TS_PLACEMENT_POOL_EXCLUSIVE ||

@@ -142,6 +142,18 @@ struct ts_allocation {
 	bool pinned;		   /* pool == PINNED */
 };
 
+/**
+ * The pool of a recorded allocation (src/state keeps class, pinned and
+ * numa_exclusive, not the pool): pinned -> PINNED, numa_exclusive ->
+ * NUMA_EXCLUSIVE, else the pool of the class in cfg; an unknown class (the
+ * config changed since) counts as EXCLUSIVE when it held cpus, so that its
+ * PUs are never handed out twice.
+ * @param[in] cpus_held  whether the record has a non-empty cpuset.
+ */
+enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_config *cfg,
+						    const char *class_name, bool pinned,
+						    bool numa_exclusive, bool cpus_held);
+
 struct ts_placement_request {
 	char *container_id;
 	char *class_name;

@@ -317,6 +317,27 @@ static void test_reserved_count(void **state)
 	ts_placement_config_release(&cfg);
 }
 
+static void test_allocation_pool(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "critical", false, false, true),
+			 TS_PLACEMENT_POOL_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "batch", false, false, true),
+			 TS_PLACEMENT_POOL_SHARED);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "critical", true, false, true),
+			 TS_PLACEMENT_POOL_PINNED);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "standard", false, true, true),
+			 TS_PLACEMENT_POOL_NUMA_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "gone", false, false, true),
+			 TS_PLACEMENT_POOL_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "gone", false, false, false),
+			 TS_PLACEMENT_POOL_SHARED);
+	ts_placement_config_release(&cfg);
+}
+
 /* Section 8 (X1-X4, T1, reserved {0} strict): the shared pool after a
  * container is removed is recomputed from the allocations that remain. */
 static void test_release(void **state)
@@ -713,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_reserved_count),
 		cmocka_unit_test(test_shared_pool_and_affected),
 		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_allocation_pool),
 		cmocka_unit_test(test_numa_policies),
 		cmocka_unit_test(test_device_preference),
 		cmocka_unit_test(test_request_devices),
