@@ -152,6 +152,18 @@ int ts_topology_load_default(const char *config_xml, const char *state_dir,
 		return ts_topology_load_xml(env, ret, err);
 	if (config_xml != NULL)
 		return ts_topology_load_xml(config_xml, ret, err);
+	if (roots.sysfs_root != NULL && *roots.sysfs_root != '\0') {
+		/* a recorded tree: its CPUs and NUMA nodes go with its devices */
+		cleanup_free char *parent = strdup(roots.sysfs_root);
+		char *slash = parent != NULL ? strrchr(parent, '/') : NULL;
+
+		if (parent == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		if (slash != NULL && strcmp(slash, "/sys") == 0) {
+			*slash = '\0';
+			return ts_topology_load_sysfs(*parent != '\0' ? parent : "/", ret, err);
+		}
+	}
 	if (state_dir == NULL)
 		return ts_topology_load_host(ret, err);
 	return ts_topology_load_cached(state_dir, roots.sysfs_root, roots.proc_root, ret, NULL,

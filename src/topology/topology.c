@@ -52,9 +52,11 @@ struct ts_topology *ts_topology_free(struct ts_topology *topo)
 }
 
 /* Tier from hwloc's subtype, else from shape: a CPU-less node without any
- * local PU is device memory (POWER9 + V100 coherent memory), a CPU-less node
- * sharing its locality with a DRAM node is on-package memory (KNL MCDRAM). */
-static enum ts_memory_tier tier_of(hwloc_obj_t node, bool memory_only)
+ * local PU is device memory (POWER9 + V100 coherent memory); a CPU-less node
+ * sharing its locality with a CPU node is on-package memory when smaller
+ * than that node (KNL MCDRAM: 4 GiB next to 24 GiB) and persistent or
+ * expander memory when larger (NVDIMM: 124 GiB next to 31 GiB). */
+static enum ts_memory_tier tier_of(hwloc_obj_t node, bool memory_only, uint64_t cpu_node_bytes)
 {
 	const char *st = node->subtype;
 
@@ -73,6 +75,8 @@ static enum ts_memory_tier tier_of(hwloc_obj_t node, bool memory_only)
 		return TS_MEMORY_TIER_DRAM;
 	if (hwloc_bitmap_iszero(node->cpuset))
 		return TS_MEMORY_TIER_GPU;
+	if (node->attr->numanode.local_memory > cpu_node_bytes && cpu_node_bytes > 0)
+		return TS_MEMORY_TIER_PMEM;
 	return TS_MEMORY_TIER_HBM;
 }
 
@@ -81,6 +85,20 @@ static int cmp_numa(const void *a, const void *b)
 	const struct ts_numa_node *x = a, *y = b;
 
 	return (x->os_index > y->os_index) - (x->os_index < y->os_index);
+}
+
+/* Nodes are listed in memory-children order: the first node of a locality
+ * owns the PUs, later ones with the same cpuset are CPU-less nodes attached
+ * there.  @return the earlier node owning o's PUs, or NULL. */
+static hwloc_obj_t cpu_node_of(const struct ts_topology *t, int i, hwloc_obj_t o)
+{
+	for (int j = 0; j < i; j++) {
+		hwloc_obj_t p = hwloc_get_obj_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, (unsigned)j);
+		if (p != NULL && !hwloc_bitmap_iszero(p->cpuset) &&
+		    hwloc_bitmap_isequal(p->cpuset, o->cpuset))
+			return p;
+	}
+	return NULL;
 }
 
 static int build_numa_table(struct ts_topology *t)
@@ -95,21 +113,14 @@ static int build_numa_table(struct ts_topology *t)
 	for (int i = 0; i < n; i++) {
 		hwloc_obj_t o = hwloc_get_obj_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, (unsigned)i);
 		struct ts_numa_node *e = &t->numa_nodes[t->n_numa_nodes];
+		uint64_t cpu_node_bytes;
 		bool memory_only;
 
 		if (o == NULL)
 			continue;
-		memory_only = hwloc_bitmap_iszero(o->cpuset);
-
-		/* Nodes are listed in memory-children order: the first node of a
-		 * locality owns the PUs, later ones with the same cpuset are
-		 * CPU-less nodes attached there. */
-		for (int j = 0; j < i && !memory_only; j++) {
-			hwloc_obj_t p =
-				hwloc_get_obj_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, (unsigned)j);
-			if (p != NULL && hwloc_bitmap_isequal(p->cpuset, o->cpuset))
-				memory_only = true;
-		}
+		hwloc_obj_t owner = cpu_node_of(t, i, o);
+		memory_only = hwloc_bitmap_iszero(o->cpuset) || owner != NULL;
+		cpu_node_bytes = owner != NULL ? owner->attr->numanode.local_memory : 0;
 		e->cpus = hwloc_bitmap_alloc();
 		e->local_cpus = hwloc_bitmap_alloc();
 		t->n_numa_nodes++;
@@ -121,7 +132,7 @@ static int build_numa_table(struct ts_topology *t)
 		e->os_index = o->os_index;
 		e->memory_bytes = o->attr != NULL ? o->attr->numanode.local_memory : 0;
 		e->memory_only = memory_only;
-		e->tier = tier_of(o, memory_only);
+		e->tier = tier_of(o, memory_only, cpu_node_bytes);
 	}
 	bool sizes_known = false;
 	for (size_t i = 0; i < t->n_numa_nodes; i++)
@@ -274,6 +285,38 @@ int ts_topology_load_synthetic(const char *desc, struct ts_topology **ret, struc
 		return ts_error_set(err, 0, "synthetic topology: invalid description '%s'", desc);
 	}
 	return finish_load(h, "synthetic topology", "load failed", ret, err);
+}
+
+int ts_topology_load_sysfs(const char *root, struct ts_topology **ret, struct ts_error **err)
+{
+	cleanup_free char *probe = NULL, *saved = NULL;
+	const char *old = getenv("HWLOC_FSROOT");
+	hwloc_topology_t h;
+	int r;
+
+	if (asprintf(&probe, "%s/sys/devices/system/cpu", root) < 0)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", root);
+	if (access(probe, R_OK) < 0)
+		return ts_error_set(err, errno, "%s: no sysfs tree (sys/devices/system/cpu)", root);
+	if (old != NULL && (saved = strdup(old)) == NULL)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", root);
+	r = new_hwloc(&h, root, err);
+	if (r < 0)
+		return r;
+	/* the x86 backend would read this machine's CPUID into the fake tree */
+	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+	/* hwloc takes the tree's root only from HWLOC_FSROOT, read when the
+	 * Linux backend starts: set it around the load and restore it */
+	if (setenv("HWLOC_FSROOT", root, 1) < 0) {
+		hwloc_topology_destroy(h);
+		return ts_error_set(err, errno, "%s: cannot select the sysfs root", root);
+	}
+	r = finish_load(h, root, "cannot read the sysfs tree", ret, err);
+	if (saved != NULL)
+		(void)setenv("HWLOC_FSROOT", saved, 1);
+	else
+		(void)unsetenv("HWLOC_FSROOT");
+	return r;
 }
 
 int ts_topology_load_host(struct ts_topology **ret, struct ts_error **err)

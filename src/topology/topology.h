@@ -102,6 +102,16 @@ int ts_topology_load_xml_buffer(const char *buf, const char *name, struct ts_top
 int ts_topology_load_synthetic(const char *desc, struct ts_topology **ret, struct ts_error **err);
 
 /**
+ * Load the topology recorded in a Linux sysfs/procfs tree (a directory
+ * holding sys/ and optionally proc/, as in ../shared/corpus/sysfs), with
+ * hwloc's Linux backend.
+ * @param[in] root  the tree; borrowed.
+ * @return 0; -errno "<root>: no sysfs tree (sys/devices/system/cpu)";
+ *         -errno "<root>: cannot read the sysfs tree"; -ENOMEM.
+ */
+int ts_topology_load_sysfs(const char *root, struct ts_topology **ret, struct ts_error **err);
+
+/**
  * Discover the host with hwloc (I/O objects included), without any cache.
  * @return 0; -errno "host topology: <step> failed" when hwloc fails.
  */
@@ -137,9 +147,11 @@ int ts_topology_host_key(const char *sysfs_root, const char *proc_root, char **r
 
 /**
  * Load the topology toposhim uses: env TOPOSHIM_TOPOLOGY_XML, else
- * config_xml, else the host through the cache in state_dir (no cache when
- * state_dir is NULL).  Sysfs/proc roots come from TOPOSHIM_SYSFS_ROOT /
- * TOPOSHIM_PROC_ROOT (read with secure_getenv).
+ * config_xml, else the recorded tree when TOPOSHIM_SYSFS_ROOT names a
+ * directory ".../sys" (ts_topology_load_sysfs() on its parent, so that the
+ * CPUs match the devices), else the host through the cache in state_dir
+ * (no cache when state_dir is NULL).  Sysfs/proc roots come from
+ * TOPOSHIM_SYSFS_ROOT / TOPOSHIM_PROC_ROOT (read with secure_getenv).
  * @param[in] config_xml  the config's "topology": {"xml"} or NULL; borrowed.
  * @param[in] state_dir   state directory or NULL; borrowed.
  * @return as the loader used.

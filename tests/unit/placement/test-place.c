@@ -577,6 +577,45 @@ static void test_memory_tiers(void **state)
 	ts_placement_config_release(&cfg);
 }
 
+/* nri-plugins' "server" sysfs tree (placement-cases.md section 9), loaded
+ * through TOPOSHIM_SYSFS_ROOT as the create path would: exclusive CPUs land
+ * in one NUMA node and the pmem tier adds that socket's PMEM node. */
+static void test_nri_server(void **state)
+{
+	char dir[] = "/tmp/ts-nri-XXXXXX";
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *topo = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd, "tar xjf '%s/corpus/sysfs/nri-plugins-sysfs.tar.bz2' -C '%s'",
+			     getenv("TS_SHARED_DIR"), dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sysfs/server/sys", dir) > 0);
+	setenv("TOPOSHIM_SYSFS_ROOT", sys, 1);
+	assert_int_equal(ts_topology_load_default(NULL, NULL, &topo, &err), 0);
+	unsetenv("TOPOSHIM_SYSFS_ROOT");
+	assert_int_equal(hwloc_bitmap_weight(topo->online), 112);
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "db", "critical", 3);
+	req.memory_tier = TS_MEMORY_TIER_PMEM;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	/* NUMA 0 = PUs 0,4,...,108; core {0,56} whole, then PU 4 */
+	fixture_assert_set("nri cpus", res.cpus, "0,4,56");
+	fixture_assert_set("nri mems", res.mems, "0,4");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	ts_topology_free(topo);
+	free(cmd);
+	assert_true(asprintf(&cmd, "chmod -R u+rwx '%s'; rm -rf '%s'", dir, dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* POWER9 + V100 (corpus 20): GPU memory nodes 252-255 have no PU. */
 static void test_gpu_memory_nodes(void **state)
 {
@@ -740,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_request_devices),
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),
+		cmocka_unit_test(test_nri_server),
 		cmocka_unit_test(test_hybrid),
 		cmocka_unit_test(test_pinned_and_classes),
 		cmocka_unit_test(test_corpus_placements),

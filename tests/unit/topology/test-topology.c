@@ -325,12 +325,71 @@ static void test_device_locality(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* The sysfs tarballs load through hwloc's Linux backend: nri-plugins'
+ * "server" has 2 sockets x 2 NUMA nodes with PUs and two CPU-less PMEM
+ * nodes (4, 5: 124 GiB next to 31 GiB DRAM nodes). */
+static void test_sysfs_trees(void **state)
+{
+	static const struct {
+		const char *tarball, *dir;
+		int pus;
+		size_t numa;
+		const char *memory_only;
+	} rows[] = {
+		{"nri-plugins-sysfs.tar.bz2", "sysfs/server", 112, 6, "4-5"},
+		{"nri-plugins-sysfs.tar.bz2", "sysfs/desktop", 20, 1, ""},
+		{"nri-plugins-sysfs.tar.bz2", "sysfs/4-socket-server-nosnc", 144, 4, ""},
+		{"32em64t-2n8c+1mic.tar.bz2", "32em64t-2n8c+1mic", 16, 2, ""},
+		/* no cpu/online file in this tree: hwloc sees the 12 PUs that have a
+		 * topology directory (the XML of corpus 05 also applies a cpuset) */
+		{"16em64t-4s2c2t-offlines.tar.bz2", "16em64t-4s2c2t-offlines", 12, 1, ""},
+	};
+	char dir[] = "/tmp/ts-trees-XXXXXX";
+	cleanup_free char *rm = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *root = NULL, *mo_str = NULL;
+		cleanup_topology struct ts_topology *t = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_hwloc_bitmap hwloc_bitmap_t mo = hwloc_bitmap_alloc();
+
+		if (i == 0 || strcmp(rows[i].tarball, rows[i - 1].tarball) != 0)
+			extract(rows[i].tarball, dir);
+		assert_true(asprintf(&root, "%s/%s", dir, rows[i].dir) > 0);
+		if (ts_topology_load_sysfs(root, &t, &err) < 0)
+			fail_msg("%s: %s", rows[i].dir, err->msg);
+		for (size_t k = 0; k < t->n_numa_nodes; k++)
+			if (t->numa_nodes[k].memory_only)
+				hwloc_bitmap_set(mo, t->numa_nodes[k].os_index);
+		assert_int_equal(ts_cpulist_format(mo, &mo_str, &err), 0);
+		if (hwloc_bitmap_weight(t->online) != rows[i].pus ||
+		    t->n_numa_nodes != rows[i].numa || strcmp(mo_str, rows[i].memory_only) != 0)
+			fail_msg("%s: pus %d numa %zu memory-only '%s'", rows[i].dir,
+				 hwloc_bitmap_weight(t->online), t->n_numa_nodes, mo_str);
+		if (i == 0) {
+			assert_int_equal(ts_topology_numa_node(t, 4)->tier, TS_MEMORY_TIER_PMEM);
+			assert_int_equal(ts_topology_numa_node(t, 0)->tier, TS_MEMORY_TIER_DRAM);
+		}
+	}
+	assert_null(getenv("HWLOC_FSROOT"));
+
+	struct ts_topology *t = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	assert_int_equal(ts_topology_load_sysfs(dir, &t, &err), -ENOENT);
+	assert_true(strstr(err->msg, ": no sysfs tree (sys/devices/system/cpu)") != NULL);
+
+	assert_true(asprintf(&rm, "chmod -R u+rwx '%s'; rm -rf '%s'", dir, dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpulist),	  cmocka_unit_test(test_corpus_loads),
-		cmocka_unit_test(test_tiers_knl), cmocka_unit_test(test_load_errors),
-		cmocka_unit_test(test_cache),	  cmocka_unit_test(test_device_locality),
+		cmocka_unit_test(test_cpulist),	    cmocka_unit_test(test_corpus_loads),
+		cmocka_unit_test(test_tiers_knl),   cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_cache),	    cmocka_unit_test(test_device_locality),
+		cmocka_unit_test(test_sysfs_trees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
