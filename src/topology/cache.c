@@ -63,32 +63,6 @@ int ts_topology_host_key(const char *sysfs_root, const char *proc_root, char **r
 	return 0;
 }
 
-/* Parse XML we exported ourselves with hwloc's built-in parser: about 3x
- * faster than libxml2 on the 384-PU corpus file (1.3 ms against 3.5 ms,
- * tests/bench/bench-placement), which the 2 ms warm-load target needs.
- * hwloc offers no API for the choice, only HWLOC_LIBXML_IMPORT, so it is
- * set around the call and restored: nothing leaks into the environment the
- * runtime is executed with.  hwloc reads the variable once, at the first XML
- * import of the process; in toposhim that is this one. */
-static int load_own_xml(const char *xml, const char *name, struct ts_topology **ret,
-			struct ts_error **err)
-{
-	const char *old = getenv("HWLOC_LIBXML_IMPORT");
-	cleanup_free char *saved = old != NULL ? strdup(old) : NULL;
-	int r;
-
-	if (old != NULL && saved == NULL)
-		return ts_error_set(err, ENOMEM, "%s: out of memory", name);
-	if (setenv("HWLOC_LIBXML_IMPORT", "0", 1) < 0)
-		return ts_error_set(err, errno, "%s: cannot select the xml parser", name);
-	r = ts_topology_load_xml_buffer(xml, name, ret, err);
-	if (saved != NULL)
-		(void)setenv("HWLOC_LIBXML_IMPORT", saved, 1); /* restores: cannot grow */
-	else
-		(void)unsetenv("HWLOC_LIBXML_IMPORT");
-	return r;
-}
-
 /* Try the cache; 1 = loaded, 0 = missing or stale. */
 static int try_cache(int dfd, const char *state_dir, const char *key, struct ts_topology **ret)
 {
@@ -103,7 +77,7 @@ static int try_cache(int dfd, const char *state_dir, const char *key, struct ts_
 		return 0;
 	if (asprintf(&name, "cache:%s", state_dir) < 0)
 		return 0;
-	if (load_own_xml(xml, name, ret, &e) < 0)
+	if (ts_topology_load_xml_buffer(xml, name, ret, &e) < 0)
 		return 0;
 	return 1;
 }

@@ -207,6 +207,39 @@ static int wrap(hwloc_topology_t h, const char *source, struct ts_topology **ret
 	return 0;
 }
 
+/* hwloc takes some choices only from the environment, read when its
+ * components start.  An override is set around one load and restored, so
+ * nothing leaks into the environment the runtime is executed with. */
+struct env_override {
+	const char *name;
+	char *saved; /* previous value, NULL if unset */
+};
+
+static int env_push(struct env_override *o, const char *name, const char *value)
+{
+	const char *old = getenv(name);
+
+	o->name = name;
+	o->saved = NULL;
+	if (old != NULL && (o->saved = strdup(old)) == NULL)
+		return -ENOMEM;
+	if (setenv(name, value, 1) < 0) {
+		free(o->saved);
+		return -errno;
+	}
+	return 0;
+}
+
+static void env_pop(struct env_override *o)
+{
+	if (o->saved != NULL)
+		(void)setenv(o->name, o->saved, 1); /* restoring a value that fit before */
+	else
+		(void)unsetenv(o->name);
+	free(o->saved);
+	o->saved = NULL;
+}
+
 static int new_hwloc(hwloc_topology_t *ret, const char *what, struct ts_error **err)
 {
 	hwloc_topology_t h;
@@ -229,7 +262,42 @@ static int finish_load(hwloc_topology_t h, const char *what, const char *msg,
 	return wrap(h, what, ret, err);
 }
 
+/* XML needs none of hwloc's plugins (GL, OpenCL, PCI, libxml2), and
+ * loading them costs about 3 ms of CPU against 1.4 ms for the whole XML
+ * load of the 384-PU corpus file (tests/bench/bench-placement): the 2 ms
+ * warm-load target needs them off.  hwloc's built-in XML parser reads every
+ * corpus file.  HWLOC_PLUGINS_PATH is read when hwloc's components start,
+ * i.e. at the first topology of the process (toposhim holds one at a time). */
+static int load_xml_file(const char *path, struct ts_topology **ret, struct ts_error **err);
+static int load_xml_buffer(const char *buf, const char *name, struct ts_topology **ret,
+			   struct ts_error **err);
+
 int ts_topology_load_xml(const char *path, struct ts_topology **ret, struct ts_error **err)
+{
+	struct env_override o;
+	int r;
+
+	if (env_push(&o, "HWLOC_PLUGINS_PATH", "") < 0)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", path);
+	r = load_xml_file(path, ret, err);
+	env_pop(&o);
+	return r;
+}
+
+int ts_topology_load_xml_buffer(const char *buf, const char *name, struct ts_topology **ret,
+				struct ts_error **err)
+{
+	struct env_override o;
+	int r;
+
+	if (env_push(&o, "HWLOC_PLUGINS_PATH", "") < 0)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", name);
+	r = load_xml_buffer(buf, name, ret, err);
+	env_pop(&o);
+	return r;
+}
+
+static int load_xml_file(const char *path, struct ts_topology **ret, struct ts_error **err)
 {
 	hwloc_topology_t h;
 	int r;
@@ -251,8 +319,8 @@ int ts_topology_load_xml(const char *path, struct ts_topology **ret, struct ts_e
 	return wrap(h, path, ret, err);
 }
 
-int ts_topology_load_xml_buffer(const char *buf, const char *name, struct ts_topology **ret,
-				struct ts_error **err)
+static int load_xml_buffer(const char *buf, const char *name, struct ts_topology **ret,
+			   struct ts_error **err)
 {
 	hwloc_topology_t h;
 	size_t len = strlen(buf);
@@ -289,8 +357,8 @@ int ts_topology_load_synthetic(const char *desc, struct ts_topology **ret, struc
 
 int ts_topology_load_sysfs(const char *root, struct ts_topology **ret, struct ts_error **err)
 {
-	cleanup_free char *probe = NULL, *saved = NULL;
-	const char *old = getenv("HWLOC_FSROOT");
+	cleanup_free char *probe = NULL;
+	struct env_override o;
 	hwloc_topology_t h;
 	int r;
 
@@ -298,24 +366,20 @@ int ts_topology_load_sysfs(const char *root, struct ts_topology **ret, struct ts
 		return ts_error_set(err, ENOMEM, "%s: out of memory", root);
 	if (access(probe, R_OK) < 0)
 		return ts_error_set(err, errno, "%s: no sysfs tree (sys/devices/system/cpu)", root);
-	if (old != NULL && (saved = strdup(old)) == NULL)
-		return ts_error_set(err, ENOMEM, "%s: out of memory", root);
 	r = new_hwloc(&h, root, err);
 	if (r < 0)
 		return r;
 	/* the x86 backend would read this machine's CPUID into the fake tree */
 	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
 	/* hwloc takes the tree's root only from HWLOC_FSROOT, read when the
-	 * Linux backend starts: set it around the load and restore it */
-	if (setenv("HWLOC_FSROOT", root, 1) < 0) {
+	 * Linux backend starts */
+	r = env_push(&o, "HWLOC_FSROOT", root);
+	if (r < 0) {
 		hwloc_topology_destroy(h);
-		return ts_error_set(err, errno, "%s: cannot select the sysfs root", root);
+		return ts_error_set(err, -r, "%s: cannot select the sysfs root", root);
 	}
 	r = finish_load(h, root, "cannot read the sysfs tree", ret, err);
-	if (saved != NULL)
-		(void)setenv("HWLOC_FSROOT", saved, 1);
-	else
-		(void)unsetenv("HWLOC_FSROOT");
+	env_pop(&o);
 	return r;
 }
 
