@@ -24,7 +24,10 @@
  * request is at least that big, whole L3 groups (then one partly used L3
  * that can hold the rest: the kubelet's prefer-align-cpus-by-uncorecache),
  * whole cores, then single PUs.  At each level the domain with the fewest
- * free PUs comes first ("busiest first"), ties by OS index.
+ * free PUs comes first ("busiest first"), ties by OS index.  An exclusive
+ * request that would leave the shared pool empty fails (-ENOSPC).
+ * Not implemented from the kubelet: distribute-cpus-across-numa, align by
+ * socket, and its state-file validation (src/state owns the records).
  *
  * Config object ("placement" in the toposhim config; every key optional):
  *   "reserved": {"cpus": "0-1"} or {"count": 2},
@@ -44,6 +47,8 @@
  * "annotations", config-linux.md "CPU"): toposhim.io/class, toposhim.io/cpus,
  * toposhim.io/numa (prefer|single|exclusive), toposhim.io/memory-tier
  * (dram|hbm|cxl|pmem|gpu), linux.resources.cpu.{shares,quota,period,cpus,mems}.
+ * toposhim.io/cpus sets the count only; the class still comes from
+ * toposhim.io/class or the quota rule.
  */
 #ifndef TS_PLACEMENT_PLACEMENT_H
 #define TS_PLACEMENT_PLACEMENT_H
