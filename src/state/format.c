@@ -65,6 +65,8 @@ static struct ts_json *encode_one(const struct ts_alloc *a, struct ts_error **er
 	if (r >= 0)
 		r = put_string(o, "runtime_root", a->runtime_root, err);
 	if (r >= 0)
+		r = put_string(o, "runtime", a->runtime_path, err);
+	if (r >= 0)
 		r = put_string(o, "bundle", a->bundle, err);
 	if (r >= 0)
 		r = put_string(o, "class", a->class_name, err);
@@ -144,6 +146,7 @@ uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 		/* the same members, values and order as encode_one() writes */
 		canon_str(&h, "container_id", a->container_id);
 		canon_str(&h, "runtime_root", a->runtime_root);
+		canon_str(&h, "runtime", a->runtime_path);
 		canon_str(&h, "bundle", a->bundle);
 		canon_str(&h, "class", a->class_name);
 		canon_str(&h, "cpus", a->cpus_str ? a->cpus_str : "");
@@ -296,6 +299,8 @@ static bool take_member(struct decoder *d, size_t i, const char *key, const stru
 		return take_string(d, i, key, val, &a->container_id);
 	if (strcmp(key, "runtime_root") == 0)
 		return take_string(d, i, key, val, &a->runtime_root);
+	if (strcmp(key, "runtime") == 0)
+		return take_string(d, i, key, val, &a->runtime_path);
 	if (strcmp(key, "bundle") == 0)
 		return take_string(d, i, key, val, &a->bundle);
 	if (strcmp(key, "class") == 0)

@@ -67,6 +67,7 @@ struct ts_alloc *ts_alloc_free(struct ts_alloc *a)
 		return NULL;
 	free(a->container_id);
 	free(a->runtime_root);
+	free(a->runtime_path);
 	free(a->bundle);
 	free(a->class_name);
 	free(a->cpus_str);
@@ -111,6 +112,7 @@ struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
 	*d = *a;
 	d->container_id = dup_or_null(a->container_id, &ok);
 	d->runtime_root = dup_or_null(a->runtime_root, &ok);
+	d->runtime_path = dup_or_null(a->runtime_path, &ok);
 	d->bundle = dup_or_null(a->bundle, &ok);
 	d->class_name = dup_or_null(a->class_name, &ok);
 	d->cpus_str = dup_or_null(a->cpus_str, &ok);

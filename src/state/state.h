@@ -31,6 +31,8 @@
  *   "container_id"     string, non-empty, unique in the file
  *   "runtime_root"     string: the runtime's --root; the runtime keeps its
  *                      state of the container in <runtime_root>/<container_id>
+ *   "runtime"          string, optional: the runtime binary that created it,
+ *                      used for `<runtime> update` when its cpuset changes
  *   "bundle"           string: absolute bundle directory
  *   "class"            string: QoS class name ("critical", "standard", ...)
  *   "cpus"             string: cpuset as a list ("0-3,8"), "" for none
@@ -104,6 +106,7 @@ enum ts_alloc_status {
 struct ts_alloc {
 	char *container_id; /* never NULL in a stored record */
 	char *runtime_root; /* runtime --root (absolute); NULL = unknown */
+	char *runtime_path; /* the runtime binary that created it (for `update`); NULL = unknown */
 	char *bundle;	    /* absolute bundle directory; NULL = unknown */
 	char *class_name;   /* QoS class; NULL = none */
 	char *cpus_str;	    /* PU OS indexes as a list ("0-3,8"); NULL = none */
