@@ -52,6 +52,8 @@
 #define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
+/** Default persistent index (in the state dir; written only when that dir exists). */
+#define TS_CDI_DEFAULT_INDEX "/run/toposhim/cdi-index"
 
 /* --- qualified device names ---------------------------------------------- */
 
@@ -213,11 +215,16 @@ struct ts_cdi_options {
 	char **spec_dirs;	 /* NULL-terminated, lowest priority first; owned */
 	bool require_root_owned; /* refuse spec files/dirs not root-owned or writable by non-root */
 	bool env_requests;	 /* also read TOPOSHIM_CDI_DEVICES from the container env */
+	/* Persistent index file, NULL = none; owned.  Checked against the (dev, inode, size,
+	 * mtime, ctime, mode, owner) of every spec dir and file; when still valid the dirs
+	 * are not re-parsed and spec files are read only when a device of theirs is used. */
+	char *index_path;
 };
 
 /**
  * Defaults: spec_dirs {"/etc/cdi", "/var/run/cdi"}, require_root_owned on,
- * env_requests off.
+ * env_requests off, index_path "/run/toposhim/cdi-index" (written only when
+ * /run/toposhim exists).
  * @return 0; -ENOMEM.  Release with ts_cdi_options_release().
  */
 int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err);
@@ -225,7 +232,8 @@ int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err);
 /**
  * Fill options from the toposhim config file's "cdi" object:
  *   "cdi": {"spec_dirs": ["/etc/cdi", ...], "require_root_owned": true,
- *           "env_requests": false}
+ *           "env_requests": false, "index_path": "/run/toposhim/cdi-index"}
+ * ("index_path": null turns the index off).
  * Absent members keep the defaults; unknown members are rejected.
  * @param[in]  toposhim_config  the config root (may be NULL: defaults).
  * @param[in]  config_name      for messages, e.g. "/etc/toposhim/config.json".

@@ -5,6 +5,7 @@
 #define TS_CDI_INTERNAL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "cdi/cdi.h"
 
@@ -14,6 +15,62 @@ struct ts_cdi_spec {
 	struct ts_json *doc; /* validated document */
 	unsigned priority;   /* spec dir index, higher wins */
 };
+
+struct ts_cdi_entry {
+	char *qualified_name;
+	struct ts_cdi_spec *spec; /* borrowed from the registry */
+	size_t index;		  /* in the spec's /devices */
+};
+
+/* A spec dir or file as seen by a scan; what the persistent index is checked against. */
+struct ts_cdi_scanned {
+	char *path;
+	bool exists; /* false: a spec dir that does not exist */
+	struct stat st;
+};
+
+struct ts_cdi_registry {
+	struct ts_cdi_spec **specs;
+	size_t n_specs;
+	struct ts_cdi_entry *devices; /* resolvable, sorted by qualified_name */
+	size_t n_devices;
+	const char **names; /* the same names, for ts_cdi_registry_devices() */
+	char **problems;
+	size_t n_problems;
+	struct ts_cdi_scanned *scanned; /* dirs and files, in scan order */
+	size_t n_scanned;
+	bool scan_incomplete; /* something could not be stat'ed: do not save an index */
+};
+
+int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Record a scanned dir or file (st NULL: a missing dir). @return 0 or -ENOMEM. */
+int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
+				const struct stat *st);
+
+/* Fill the registry's tables (after the scan, or from the index): names[]. @return 0/-ENOMEM. */
+int ts_cdi_registry_finish(struct ts_cdi_registry *reg);
+
+/**
+ * Fill reg from the index file at path when it is still valid for opts: the
+ * same dirs and options, and every recorded dir and file has the same
+ * (dev, inode, size, mtime, ctime, mode, owner).  Specs are then loaded
+ * lazily (ts_cdi_spec_ensure_loaded()).
+ * @return 1 used; 0 absent, unreadable or stale (reg untouched); -ENOMEM.
+ */
+int ts_cdi_index_load(struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
+		      const char *path);
+
+/* Write the index of a freshly scanned reg (best effort: failures are ignored). */
+void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
+		       const char *path);
+
+/* A spec from the index has no document until first use: load it. @return 0, <0 with *err. */
+int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err);
+
+/* A spec known by the index only (document not loaded). NULL on OOM. */
+struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority);
 
 /* A JSON pointer under construction, for messages ("/devices/0/name"). */
 struct ts_cdi_ptr {

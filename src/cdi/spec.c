@@ -898,3 +898,36 @@ const struct ts_json *ts_cdi_spec_json(const struct ts_cdi_spec *spec)
 {
 	return spec->doc;
 }
+
+struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority)
+{
+	struct ts_cdi_spec *spec = calloc(1, sizeof(*spec));
+
+	if (spec == NULL)
+		return NULL;
+	spec->path = strdup(path);
+	spec->kind = strdup(kind);
+	spec->priority = priority;
+	if (spec->path == NULL || spec->kind == NULL)
+		return ts_cdi_spec_free(spec);
+	return spec;
+}
+
+int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err)
+{
+	struct ts_cdi_spec *fresh = NULL;
+	int r;
+
+	if (spec->doc != NULL)
+		return 0;
+	r = ts_cdi_spec_load(spec->path, spec->priority, &fresh, err);
+	if (r < 0)
+		return r;
+	if (strcmp(fresh->kind, spec->kind) != 0) {
+		ts_cdi_spec_free(fresh);
+		return ts_error_set(err, ESTALE, "%s: changed while being read", spec->path);
+	}
+	spec->doc = TAKE_PTR(fresh->doc);
+	ts_cdi_spec_free(fresh);
+	return 0;
+}

@@ -38,7 +38,8 @@ static int setup(void **state)
 	snprintf(config_path, sizeof(config_path), "%s/toposhim.json", root);
 	if (mkdir(dir, 0755) < 0 || mkdir(bundle, 0755) < 0)
 		return -1;
-	write_file(root, "toposhim.json", "{\"cdi\":{\"require_root_owned\":false}}");
+	write_file(root, "toposhim.json",
+		   "{\"cdi\":{\"require_root_owned\":false,\"index_path\":null}}");
 	write_file(dir, "a.yaml",
 		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\n"
 		   "devices:\n- {name: d0, containerEdits: {env: [D0=1]}}\n"

@@ -579,12 +579,15 @@ static const struct opt_row {
 	const char *config;
 	const char *want; /* "dirs|root|env" or the error */
 } opts_rows[] = {
-	{"{}", "/etc/cdi,/var/run/cdi|1|0"},
-	{"{\"cdi\":{}}", "/etc/cdi,/var/run/cdi|1|0"},
+	{"{}", "/etc/cdi,/var/run/cdi|1|0|/run/toposhim/cdi-index"},
+	{"{\"cdi\":{}}", "/etc/cdi,/var/run/cdi|1|0|/run/toposhim/cdi-index"},
+	{"{\"cdi\":{\"index_path\":null}}", "/etc/cdi,/var/run/cdi|1|0|(null)"},
+	{"{\"cdi\":{\"index_path\":\"/s/i\"}}", "/etc/cdi,/var/run/cdi|1|0|/s/i"},
+	{"{\"cdi\":{\"index_path\":\"s\"}}", "t.json: '/cdi/index_path': not absolute 's'"},
 	{"{\"cdi\":{\"spec_dirs\":[\"/a\",\"/b/c\"],\"require_root_owned\":false,"
 	 "\"env_requests\":true}}",
-	 "/a,/b/c|0|1"},
-	{"{\"cdi\":{\"spec_dirs\":[]}}", "|1|0"},
+	 "/a,/b/c|0|1|/run/toposhim/cdi-index"},
+	{"{\"cdi\":{\"spec_dirs\":[]}}", "|1|0|/run/toposhim/cdi-index"},
 	{"{\"cdi\":{\"spec_dirs\":[\"rel\"]}}", "t.json: '/cdi/spec_dirs/0': not absolute 'rel'"},
 	{"{\"cdi\":{\"spec_dirs\":\"/a\"}}",
 	 "t.json: '/cdi/spec_dirs': expected array, got string"},
@@ -614,8 +617,9 @@ static void test_options_from_config(void **state)
 				strcat(got, ",");
 			strcat(got, *d);
 		}
-		snprintf(got + strlen(got), sizeof(got) - strlen(got), "|%d|%d",
-			 o.require_root_owned, o.env_requests);
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "|%d|%d|%s",
+			 o.require_root_owned, o.env_requests,
+			 o.index_path ? o.index_path : "(null)");
 		if (strcmp(got, opts_rows[i].want) != 0)
 			fail_msg("%s: want '%s', got '%s'", opts_rows[i].config, opts_rows[i].want,
 				 got);
