@@ -42,6 +42,9 @@ struct ts_cdi_registry {
 	bool scan_incomplete; /* something could not be stat'ed: do not save an index */
 };
 
+/* Read all of fd (at most 16 MiB). @return 0; -EFBIG; -ENOMEM; -errno. */
+int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len);
+
 int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -65,7 +65,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int read_fd(int fd, char **ret_buf, size_t *ret_len)
+int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap + 1);
@@ -155,7 +155,7 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 		return ts_cdi_registry_add_problem(reg, "%s: not a regular file", path);
 	if (require_root && !check_secure(reg, path, &st, "spec file", &r))
 		return r;
-	r = read_fd(fd, &buf, &len);
+	r = ts_cdi_read_fd(fd, &buf, &len);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
@@ -677,6 +677,11 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	bool oom, applied_any = false;
 	int r;
 
+	if (n_names == 0) {
+		if (ret != NULL && (*ret = calloc(1, sizeof(**ret))) == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		return 0;
+	}
 	if (unique_names(names, n_names, &uniq, &n) < 0)
 		return ts_error_set(err, ENOMEM, "out of memory");
 	unresolved = unresolved_list(reg, uniq, n, &oom);

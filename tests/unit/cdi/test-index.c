@@ -225,6 +225,27 @@ static void test_index_not_saved_when_racy_or_no_dir(void **state)
 	assert_int_equal(stat(f->index, &st), -1);
 }
 
+/* With require_root_owned, an index others could write is not trusted. */
+static void test_index_must_be_root_owned(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+
+	if (geteuid() != 0)
+		skip();
+	reg = load(f, true);
+	ts_cdi_registry_free(reg);
+	mark_index(f);
+	reg = load(f, true);
+	assert_string_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+	mark_index(f);
+	assert_int_equal(chmod(f->index, 0666), 0);
+	reg = load(f, true);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+}
+
 static void test_index_garbage_ignored(void **state)
 {
 	struct fixture *f = *state;
@@ -248,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -355,6 +355,20 @@ static void test_e4_two_vendors(void **state)
 	assert_int_equal(ts_cdi_inject_requested(reg, bad2, "config.json", false, NULL, &err),
 			 -EINVAL);
 	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=no-such-dev");
+	ts_error_clear(&err);
+	{
+		cleanup_json struct ts_json *none = parse("{\"annotations\":{\"other\":\"x\"}}");
+		cleanup_free char *before = ser(none), *after = NULL;
+		struct ts_cdi_injection *inj = NULL;
+
+		assert_int_equal(
+			ts_cdi_inject_requested(reg, none, "config.json", false, &inj, &err), 0);
+		assert_int_equal(inj->n_devices, 0);
+		assert_false(inj->already_applied);
+		after = ser(none);
+		assert_string_equal(before, after);
+		ts_cdi_injection_free(inj);
+	}
 	ts_cdi_registry_free(reg);
 }
 
