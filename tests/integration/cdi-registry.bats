@@ -102,3 +102,99 @@ rejected	$ETC/vendor2.yaml: refusing spec file writable by non-root (mode 0666, 
 	assert_failure 1
 	assert_output "toposhimctl: cdi: unresolvable CDI devices vendor2.com/device=bar"
 }
+
+# Differential test against podman 4.3.1's own CDI support: the same spec
+# injected by `podman run --device` and by toposhim through the annotation
+# (into the config podman writes without the device).  A fake runtime records
+# the config.json podman hands it.  podman 4.3 reads only /etc/cdi and
+# /var/run/cdi, so the spec goes to /var/run/cdi under a unique name.  The
+# spec declares 0.5.0 because it uses hostPath: podman 4.3 also accepts it
+# declared as 0.3.0 (its CDI predates the minimum-version checks), toposhim
+# rejects that, as CDI main does.
+DIFF_SPEC='{"cdiVersion":"0.5.0","kind":"toposhim-difftest.example.com/dev",
+ "containerEdits":{"env":["SPEC=1","TERM=cdi"]},
+ "devices":[{"name":"a","containerEdits":{"env":["A=1"],
+  "deviceNodes":[{"path":"/dev/xzero","hostPath":"/dev/zero"}],
+  "mounts":[{"hostPath":"/etc/hostname","containerPath":"/etc/cdi-host","options":["ro","bind"]}],
+  "hooks":[{"hookName":"prestart","path":"/bin/true","args":["true"]}]}}]}'
+
+teardown() {
+	[ -n "${DIFF_SPEC_FILE:-}" ] && rm -f "$DIFF_SPEC_FILE"
+	[ -n "${DIFF_MADE_DIR:-}" ] && rmdir /var/run/cdi 2>/dev/null
+	return 0
+}
+
+# podman_config OUT ARG...: run podman with the recording runtime, copy its config.json to OUT.
+podman_config() {
+	local out=$1
+	shift
+	rm -f "$BATS_TEST_TMPDIR/recorded.json"
+	podman --runtime "$BATS_TEST_TMPDIR/record-runtime" run --rm \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 "$@" \
+		--rootfs "$BATS_TEST_TMPDIR/rootfs" true >/dev/null 2>&1 || true
+	[ -s "$BATS_TEST_TMPDIR/recorded.json" ] || fail "podman did not call the runtime: $*"
+	cp "$BATS_TEST_TMPDIR/recorded.json" "$out"
+}
+
+@test "injection matches podman 4.3's CDI support, differences explained" {
+	[ "$(id -u)" = 0 ] || skip "needs root for podman and /var/run/cdi (uid $(id -u))"
+	command -v podman >/dev/null || skip "podman is not installed"
+	command -v jq >/dev/null || skip "jq is not installed"
+	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+	mkdir -p "$BATS_TEST_TMPDIR/rootfs/bin" "$BATS_TEST_TMPDIR/bundle"
+	cp /bin/busybox "$BATS_TEST_TMPDIR/rootfs/bin/"
+	ln -s busybox "$BATS_TEST_TMPDIR/rootfs/bin/true"
+	cat >"$BATS_TEST_TMPDIR/record-runtime" <<-SCRIPT
+		#!/bin/sh
+		prev=
+		for a in "\$@"; do
+			[ "\$prev" = --bundle ] && cp "\$a/config.json" "$BATS_TEST_TMPDIR/recorded.json"
+			prev=\$a
+		done
+		echo "recording runtime: not running containers" >&2
+		exit 1
+	SCRIPT
+	chmod +x "$BATS_TEST_TMPDIR/record-runtime"
+	[ -d /var/run/cdi ] || { mkdir -m 0755 /var/run/cdi && DIFF_MADE_DIR=1; }
+	DIFF_SPEC_FILE=/var/run/cdi/toposhim-difftest-$$.json
+	printf '%s\n' "$DIFF_SPEC" >"$DIFF_SPEC_FILE"
+	printf '{"cdi":{"spec_dirs":["/var/run/cdi"],"index_path":null}}\n' >"$TOPOSHIM_CONFIG"
+
+	podman_config "$BATS_TEST_TMPDIR/podman.json" --device toposhim-difftest.example.com/dev=a
+	podman_config "$BATS_TEST_TMPDIR/bundle/config.json" \
+		--annotation cdi.k8s.io/difftest=toposhim-difftest.example.com/dev=a
+	run ctl resolve toposhim-difftest.example.com/dev=a --bundle "$BATS_TEST_TMPDIR/bundle" --json
+	assert_success
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/toposhim.json"
+	P=$BATS_TEST_TMPDIR/podman.json
+	T=$BATS_TEST_TMPDIR/toposhim.json
+
+	# env: podman 4.3 vendors CDI v0.5, which appends "TERM=cdi" next to the
+	# image's TERM=xterm; CDI main (and toposhim) replaces TERM= in place.
+	# HOSTNAME differs only because the two runs are two containers.
+	run jq -c '[.process.env[] | select(startswith("HOSTNAME=") | not)]' "$P"
+	assert_output '["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","TERM=xterm","SPEC=1","TERM=cdi","A=1"]'
+	run jq -c '[.process.env[] | select(startswith("HOSTNAME=") | not)]' "$T"
+	assert_output '["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","TERM=cdi","SPEC=1","A=1"]'
+
+	# device node: CDI main fills fileMode from the host node (/dev/zero is
+	# 0666 = 438); podman 4.3's CDI leaves it to the runtime.  Otherwise equal.
+	run jq -c '.linux.devices' "$P"
+	assert_output '[{"path":"/dev/xzero","type":"c","major":1,"minor":5}]'
+	run jq -c '.linux.devices' "$T"
+	assert_output '[{"path":"/dev/xzero","type":"c","major":1,"minor":5,"fileMode":438}]'
+
+	# cgroup rule, mount, hook: identical.
+	for f in "$P" "$T"; do
+		run jq -cS '[.linux.resources.devices[] | select(.allow)]' "$f"
+		assert_output '[{"access":"rwm","allow":true,"major":1,"minor":5,"type":"c"}]'
+		run jq -cS '[.mounts[] | select(.destination == "/etc/cdi-host")]' "$f"
+		assert_output '[{"destination":"/etc/cdi-host","options":["ro","bind"],"source":"/etc/hostname"}]'
+		run jq -c '.hooks' "$f"
+		assert_output '{"prestart":[{"path":"/bin/true","args":["true"]}]}'
+	done
+
+	# toposhim records what it injected; podman records nothing.
+	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$T"
+	assert_output "toposhim-difftest.example.com/dev=a"
+}

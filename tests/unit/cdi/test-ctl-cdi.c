@@ -180,14 +180,27 @@ static void test_resolve_bundle_diff(void **state)
 	}
 }
 
+static void test_resolve_bundle_json(void **state)
+{
+	cleanup_free char *out = NULL;
+
+	assert_int_equal(run(&out, "resolve", "--bundle", bundle, "v.com/c=d0", "--json", NULL), 0);
+	assert_string_equal(out, "{\n    \"ociVersion\": \"1.0.2\",\n    \"process\": {\n"
+				 "        \"env\": [\n            \"PATH=/bin\",\n            "
+				 "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    },\n    "
+				 "\"annotations\": {\n        \"toposhim.io/cdi-injected\": "
+				 "\"v.com/c=d0\"\n    }\n}\n");
+}
+
 static void test_errors(void **state)
 {
-	cleanup_free char *out = NULL, *out2 = NULL, *out3 = NULL;
+	cleanup_free char *out = NULL, *out2 = NULL, *out3 = NULL, *out4 = NULL;
 
 	assert_int_equal(run(&out, "resolve", "v.com/c=nope", NULL), 1);
 	assert_string_equal(out, "");
 	assert_int_equal(run(&out2, "frobnicate", NULL), 2);
 	assert_int_equal(run(&out3, "list", "--yaml", NULL), 2);
+	assert_int_equal(run(&out4, "resolve", "v.com/c=d0", "--json", NULL), 2);
 }
 
 int main(void)
@@ -198,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_resolve_bundle_diff),
+		cmocka_unit_test(test_resolve_bundle_json),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
