@@ -12,8 +12,10 @@
 struct ts_cdi_spec {
 	char *path;	     /* spec file name */
 	char *kind;	     /* "vendor/class" */
-	struct ts_json *doc; /* validated document */
+	struct ts_json *doc; /* validated document; NULL until loaded for a spec from the index */
 	unsigned priority;   /* spec dir index, higher wins */
+	char **device_names; /* the names of /devices, in order */
+	size_t n_devices;
 };
 
 struct ts_cdi_entry {
@@ -27,6 +29,8 @@ struct ts_cdi_scanned {
 	char *path;
 	bool exists; /* false: a spec dir that does not exist */
 	struct stat st;
+	char *problem;		  /* what was wrong with this dir or file, or NULL */
+	struct ts_cdi_spec *spec; /* the spec it holds, or NULL; borrowed from the registry */
 };
 
 struct ts_cdi_registry {
@@ -55,25 +59,58 @@ int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
 /* Fill the registry's tables (after the scan, or from the index): names[]. @return 0/-ENOMEM. */
 int ts_cdi_registry_finish(struct ts_cdi_registry *reg);
 
+/* Add a problem and attach it to the last scanned dir or file. @return 0 or -ENOMEM. */
+int ts_cdi_registry_scanned_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Append spec (taking it, also on failure) and attach it to the last scanned file. */
+int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec);
+
+/* The persistent index as read from disk. */
+struct ts_cdi_index;
+
+/* What the index recorded about one dir or file. */
+struct ts_cdi_index_file {
+	struct ts_cdi_scanned rec; /* rec.spec unused */
+	char *kind;		   /* the spec's kind, NULL when the file held no spec */
+	unsigned priority;
+	char **names;
+	size_t n_names;
+};
+
 /**
- * Fill reg from the index file at path when it is still valid for opts: the
- * same dirs and options, and every recorded dir and file has the same
- * (dev, inode, size, mtime, ctime, mode, owner).  Specs are then loaded
- * lazily (ts_cdi_spec_ensure_loaded()).
- * @return 1 used; 0 absent, unreadable or stale (reg untouched); -ENOMEM.
+ * Read the index at path when it was written for the same options (dirs,
+ * require_root_owned) and, with require_root_owned, is root-owned and not
+ * group/other-writable.
+ * @return 1 with *ret (free with ts_cdi_index_free()); 0 absent/unusable; -ENOMEM.
  */
-int ts_cdi_index_load(struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
-		      const char *path);
+int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
+		      struct ts_cdi_index **ret);
+struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx);
+
+/* True when every recorded dir and file still has the recorded stat. */
+bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
+
+/* Fill an empty registry from a fresh index (no dir is read). @return 0, 0 > on error. */
+int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
+
+/* The record of a file, NULL when the index does not know it. */
+const struct ts_cdi_index_file *ts_cdi_index_lookup(const struct ts_cdi_index *idx,
+						    const char *path);
 
 /* Write the index of a freshly scanned reg (best effort: failures are ignored). */
 void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
 		       const char *path);
 
+/* Same (dev, inode, size, mtime, ctime, mode, owner)? */
+bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b);
+
 /* A spec from the index has no document until first use: load it. @return 0, <0 with *err. */
 int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err);
 
 /* A spec known by the index only (document not loaded). NULL on OOM. */
-struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority);
+struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority,
+					 char *const *names, size_t n_names);
 
 /* A JSON pointer under construction, for messages ("/devices/0/name"). */
 struct ts_cdi_ptr {

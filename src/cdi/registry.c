@@ -109,26 +109,59 @@ int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-static int add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
+int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
 {
-	struct ts_cdi_spec **v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
+	struct ts_cdi_spec **v;
 
+	if (spec == NULL)
+		return -ENOMEM;
+	v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
 	if (v == NULL) {
 		ts_cdi_spec_free(spec);
 		return -ENOMEM;
 	}
 	reg->specs = v;
 	v[reg->n_specs++] = spec;
+	if (reg->n_scanned > 0)
+		reg->scanned[reg->n_scanned - 1].spec = spec;
 	return 0;
 }
 
-/* Load one file of a dir; a problem is recorded, never returned. @return 0 or -ENOMEM. */
+int ts_cdi_registry_scanned_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+{
+	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
+	struct ts_cdi_scanned *last = reg->n_scanned ? &reg->scanned[reg->n_scanned - 1] : NULL;
+	va_list ap;
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	reg->problems = v;
+	va_start(ap, fmt);
+	r = vasprintf(&v[reg->n_problems], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	if (last != NULL && last->problem == NULL) {
+		last->problem = strdup(v[reg->n_problems]);
+		if (last->problem == NULL) {
+			free(v[reg->n_problems]);
+			return -ENOMEM;
+		}
+	}
+	reg->n_problems++;
+	return 0;
+}
+
+/* Load one file of a dir, reusing the index's record when its stat is unchanged; a
+ * problem is recorded, never returned.  @return 0 or -ENOMEM. */
 static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, const char *name,
-		     unsigned priority, bool require_root)
+		     unsigned priority, bool require_root, const struct ts_cdi_index *idx)
 {
 	cleanup_free char *path = NULL, *buf = NULL;
 	cleanup_close int fd = -EBADF;
 	cleanup_error struct ts_error *err = NULL;
+	const struct ts_cdi_index_file *prev;
 	struct ts_cdi_spec *spec = NULL;
 	struct stat st;
 	size_t len = 0;
@@ -137,14 +170,9 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		return -ENOMEM;
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		reg->scan_incomplete = true;
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		reg->scan_incomplete = true; /* nothing to compare with next time */
 		return ts_cdi_registry_add_problem(reg, "%s: cannot open: %s", path,
-						   strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		reg->scan_incomplete = true;
-		return ts_cdi_registry_add_problem(reg, "%s: cannot stat: %s", path,
 						   strerror(errno));
 	}
 	if (S_ISDIR(st.st_mode))
@@ -152,24 +180,35 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 	if (ts_cdi_registry_add_scanned(reg, path, &st) < 0)
 		return -ENOMEM;
 	if (!S_ISREG(st.st_mode))
-		return ts_cdi_registry_add_problem(reg, "%s: not a regular file", path);
+		return ts_cdi_registry_scanned_problem(reg, "%s: not a regular file", path);
 	if (require_root && !check_secure(reg, path, &st, "spec file", &r))
 		return r;
+	prev = idx ? ts_cdi_index_lookup(idx, path) : NULL;
+	if (prev != NULL && prev->rec.exists && ts_cdi_stat_equal(&prev->rec.st, &st)) {
+		/* unchanged since the index was written: no need to parse it again */
+		if (prev->rec.problem != NULL)
+			return ts_cdi_registry_scanned_problem(reg, "%s", prev->rec.problem);
+		if (prev->kind != NULL)
+			return ts_cdi_registry_add_spec(
+				reg, ts_cdi_spec_new_lazy(path, prev->kind, priority, prev->names,
+							  prev->n_names));
+	}
 	r = ts_cdi_read_fd(fd, &buf, &len);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return ts_cdi_registry_add_problem(reg, "%s: cannot read: %s", path, strerror(-r));
+		return ts_cdi_registry_scanned_problem(reg, "%s: cannot read: %s", path,
+						       strerror(-r));
 	r = ts_cdi_spec_parse(buf, len, path, priority, &spec, &err);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return ts_cdi_registry_add_problem(reg, "%s", err->msg);
-	return add_spec(reg, spec);
+		return ts_cdi_registry_scanned_problem(reg, "%s", err->msg);
+	return ts_cdi_registry_add_spec(reg, spec);
 }
 
 static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned priority,
-		    bool require_root)
+		    bool require_root, const struct ts_cdi_index *idx)
 {
 	cleanup_closedir DIR *d = NULL;
 	cleanup_free char **names = NULL;
@@ -189,6 +228,7 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 	if (fstat(fd, &st) < 0) {
 		r = errno;
 		close(fd);
+		reg->scan_incomplete = true;
 		return ts_cdi_registry_add_problem(reg, "%s: cannot stat spec dir: %s", dir,
 						   strerror(r));
 	}
@@ -204,6 +244,7 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 	if (d == NULL) {
 		r = errno;
 		close(fd);
+		reg->scan_incomplete = true;
 		return ts_cdi_registry_add_problem(reg, "%s: cannot read spec dir: %s", dir,
 						   strerror(r));
 	}
@@ -229,13 +270,15 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 		}
 		n++;
 	}
-	if (errno != 0)
+	if (errno != 0) {
+		reg->scan_incomplete = true;
 		r = ts_cdi_registry_add_problem(reg, "%s: cannot read spec dir: %s", dir,
 						strerror(errno));
+	}
 	if (n > 0)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = load_file(reg, dirfd(d), dir, names[i], priority, require_root);
+		r = load_file(reg, dirfd(d), dir, names[i], priority, require_root, idx);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -262,10 +305,7 @@ static int index_devices(struct ts_cdi_registry *reg)
 	int r = 0;
 
 	for (size_t s = 0; s < reg->n_specs; s++) {
-		const struct ts_json *devs = ts_json_get(reg->specs[s]->doc, "devices"), *dev;
-		size_t i;
-
-		ts_json_array_foreach (devs, i, dev) {
+		for (size_t i = 0; i < reg->specs[s]->n_devices; i++) {
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 64;
 				struct ts_cdi_entry *v = realloc(all, nc * sizeof(*v));
@@ -276,7 +316,7 @@ static int index_devices(struct ts_cdi_registry *reg)
 				cap = nc;
 			}
 			if (asprintf(&all[n].qualified_name, "%s=%s", reg->specs[s]->kind,
-				     ts_json_get_string(dev, "name")) < 0)
+				     reg->specs[s]->device_names[i]) < 0)
 				goto oom;
 			all[n].spec = reg->specs[s];
 			all[n].index = i;
@@ -368,8 +408,10 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 	for (size_t i = 0; i < reg->n_problems; i++)
 		free(reg->problems[i]);
 	free(reg->problems);
-	for (size_t i = 0; i < reg->n_scanned; i++)
+	for (size_t i = 0; i < reg->n_scanned; i++) {
 		free(reg->scanned[i].path);
+		free(reg->scanned[i].problem);
+	}
 	free(reg->scanned);
 	free(reg);
 	return NULL;
@@ -379,21 +421,26 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 			 struct ts_error **err)
 {
 	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
+	struct ts_cdi_index *idx = NULL;
 	int r = 0;
 
 	if (reg == NULL)
 		return ts_error_set(err, ENOMEM, "out of memory");
 	if (opts->index_path != NULL)
-		r = ts_cdi_index_load(reg, opts, opts->index_path);
-	if (r == 0) {
+		r = ts_cdi_index_read(opts, opts->index_path, &idx);
+	if (r >= 0 && idx != NULL && ts_cdi_index_fresh(idx)) {
+		/* nothing changed: no dir is read, no file parsed */
+		r = ts_cdi_index_fill(idx, reg);
+	} else if (r >= 0) {
 		for (unsigned i = 0;
 		     r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
-			r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned);
+			r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned, idx);
 		if (r >= 0)
 			r = index_devices(reg);
 		if (r >= 0 && opts->index_path != NULL && !reg->scan_incomplete)
 			ts_cdi_index_save(reg, opts, opts->index_path);
 	}
+	ts_cdi_index_free(idx);
 	if (r >= 0)
 		r = ts_cdi_registry_finish(reg);
 	if (r < 0) {

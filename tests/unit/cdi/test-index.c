@@ -139,9 +139,11 @@ static void test_index_used_when_valid(void **state)
 	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
 	ts_cdi_registry_free(reg);
 	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
-	assert_int_equal(strncmp(buf, "toposhim-cdi-index 1 0 2\ndir ", 29), 0);
+	assert_int_equal(strncmp(buf, "toposhim-cdi-index 2 0 2\ndir ", 29), 0);
+	assert_non_null(strstr(buf, "/etc/a.yaml\nspec 0 v.com/c\nname a\n"));
+	assert_non_null(strstr(buf, "/etc/bad.json\nfproblem "));
 	assert_non_null(strstr(buf, "\ndev 0 0 v.com/c=a\nproblem "));
-	assert_non_null(strstr(buf, "bad.json"));
+	assert_int_equal(strcmp(buf + strlen(buf) - 5, "\nend\n"), 0);
 
 	mark_index(f);
 	reg = load(f, false);
@@ -225,6 +227,59 @@ static void test_index_not_saved_when_racy_or_no_dir(void **state)
 	assert_int_equal(stat(f->index, &st), -1);
 }
 
+/* Replace text in the index file (keeping everything else). */
+static void edit_index(struct fixture *f, const char *from, const char *to)
+{
+	cleanup_free char *buf = NULL, *out = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *at;
+
+	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+	at = strstr(buf, from);
+	assert_non_null(at);
+	*at = '\0';
+	assert_true(asprintf(&out, "%s%s%s", buf, to, at + strlen(from)) > 0);
+	write_file(f->state, "cdi-index", out);
+}
+
+/* When one file changes, the others are taken from the index, not parsed again. */
+static void test_index_reparses_only_changed_files(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	const char *const *names;
+
+	write_file(f->etc, "b.yaml", spec_b);
+	age(f->etc, "b.yaml");
+	age(f->etc, NULL);
+	reg = load(f, false);
+	ts_cdi_registry_free(reg);
+	/* a record saying a.yaml defines "zz": only visible if a.yaml is not parsed */
+	edit_index(f, "spec 0 v.com/c\nname a\n", "spec 0 v.com/c\nname zz\n");
+	write_file(f->etc, "b.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\n"
+		   "devices: [{name: b2, containerEdits: {env: [B=2]}}]\n");
+	age(f->etc, "b.yaml");
+	age(f->etc, NULL);
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 2);
+	assert_string_equal(names[0], "v.com/c=b2");
+	assert_string_equal(names[1], "v.com/c=zz");
+	/* and using a device whose record does not match the file is refused */
+	{
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_json struct ts_json *config = ts_json_new_object();
+		cleanup_free char *want = NULL;
+
+		assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=zz"}, 1,
+					       "config.json", NULL, &err),
+				 -ESTALE);
+		assert_true(asprintf(&want, "%s/a.yaml: changed while being read", f->etc) > 0);
+		assert_string_equal(err->msg, want);
+	}
+	ts_cdi_registry_free(reg);
+}
+
 /* With require_root_owned, an index others could write is not trusted. */
 static void test_index_must_be_root_owned(void **state)
 {
@@ -268,6 +323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_index_reparses_only_changed_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
