@@ -74,6 +74,9 @@ static void copy_corpus(const char *dir, const char *file, const char *as)
 	if (shared == NULL)
 		skip();
 	assert_true(asprintf(&path, "%s/corpus/cdi/%s", shared, file) > 0);
+	/* a tarball build (make distcheck) has no ../shared */
+	if (access(path, R_OK) < 0)
+		skip();
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
 	write_file(dir, as ? as : file, buf, 0644);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cdi/cdi.h"
@@ -90,11 +91,19 @@ static const struct corpus_row {
 	{"moby_moby_issue47633-test.yaml", "'/devices/0/containerEdits': required field missing"},
 };
 
+static bool corpus_present(const char *shared)
+{
+	cleanup_free char *index = NULL;
+
+	return asprintf(&index, "%s/corpus/cdi/INDEX.md", shared) > 0 && access(index, R_OK) == 0;
+}
+
 static void test_corpus_verdicts(void **state)
 {
 	const char *shared = getenv("TS_SHARED_DIR");
 
-	if (shared == NULL)
+	/* a tarball build (make distcheck) has no ../shared: nothing to check */
+	if (shared == NULL || !corpus_present(shared))
 		skip();
 	assert_int_equal(ARRAY_SIZE(corpus), 44);
 	for (size_t i = 0; i < ARRAY_SIZE(corpus); i++) {
