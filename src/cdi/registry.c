@@ -40,11 +40,11 @@ static bool check_secure(struct ts_cdi_registry *reg, const char *path, const st
 {
 	*r = 0;
 	if (st->st_uid != 0)
-		*r = ts_cdi_registry_add_problem(
+		*r = ts_cdi_registry_scanned_problem(
 			reg, "%s: refusing %s not owned by root (owner uid %u, mode %04o)", path,
 			what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
 	else if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0))
-		*r = ts_cdi_registry_add_problem(
+		*r = ts_cdi_registry_scanned_problem(
 			reg, "%s: refusing %s writable by non-root (mode %04o, gid %u)", path, what,
 			(unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);
 	else
