@@ -14,17 +14,18 @@ C=cncf-tags_container-device-interface_
 
 # toposhimctl once its command table has `cdi`, else the test build of ts_ctl_cdi.
 ctl() {
-	if "$TS_BUILDDIR/toposhimctl" cdi list >/dev/null 2>&1; then
-		"$TS_BUILDDIR/toposhimctl" cdi "$@"
-	else
-		"$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi" cdi "$@"
-	fi
+	"${CTL[@]}" cdi "$@"
 }
 
 setup() {
 	[ -d "$CORPUS" ] || skip "CDI corpus not found at $CORPUS"
-	[ -x "$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi" ] ||
-		fail "not built: tests/unit/cdi/toposhimctl-cdi"
+	if "$TS_BUILDDIR/toposhimctl" help 2>/dev/null | grep -q '^  cdi '; then
+		CTL=("$TS_BUILDDIR/toposhimctl")
+	elif [ -x "$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi" ]; then
+		CTL=("$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi")
+	else
+		fail "neither toposhimctl with cdi nor tests/unit/cdi/toposhimctl-cdi is built"
+	fi
 	ETC="$BATS_TEST_TMPDIR/etc"
 	RUN="$BATS_TEST_TMPDIR/run"
 	mkdir -p "$ETC" "$RUN"
