@@ -15,6 +15,7 @@
 
 #include "cdi/cdi.h"
 #include "util/cleanup.h"
+#include "select.h"
 #include "util/fileio.h"
 
 struct fixture {
@@ -286,8 +287,6 @@ static void test_index_must_be_root_owned(void **state)
 	struct fixture *f = *state;
 	struct ts_cdi_registry *reg;
 
-	if (geteuid() != 0)
-		skip();
 	reg = load(f, true);
 	ts_cdi_registry_free(reg);
 	mark_index(f);
@@ -319,15 +318,21 @@ static void test_index_garbage_ignored(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_index_reparses_only_changed_files, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
+	const struct ts_test tests[] = {
+		{cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_reparses_only_changed_files, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
+		 TS_NEEDS_ROOT},
+		{cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
+		 TS_NEEDS_NOTHING},
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ts_run_selected("test-index", tests, ARRAY_SIZE(tests));
 }

@@ -18,6 +18,7 @@
 
 #include "cdi/cdi.h"
 #include "util/cleanup.h"
+#include "select.h"
 #include "util/fileio.h"
 
 #define C "cncf-tags_container-device-interface_"
@@ -71,12 +72,8 @@ static void copy_corpus(const char *dir, const char *file, const char *as)
 	cleanup_free char *path = NULL, *buf = NULL;
 	cleanup_error struct ts_error *err = NULL;
 
-	if (shared == NULL)
-		skip();
+	assert_non_null(shared); /* tests using the corpus run only when it is there */
 	assert_true(asprintf(&path, "%s/corpus/cdi/%s", shared, file) > 0);
-	/* a tarball build (make distcheck) has no ../shared */
-	if (access(path, R_OK) < 0)
-		skip();
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
 	write_file(dir, as ? as : file, buf, 0644);
 }
@@ -556,8 +553,6 @@ static void test_security(void **state)
 				   "devices: [{name: %s, containerEdits: {env: [A=1]}}]\n";
 	char text[256];
 
-	if (geteuid() != 0)
-		skip();
 	snprintf(text, sizeof(text), spec, "good");
 	write_file(f->dirs[0], "good.yaml", text, 0644);
 	snprintf(text, sizeof(text), spec, "ww");
@@ -646,21 +641,31 @@ static void test_options_from_config(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_e1_inject_several_devices, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e1_unresolvable_and_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e2_conflict_in_one_dir, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e3_override_across_dirs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_conflict_overridden_by_later_dir, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_e4_two_vendors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e5_podman_mount, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_security, setup, teardown),
-		cmocka_unit_test(test_options_from_config),
+	const struct ts_test tests[] = {
+		{cmocka_unit_test_setup_teardown(test_e1_inject_several_devices, setup, teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_e1_unresolvable_and_retry, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_e2_conflict_in_one_dir, setup, teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_e3_override_across_dirs, setup, teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_conflict_overridden_by_later_dir, setup,
+						 teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_e4_two_vendors, setup, teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_e5_podman_mount, setup, teardown),
+		 TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown), TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_security, setup, teardown), TS_NEEDS_ROOT},
+		{cmocka_unit_test(test_options_from_config), TS_NEEDS_NOTHING},
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ts_run_selected("test-registry", tests, ARRAY_SIZE(tests));
 }
