@@ -198,9 +198,11 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  *                             (*ret_n_nodes grows); caller frees the
  *                             host_path strings and the array.
  * @return 0; -EINVAL (a config member of the wrong type: "<config_name>:
- *         '/process/env': expected array, got string"; host type mismatch;
- *         host path not a device node); -errno of stat(2) ("<spec_path>:
- *         '<pointer>/hostPath': cannot stat host device '/dev/x'"); -ENOMEM.
+ *         '/process/env': expected array, got string"; host type mismatch:
+ *         "<spec_path>: '<edits_ptr>/deviceNodes/0/type': 'b' but host device
+ *         '/dev/null' has type 'c'"; "... host path '/x' is not a device
+ *         node"); -errno of stat(2) ("<spec_path>: '<edits_ptr>/deviceNodes/0':
+ *         cannot stat host device '/dev/x'"); -ENOMEM.
  *         On failure config may be half-edited: callers work on a copy.
  */
 int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, const char *config_name,
@@ -257,6 +259,11 @@ struct ts_cdi_registry;
  * file, a device defined by two files of the same (winning) dir are recorded
  * and listed by ts_cdi_registry_problems(); the other files stay usable.
  * A later dir wins over an earlier one on the same qualified name.
+ * With opts->index_path, a still-valid index replaces the scan (no dir read,
+ * no file parsed; spec files are read when a device of theirs is used), a
+ * stale one lets the scan skip every file whose stat is unchanged, and a
+ * fresh scan rewrites it (not when anything changed in the last 2 seconds,
+ * or when the index's dir does not exist).
  * @param[in]  opts  borrowed for the call only.
  * @param[out] ret   the registry; free with ts_cdi_registry_free().
  * @return 0; -ENOMEM (the only failure).
@@ -276,10 +283,12 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg);
 size_t ts_cdi_registry_problems(const struct ts_cdi_registry *reg, const char *const **ret_msgs);
 
 /**
- * Look up a device.
+ * Look up a device.  A spec known from the index is read here on first use
+ * (the registry is logically const).
  * @param[out] ret_spec   the spec that defines it (borrowed); may be NULL.
  * @param[out] ret_index  its index in the spec's /devices; may be NULL.
- * @return true if qualified_name resolves (exists, no conflict).
+ * @return true if qualified_name resolves (exists, no conflict, and its spec
+ *         file still reads as the index says).
  */
 bool ts_cdi_registry_lookup(const struct ts_cdi_registry *reg, const char *qualified_name,
 			    const struct ts_cdi_spec **ret_spec, size_t *ret_index);
@@ -309,8 +318,10 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  *         still lists the devices); -EINVAL "unresolvable
  *         CDI devices <a>, <b>" listing every unknown or invalid name (the
  *         reference's exact text; errnum 0 so that nothing is appended);
- *         -EINVAL/-errno from ts_cdi_edits_apply().  On
- *         any failure config is untouched.
+ *         -EINVAL/-errno from ts_cdi_edits_apply(); -errno/-EINVAL when a
+ *         spec file known from the index no longer reads, -ESTALE when it
+ *         now says something else ("<path>: changed while being read").
+ *         On any failure config is untouched.
  */
 int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
 		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
@@ -318,7 +329,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 
 /**
  * The create path's one call: ts_cdi_requests_from_config() then
- * ts_cdi_inject().
+ * ts_cdi_inject().  (To avoid loading the registry for containers that
+ * request nothing, call ts_cdi_requests_from_config() first.)
  * @param[in] env_requests  pass opts->env_requests.
  * @return as ts_cdi_inject(); 0 with an empty *ret when nothing is requested.
  */
