@@ -127,7 +127,7 @@ const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p);
 
 /**
  * Convert the first document of a YAML text into a JSON tree (YAML 1.1
- * plain scalar resolution; aliases expanded, at most 1,000,000 nodes and 64
+ * plain scalar resolution; aliases expanded, at most 200,000 nodes and 64
  * levels).
  * @return 0; -EINVAL with "<name>: line L column C: <problem>", or
  *         "<name>: empty document" for an empty or null document; -ENOMEM.

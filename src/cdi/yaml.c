@@ -20,7 +20,7 @@
 #include "cdi/internal.h"
 #include "util/cleanup.h"
 
-#define YAML_MAX_NODES 1000000
+#define YAML_MAX_NODES 200000 /* aliases can multiply a small text */
 #define YAML_MAX_DEPTH 64
 
 static inline void yaml_parser_freep(yaml_parser_t **p)

@@ -251,6 +251,13 @@ static const struct doc_row {
 	{"missing-version.json", "{\"kind\":\"a.com/b\"}", "'/cdiVersion': required field missing"},
 	{"empty-version.json", "{\"cdiVersion\":\"\"}", "'/cdiVersion': invalid version ''"},
 	{"not-object.yaml", "- a\n", "'/': expected object, got array"},
+	/* aliases multiply a small text: 10^6 scalars are refused, not built */
+	{"alias-bomb.yaml",
+	 "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+	 "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, "
+	 "*c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, "
+	 "*e, *e, *e, *e]\n",
+	 "line 1 column 32: document too large or too deep"},
 };
 
 static void test_inline_documents(void **state)
