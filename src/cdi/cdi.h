@@ -307,6 +307,8 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * of that spec; the merged edits are applied in CDI order.  Then the
  * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.  A device
  * the engine injected already is skipped (see engine_injected).
+ * @param[in]     reg          the registry; NULL counts as empty (so a caller
+ *                             may skip loading it when nothing is requested).
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     names        qualified names, duplicates allowed (once).
  * @param[in]     config_name  for messages, e.g. "config.json".

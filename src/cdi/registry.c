@@ -466,7 +466,7 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
 static const struct ts_cdi_entry *find(const struct ts_cdi_registry *reg,
 				       const char *qualified_name)
 {
-	size_t lo = 0, hi = reg->n_devices;
+	size_t lo = 0, hi = reg ? reg->n_devices : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -352,6 +352,11 @@ static void test_e4_two_vendors(void **state)
 			 -EINVAL);
 	assert_string_equal(err->msg, "unresolvable CDI devices foobar");
 	ts_error_clear(&err);
+	assert_int_equal(ts_cdi_inject_requested(NULL, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=foo, "
+				      "vendor2.com/device=bar");
+	ts_error_clear(&err);
 	assert_int_equal(ts_cdi_inject_requested(reg, bad2, "config.json", false, NULL, &err),
 			 -EINVAL);
 	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=no-such-dev");
@@ -362,7 +367,7 @@ static void test_e4_two_vendors(void **state)
 		struct ts_cdi_injection *inj = NULL;
 
 		assert_int_equal(
-			ts_cdi_inject_requested(reg, none, "config.json", false, &inj, &err), 0);
+			ts_cdi_inject_requested(NULL, none, "config.json", false, &inj, &err), 0);
 		assert_int_equal(inj->n_devices, 0);
 		assert_false(inj->already_applied);
 		after = ser(none);
