@@ -1,9 +1,114 @@
-/* main.c - toposhim, the OCI runtime wrapper. */
-#include <stdio.h>
+/*
+ * main.c - toposhim, the OCI runtime wrapper.
+ *
+ * Called exactly as runc is.  For `create` and `run` it rewrites the
+ * bundle's config.json (ts_cmd_create), for everything else it does
+ * nothing; then it execve()s the real runtime with argv unchanged but
+ * argv[0], the environment unchanged but TOPOSHIM_DEPTH=1 (see
+ * runtime/runtime.h), and every inherited fd untouched (everything we
+ * open is O_CLOEXEC).  Errors are logged (cli/log.h) and exit 1.
+ *
+ * Passthrough commands load nothing but the config's "runtime" object,
+ * and only when TOPOSHIM_RUNTIME is unset: `start`, `delete`, ... must
+ * reach the same runtime `create` used.
+ *
+ * This is the only file that exits or execs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd-create.h"
+#include "cli/config.h"
+#include "cli/log.h"
+#include "cli/scan.h"
+#include "runtime/runtime.h"
+#include "util/cleanup.h"
+
+extern char **environ;
+
+/* Find the runtime (reading the config's "runtime" unless overridden). */
+static int find_runtime(const struct ts_json *config, const char *config_path, char **ret_path,
+			struct ts_error **err)
+{
+	struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
+	struct ts_runtime_lookup lookup = {
+		.override = secure_getenv("TOPOSHIM_RUNTIME"),
+		.path_env = getenv("PATH"),
+	};
+	int r;
+
+	if (config != NULL) {
+		r = ts_cli_runtime_config_read(config, config_path, &rc, err);
+		if (r < 0)
+			return r;
+		lookup.path = rc.path;
+		lookup.path_origin = rc.path_origin;
+		lookup.names = rc.search;
+	}
+	r = ts_runtime_find(&lookup, ret_path, err);
+	ts_cli_runtime_config_release(&rc);
+	return r;
+}
+
+/* Everything before the exec: returns the vectors to execve(). */
+static int prepare(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
+		   char ***ret_envp, struct ts_error **err)
+{
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_free char *runtime_path = NULL;
+	const char *config_path = secure_getenv("TOPOSHIM_CONFIG");
+	const char *override = secure_getenv("TOPOSHIM_RUNTIME");
+	int depth, r;
+
+	if (config_path == NULL || config_path[0] == '\0')
+		config_path = TS_CLI_CONFIG_DEFAULT;
+	if (args->rewrite || override == NULL || override[0] == '\0') {
+		r = ts_cli_config_load(config_path, &config, err);
+		if (r < 0)
+			return r;
+	}
+	r = find_runtime(config, config_path, &runtime_path, err);
+	if (r < 0)
+		return r;
+	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);
+	if (depth < 0)
+		return depth;
+	if (args->rewrite) {
+		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s'", args->command,
+		       args->container_id, runtime_path);
+		r = ts_cmd_create(args, config, err);
+		if (r < 0)
+			return r;
+	}
+	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
+				     err);
+}
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return 0;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_strv char **runtime_argv = NULL;
+	cleanup_strv char **runtime_envp = NULL;
+	struct ts_cli_args args;
+	int r;
+
+	r = ts_cli_scan(argc, argv, &args, &err);
+	if (r < 0) {
+		ts_log_error(err);
+		return EXIT_FAILURE;
+	}
+	ts_log_setup(&args);
+	if (args.warning != NULL)
+		ts_log(TS_LOG_WARNING, "%s", args.warning);
+	r = prepare(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
+	ts_cli_args_release(&args);
+	if (r < 0) {
+		ts_log_error(err);
+		return EXIT_FAILURE;
+	}
+	execve(runtime_argv[0], runtime_argv, runtime_envp);
+	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0], strerror(errno));
+	return EXIT_FAILURE;
 }

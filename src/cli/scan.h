@@ -9,6 +9,26 @@
  * When anything is ambiguous (an option the scanner does not know) the
  * result says "pass through" with a warning, and no rewrite happens: a
  * wrong guess about where the bundle is would rewrite the wrong file.
+ *
+ * Grammar accepted (the union of runc 1.1.5's urfave/cli + Go flag parsing
+ * and crun 1.8.1's argp):
+ *   toposhim [GLOBAL-OPTION...] [--] COMMAND [OPTION | ARG]... [-- ARG...]
+ *  - every option may be written with one or two leading dashes, and a
+ *    value either as the next word or after '=' (`--root=/r`, `-b=/b`);
+ *  - global options with a value: root, log, log-format, log-level, criu,
+ *    rootless, cgroup-manager; without: debug, systemd-cgroup; help/h/?,
+ *    usage and version/v/V end the scan (the runtime prints and exits);
+ *  - `create`/`run` options with a value: bundle/b, console-socket,
+ *    pid-file, preserve-fds, config/f (crun); without: no-pivot,
+ *    no-new-keyring, no-subreaper, and for run detach/d, keep.  Options may
+ *    follow the container id (runc reorders them); after `--` every word
+ *    is an argument;
+ *  - a boolean option may carry a Go boolean (`--debug=false`).
+ * Only `create` and `run` with exactly one container id set rewrite
+ * (`restore`, which also creates a container, passes through unmodified for
+ * now: NEEDSWORK: rewrite its bundle too); a word
+ * is a command only in command position, so `--root create`, `state
+ * create`, `exec ID create` and `ps ID -- create` never rewrite.
  */
 #ifndef TS_CLI_SCAN_H
 #define TS_CLI_SCAN_H
@@ -31,10 +51,12 @@ struct ts_cli_args {
 	int command_index;   /* its index in argv, -1 if none */
 
 	/* For create/run only: */
-	const char *container_id; /* NULL if missing */
-	const char *bundle;       /* --bundle/-b value, last wins; NULL = "." */
-	const char *config_file;  /* crun's -f/--config; NULL = "config.json" */
-	const char *pid_file;     /* --pid-file */
+	const char *container_id;   /* NULL if missing */
+	const char *bundle;	    /* --bundle/-b value, last wins; NULL = "." (also for "") */
+	const char *config_file;    /* crun's -f/--config; NULL = "config.json" */
+	const char *pid_file;	    /* --pid-file */
+	const char *console_socket; /* --console-socket */
+	const char *preserve_fds;   /* --preserve-fds, as written */
 
 	bool rewrite;  /* true: command is create or run, config.json is rewritten */
 	char *warning; /* set (owned) when an unknown option forced a passthrough */
@@ -43,9 +65,12 @@ struct ts_cli_args {
 /**
  * Scan argv.
  * @param[in]  argc, argv  as given to main; borrowed for the lifetime of ret.
- * @param[out] ret         filled; release with ts_cli_args_release().
- * @return 0 (an unknown option is not an error: ret->rewrite is false and
- *         ret->warning names it); -ENOMEM.
+ * @param[out] ret         filled (also when the result is "pass through");
+ *                         release with ts_cli_args_release().
+ * @param[out] err         set iff the return value is negative.
+ * @return 0 (an unknown option, a missing option value or an invalid boolean
+ *         is not an error: ret->rewrite is false and ret->warning says
+ *         "unknown option '--x', passing through unmodified"); -ENOMEM.
  */
 int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error **err);
 

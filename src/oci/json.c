@@ -460,12 +460,14 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
 	return 0;
 }
 
-/* RFC 6901 escaping of one reference token: '~' -> "~0", '/' -> "~1".  NULL on OOM. */
-static char *pointer_escape(const char *key)
+char *ts_json_pointer_escape(const char *key)
 {
-	char *esc = malloc(strlen(key) * 2 + 1);
 	size_t n = 0;
+	char *esc;
 
+	if (key == NULL)
+		return NULL;
+	esc = malloc(strlen(key) * 2 + 1);
 	if (esc == NULL)
 		return NULL;
 	for (const char *c = key; *c != '\0'; c++) {
@@ -480,6 +482,17 @@ static char *pointer_escape(const char *key)
 	return esc;
 }
 
+/* Whether what holds an even number of single quotes, i.e. its last quote closes one. */
+static bool quotes_closed(const char *what)
+{
+	size_t count = 0;
+
+	for (; *what != '\0'; what++)
+		if (*what == '\'')
+			count++;
+	return count % 2 == 0;
+}
+
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
 				      const char *what, struct ts_error **err)
 {
@@ -490,7 +503,8 @@ struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum
 	if (what == NULL)
 		what = "''";
 	if (obj == NULL || obj->type != TS_JSON_OBJECT || key == NULL) {
-		(void)ts_error_set(err, 0, "%s: expected object, got %s", what,
+		(void)ts_error_set(err, 0, "%s%s: expected object, got %s", what,
+				   quotes_closed(what) ? "" : "'",
 				   obj == NULL ? "nothing" : ts_json_type_name(obj->type));
 		return NULL;
 	}
@@ -503,11 +517,12 @@ struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum
 	}
 	if (cur != NULL && cur->type == type)
 		return cur;
-	/* what is "file: '/path'": put "/key" inside its closing quote */
+	/* what is "file: '/path'" (closed: put "/key" inside its closing quote) or
+	 * "file: '/path" (left open: append "/key" and close it) */
 	n = strlen(what);
-	if (n > 0 && what[n - 1] == '\'')
+	if (n > 0 && what[n - 1] == '\'' && quotes_closed(what))
 		n--;
-	esc = pointer_escape(key);
+	esc = ts_json_pointer_escape(key);
 	if (esc == NULL) {
 		(void)ts_error_set(err, ENOMEM, "%s", what);
 		return NULL;
@@ -815,7 +830,13 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 	h = yajl_alloc(&parse_callbacks, NULL, &ctx);
 	if (h == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot parse", filename);
-	/* comments, multiple values and trailing garbage stay refused (yajl's defaults) */
+	/* strict RFC 8259, spelled out although these are yajl's defaults */
+	if (!yajl_config(h, yajl_allow_comments, 0) ||
+	    !yajl_config(h, yajl_dont_validate_strings, 0) ||
+	    !yajl_config(h, yajl_allow_trailing_garbage, 0) ||
+	    !yajl_config(h, yajl_allow_multiple_values, 0) ||
+	    !yajl_config(h, yajl_allow_partial_values, 0))
+		return ts_error_set(err, 0, "%s: cannot configure the yajl parser", filename);
 	st = yajl_parse(h, (const unsigned char *)buf, len);
 	/* yajl reports the offset just past the byte where it stopped */
 	pos = yajl_get_bytes_consumed(h);
@@ -876,7 +897,7 @@ static void path_prepend(char **path, const char *key, size_t index)
 	int r;
 
 	if (key != NULL) {
-		esc = pointer_escape(key);
+		esc = ts_json_pointer_escape(key);
 		if (esc == NULL)
 			return;
 		r = asprintf(&p, "/%s%s", esc, *path ? *path : "");
@@ -1022,4 +1043,59 @@ int ts_json_serialize(const struct ts_json *j, bool pretty, char **ret_buf, size
 	if (ret_len != NULL)
 		*ret_len = out_len;
 	return 0;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no surrogates, at
+ * most U+10FFFF), or 0 if there is none. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+char *ts_json_utf8_sanitize(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out, *o;
+
+	if (s == NULL)
+		return NULL;
+	/* each invalid byte becomes the 3-byte U+FFFD */
+	out = malloc(strlen(s) * 3 + 1);
+	if (out == NULL)
+		return NULL;
+	o = out;
+	while (*p != '\0') {
+		size_t n = utf8_sequence(p);
+
+		if (n == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+			continue;
+		}
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+	}
+	*o = '\0';
+	return out;
 }

@@ -14,8 +14,14 @@
  * ownership of the node they are given, also when they fail.  Getters return
  * borrowed pointers valid until the parent is modified or freed.
  *
- * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, UTF-8
- * validated).
+ * Limits: strings holding NUL ("\u0000") and nesting deeper than
+ * TS_JSON_MAX_DEPTH are refused by the parser, so every parsed tree can be
+ * written again and walked recursively.
+ *
+ * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, one
+ * top-level value, UTF-8 validated); RFC 6901 (JSON Pointer) reference
+ * tokens for the field paths in error messages; RFC 3629 (UTF-8) in
+ * ts_json_utf8_sanitize().
  */
 #ifndef TS_OCI_JSON_H
 #define TS_OCI_JSON_H
@@ -176,13 +182,15 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
  * object/array) at the end of obj.  With duplicate keys the last one counts.
  * @param[in] what  location of obj for messages: file, then the JSON pointer
  *                  in single quotes, e.g. "config.json: '/linux'" ("config.json: ''"
- *                  for the root); the key is put inside the closing quote.
+ *                  for the root), and the key is put inside the closing quote;
+ *                  or the same with the quote left open ("config.json: '/linux",
+ *                  "config.json: '" for the root), and "/key'" is appended.
  *                  NULL is written as "''".
  * @return the member, borrowed; NULL with *err set: -EINVAL when the member
  *         exists with another type, e.g. "config.json: '/linux/resources':
  *         expected object, got array" (key escaped as a JSON pointer token:
  *         '/' -> "~1", '~' -> "~0"); -EINVAL "<what>: expected object, got
- *         <type>" when obj is not an object; -EINVAL when a missing member
+ *         <type>" when obj is not an object (an open quote closed); -EINVAL when a missing member
  *         would have to be a scalar (only containers are created); -ENOMEM.
  */
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
@@ -230,6 +238,23 @@ struct ts_json *ts_json_array_take(struct ts_json *arr, size_t index);
  */
 int ts_json_get_int64(const struct ts_json *j, int64_t *ret);
 int ts_json_get_uint64(const struct ts_json *j, uint64_t *ret);
+
+/**
+ * Escape one object key as a JSON pointer reference token (RFC 6901):
+ * '~' becomes "~0" and '/' becomes "~1", so "toposhim.io/cpus" is written
+ * "toposhim.io~1cpus" in "'/annotations/toposhim.io~1cpus'".
+ * @return a new string the caller frees, or NULL on OOM or a NULL key.
+ */
+char *ts_json_pointer_escape(const char *key);
+
+/**
+ * Copy s, replacing every byte that does not start a well-formed UTF-8
+ * sequence (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF) with U+FFFD, so that the result can always be serialised.  For
+ * text from outside JSON (paths, messages) that goes into a log line.
+ * @return a new string the caller frees; NULL on OOM or a NULL s.
+ */
+char *ts_json_utf8_sanitize(const char *s);
 
 static inline void ts_json_freep(struct ts_json **j)
 {

@@ -65,18 +65,18 @@ static inline void ts_strv_freep(char ***v)
 #define cleanup_error __attribute__((cleanup(ts_errorp)))
 #define cleanup_strv __attribute__((cleanup(ts_strv_freep)))
 
-#define TAKE_PTR(p)                                                                                \
-	({                                                                                         \
-		__typeof__(p) _ptr_ = (p);                                                         \
-		(p) = NULL;                                                                        \
-		_ptr_;                                                                             \
+#define TAKE_PTR(p)                        \
+	({                                 \
+		__typeof__(p) _ptr_ = (p); \
+		(p) = NULL;                \
+		_ptr_;                     \
 	})
 
-#define TAKE_FD(fd)                                                                                \
-	({                                                                                         \
-		int _fd_ = (fd);                                                                   \
-		(fd) = -EBADF;                                                                     \
-		_fd_;                                                                              \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -EBADF;   \
+		_fd_;            \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

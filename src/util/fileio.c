@@ -10,8 +10,8 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf,
-		    size_t *ret_len, struct ts_error **err)
+int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len,
+		    struct ts_error **err)
 {
 	cleanup_close int fd = -EBADF;
 	cleanup_free char *buf = NULL;
@@ -48,7 +48,8 @@ int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_bu
 			break;
 		len += (size_t)n;
 		if (len > max_bytes)
-			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", path, max_bytes);
+			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", path,
+					    max_bytes);
 	}
 	buf[len] = '\0';
 	*ret_buf = TAKE_PTR(buf);
@@ -110,6 +111,7 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
 		dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (dfd >= 0)
-		(void)fsync(dfd); /* the data is in place; a failed dir sync only weakens durability */
+		(void)fsync(
+			dfd); /* the data is in place; a failed dir sync only weakens durability */
 	return 0;
 }

@@ -22,8 +22,8 @@
  *         read"); -EFBIG when the file is larger than max_bytes;
  *         -ENOMEM.
  */
-int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf,
-		    size_t *ret_len, struct ts_error **err);
+int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len,
+		    struct ts_error **err);
 
 /**
  * Replace dirfd/name atomically with buf: write a temporary file in the same

@@ -341,6 +341,18 @@ static void test_object_ensure(void **state)
 	assert_null(ts_json_object_ensure(j, "a", TS_JSON_ARRAY, "config.json: ''", &err));
 	assert_string_equal(err->msg, "config.json: '/a': expected array, got number");
 	ts_error_clear(&err);
+	/* the path may also be left open: "/key'" is appended */
+	assert_null(ts_json_object_ensure(linux_obj, "resources", TS_JSON_OBJECT,
+					  "config.json: '/linux", &err));
+	assert_string_equal(err->msg,
+			    "config.json: '/linux/resources': expected object, got array");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(j, "a", TS_JSON_OBJECT, "config.json: '", &err));
+	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(j, "a", TS_JSON_OBJECT, NULL, &err));
+	assert_string_equal(err->msg, "'/a': expected object, got number");
+	ts_error_clear(&err);
 	/* keys are escaped as JSON pointer tokens */
 	assert_non_null(ts_json_object_set(j, "x/y~", ts_json_new_null(), &err) == 0 ? j : NULL);
 	assert_null(ts_json_object_ensure(j, "x/y~", TS_JSON_OBJECT, "f: ''", &err));
@@ -349,6 +361,10 @@ static void test_object_ensure(void **state)
 	/* not an object at all */
 	assert_null(ts_json_object_ensure(ts_json_get(j, "a"), "b", TS_JSON_OBJECT,
 					  "config.json: '/a'", &err));
+	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(ts_json_get(j, "a"), "b", TS_JSON_OBJECT,
+					  "config.json: '/a", &err));
 	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
 	ts_error_clear(&err);
 	/* existing member of the right type is returned as is */
@@ -635,6 +651,44 @@ static void test_foreach(void **state)
 	assert_string_equal(seen, "a1020b");
 }
 
+static void test_utf8_sanitize(void **state)
+{
+	static const struct {
+		const char *name, *in, *out;
+	} rows[] = {
+		{"ascii", "abc/def", "abc/def"},
+		{"empty", "", ""},
+		{"valid multibyte", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", NULL},
+		{"lone continuation",
+		 "a\x80"
+		 "b",
+		 "a\xef\xbf\xbd"
+		 "b"},
+		{"invalid lead", "\xff", "\xef\xbf\xbd"},
+		{"overlong slash", "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+		{"overlong 3-byte", "\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		{"surrogate", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		{"above U+10FFFF", "\xf4\x90\x80\x80",
+		 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		{"truncated", "x\xe2\x82", "x\xef\xbf\xbd\xef\xbf\xbd"},
+		{"max code point", "\xf4\x8f\xbf\xbf", NULL},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_json struct ts_json *j = NULL;
+		cleanup_free char *out = NULL, *text = NULL;
+
+		print_message("row %s\n", rows[i].name);
+		out = ts_json_utf8_sanitize(rows[i].in);
+		assert_string_equal(out, rows[i].out ? rows[i].out : rows[i].in);
+		/* whatever comes out can be serialised */
+		j = ts_json_new_string(out);
+		assert_int_equal(ts_json_serialize(j, false, &text, NULL, &err), 0);
+	}
+	assert_null(ts_json_utf8_sanitize(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_equal_and_dup),
 		cmocka_unit_test(test_dup_is_deep),
 		cmocka_unit_test(test_foreach),
+		cmocka_unit_test(test_utf8_sanitize),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,66 @@
+#!/bin/sh
+# The main job, end to end: a real busybox container created through
+# toposhim and runc, with a CDI device injected and CPUs/memory nodes placed
+# by toposhim.  Run as root from the top of a built tree.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+shim=${TOPOSHIM:-$top/toposhim}
+[ -x "$shim" ] || shim=$top/build/toposhim
+[ -x "$shim" ] || { echo "demo: build toposhim first (./configure && make)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/toposhim-demo.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+
+# A CDI spec in a private spec dir: the host's /dev/zero appears in the
+# container as /dev/xzero, with an env variable and a read-only bind mount.
+mkdir -m 0755 "$work/cdi"
+cat >"$work/cdi/demo.yaml" <<'SPEC'
+cdiVersion: "0.6.0"
+kind: toposhim.example/demo
+devices:
+  - name: zero
+    containerEdits:
+      deviceNodes:
+        - path: /dev/xzero
+          hostPath: /dev/zero
+      env:
+        - DEMO_DEVICE=zero
+containerEdits:
+  mounts:
+    - hostPath: /etc/hostname
+      containerPath: /etc/demo-hostname
+      options: [ro, bind]
+SPEC
+chmod 0644 "$work/cdi/demo.yaml"
+
+# toposhim's own config: that spec dir, CPU 0 reserved for the system.
+ncpu=$(nproc)
+reserved='"0"'
+[ "$ncpu" -ge 2 ] || reserved='""'
+cat >"$work/toposhim.json" <<CONF
+{
+  "cdi": { "spec_dirs": ["$work/cdi"] },
+  "placement": { "reserved_cpus": $reserved },
+  "state_dir": "$work/state"
+}
+CONF
+
+# A busybox bundle asking for the device and one exclusive CPU.
+mkdir -p "$work/bundle/rootfs/bin"
+cp /bin/busybox "$work/bundle/rootfs/bin/"
+for c in sh ls cat grep; do ln -s busybox "$work/bundle/rootfs/bin/$c"; done
+(cd "$work/bundle" && runc spec)
+jq '.process.terminal = false
+  | .process.args = ["sh", "-c", "ls -l /dev/xzero; grep -E \"^(Cpus|Mems)_allowed_list\" /proc/self/status; echo DEMO_DEVICE=$DEMO_DEVICE; cat /etc/demo-hostname >/dev/null && echo mount /etc/demo-hostname present"]
+  | .annotations = {"cdi.k8s.io/demo": "toposhim.example/demo=zero",
+                    "toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
+	"$work/bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$work/bundle/config.json"
+
+id=toposhim-demo-$$
+echo "### inside the container (created by runc through toposhim):"
+TOPOSHIM_CONFIG=$work/toposhim.json "$shim" run --bundle "$work/bundle" "$id"
+echo "### what toposhim wrote into config.json:"
+jq -c '{devices: .linux.devices, cpus: .linux.resources.cpu.cpus, mems: .linux.resources.cpu.mems,
+        env: [.process.env[] | select(startswith("DEMO"))],
+        injected: .annotations["toposhim.io/cdi-injected"]}' "$work/bundle/config.json"

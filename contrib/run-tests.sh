@@ -1,0 +1,66 @@
+#!/bin/sh
+# Build toposhim from scratch and run the whole test suite, as root on
+# Debian 12 (install the packages first: contrib/setup-debian.sh).
+#
+#  1. build/       -Werror build; make check: cmocka unit tests, lint, bats
+#                  integration tests with real runc, crun, containerd and
+#                  podman, and the qemu guest tests (tests/vm).
+#  2. build/       the unit tests again under valgrind (leaks are errors).
+#  3. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer build;
+#                  make check without the qemu guest.
+#
+# Every test result is a TAP line counted by automake's tap-driver; the last
+# line printed is "N passed, N failed, N skipped" over all three runs.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+jobs=${JOBS:-2}
+status=0
+
+step() { printf '\n===== %s =====\n' "$*"; }
+
+step "autogen"
+./autogen.sh >/dev/null 2>&1 || { ./autogen.sh; exit 2; }
+
+step "build (werror)"
+rm -rf build build-asan
+mkdir build && cd build || exit 2
+../configure --enable-werror --quiet || exit 2
+make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
+step "make check"
+make -j"$jobs" check || status=1
+
+step "unit tests under valgrind"
+unit=$(make -s print-unit-tests)
+# shellcheck disable=SC2086 # the test list is meant to be split
+make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
+	LOG_COMPILER="valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
+	status=1
+cd "$top" || exit 2
+
+step "sanitizer build (ASan + UBSan)"
+mkdir build-asan && cd build-asan || exit 2
+../configure --enable-werror --enable-sanitizers --disable-vm-tests --quiet || exit 2
+make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	make -j"$jobs" check || status=1
+cd "$top" || exit 2
+
+step "failed tests"
+grep -l ':test-result: \(FAIL\|ERROR\|XPASS\)' build/*.trs build/*/*.trs build/*/*/*.trs \
+	build-asan/*/*.trs build-asan/*/*/*.trs 2>/dev/null | while read -r f; do
+	echo "--- ${f%.trs}.log"
+	cat "${f%.trs}.log"
+done
+
+count() {
+	cat build/*.trs build/*/*.trs build/*/*/*.trs build-asan/*.trs build-asan/*/*.trs \
+		build-asan/*/*/*.trs 2>/dev/null | grep -c "^:test-result: \\($1\\)"
+}
+passed=$(count 'PASS\|XFAIL')
+failed=$(count 'FAIL\|ERROR\|XPASS')
+skipped=$(count SKIP)
+[ "$failed" -eq 0 ] || status=1
+[ "$passed" -gt 0 ] || status=1
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install everything toposhim needs to build, run and test on Debian 12
+# (run as root).  Safe to run again: only missing packages are installed.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+apt_opts="-y -qq -o DPkg::Lock::Timeout=600"
+base="build-essential autoconf automake libtool pkg-config git
+	libyajl-dev libyaml-dev libhwloc-dev hwloc libseccomp-dev libcap-dev libcmocka-dev
+	runc crun podman containerd busybox-static bats bats-assert bats-support jq
+	clang-format valgrind shellcheck bzip2 cpio kmod"
+# The qemu test guest (tests/vm): emulator and a Debian kernel with modules.
+vm="qemu-system-x86 linux-image-amd64"
+
+missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || printf '%s ' "$p"
+	done
+}
+# shellcheck disable=SC2086 # the package lists are meant to be split
+need_base=$(missing $base)
+# shellcheck disable=SC2086
+need_vm=$(missing $vm)
+if [ -n "$need_base$need_vm" ]; then
+	apt-get update -qq -o DPkg::Lock::Timeout=600
+fi
+if [ -n "$need_base" ]; then
+	# shellcheck disable=SC2086
+	apt-get install $apt_opts $need_base
+fi
+if [ -n "$need_vm" ]; then
+	# shellcheck disable=SC2086
+	apt-get install $apt_opts --no-install-recommends $need_vm
+fi

@@ -1,0 +1,114 @@
+/* config.c - see config.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/config.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error **err)
+{
+	cleanup_error struct ts_error *read_err = NULL;
+	cleanup_free char *buf = NULL;
+	cleanup_json struct ts_json *root = NULL;
+	size_t len = 0;
+	int r;
+
+	r = ts_read_file_at(AT_FDCWD, path, 0, &buf, &len, &read_err);
+	if (r == -ENOENT) {
+		root = ts_json_new_object();
+		if (root == NULL)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+		*ret = TAKE_PTR(root);
+		return 0;
+	}
+	if (r < 0) {
+		*err = TAKE_PTR(read_err);
+		return r;
+	}
+	r = ts_json_parse(buf, len, path, &root, err);
+	if (r < 0)
+		return r;
+	if (root->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s: '/': expected object, got %s", path,
+				    ts_json_type_name(root->type));
+	*ret = TAKE_PTR(root);
+	return 0;
+}
+
+static int ts_cli_runtime_search_read(const struct ts_json *search, const char *config_path,
+				      const char ***ret, struct ts_error **err)
+{
+	cleanup_free const char **names = NULL;
+	struct ts_json *item;
+	size_t i;
+
+	if (search->type != TS_JSON_ARRAY)
+		return ts_error_set(err, 0, "%s: '/runtime/search': expected array, got %s",
+				    config_path, ts_json_type_name(search->type));
+	if (search->u.array.len == 0)
+		return ts_error_set(err, 0, "%s: '/runtime/search': empty list", config_path);
+	names = calloc(search->u.array.len + 1, sizeof(*names));
+	if (names == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot read '/runtime/search'", config_path);
+	ts_json_array_foreach (search, i, item) {
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0,
+					    "%s: '/runtime/search/%zu': expected string, got %s",
+					    config_path, i, ts_json_type_name(item->type));
+		if (item->u.string[0] == '\0')
+			return ts_error_set(err, 0, "%s: '/runtime/search/%zu': empty name ''",
+					    config_path, i);
+		names[i] = item->u.string;
+	}
+	*ret = TAKE_PTR(names);
+	return 0;
+}
+
+int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_path,
+			       struct ts_cli_runtime_config *ret, struct ts_error **err)
+{
+	struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
+	const struct ts_json *runtime = ts_json_get(config, "runtime");
+	const struct ts_json *path, *search;
+	int r;
+
+	if (runtime == NULL)
+		goto done;
+	if (runtime->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s: '/runtime': expected object, got %s", config_path,
+				    ts_json_type_name(runtime->type));
+	path = ts_json_get(runtime, "path");
+	if (path != NULL && path->type != TS_JSON_STRING)
+		return ts_error_set(err, 0, "%s: '/runtime/path': expected string, got %s",
+				    config_path, ts_json_type_name(path->type));
+	if (path != NULL && path->u.string[0] == '\0')
+		return ts_error_set(err, 0, "%s: '/runtime/path': empty path ''", config_path);
+	search = ts_json_get(runtime, "search");
+	if (search != NULL) {
+		r = ts_cli_runtime_search_read(search, config_path, &rc.search, err);
+		if (r < 0)
+			return r;
+	}
+	rc.path = path != NULL ? path->u.string : NULL;
+done:
+	if (asprintf(&rc.path_origin, "%s: '/runtime/path'", config_path) < 0) {
+		free(rc.search);
+		return ts_error_set(err, ENOMEM, "%s: cannot read '/runtime'", config_path);
+	}
+	*ret = rc;
+	return 0;
+}
+
+void ts_cli_runtime_config_release(struct ts_cli_runtime_config *rc)
+{
+	if (rc == NULL)
+		return;
+	free(rc->path_origin);
+	free(rc->search);
+	rc->path_origin = NULL;
+	rc->search = NULL;
+}

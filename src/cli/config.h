@@ -1,0 +1,64 @@
+/*
+ * config.h - the toposhim config file (/etc/toposhim/config.json).
+ *
+ * The file is one JSON object; env TOPOSHIM_CONFIG names another file.
+ * An absent file means "all defaults" and reads as an empty object; a
+ * malformed one is an error naming line and column.  Each module reads
+ * its own member of the object; this file reads "runtime":
+ *   "runtime": {"path": "/usr/bin/crun", "search": ["crun", "runc"]}
+ * and turns it into the plain strings src/runtime takes (runtime may not
+ * include oci, see contrib/check-layering.sh).
+ */
+#ifndef TS_CLI_CONFIG_H
+#define TS_CLI_CONFIG_H
+
+#include "oci/json.h"
+#include "runtime/runtime.h"
+#include "util/error.h"
+
+/* Used when TOPOSHIM_CONFIG is unset or empty.  Fixed rather than
+ * $(sysconfdir): engines and docs name this path whatever the prefix. */
+#define TS_CLI_CONFIG_DEFAULT "/etc/toposhim/config.json"
+
+/**
+ * Load the config file.
+ * @param[in]  path  the file (TOPOSHIM_CONFIG or TS_CLI_CONFIG_DEFAULT).
+ * @param[out] ret   the root object; caller frees with ts_json_free().
+ * @param[out] err   set iff the return value is negative.
+ * @return 0 (an absent file gives an empty object); -errno of open/read
+ *         other than ENOENT ("<path>: cannot open: ..."); -EINVAL for bad
+ *         JSON ("<path>: line L column C: <reason>", "<path>: empty
+ *         document") or a root that is not an object ("<path>: '/':
+ *         expected object, got array"); -ENOMEM.
+ */
+int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error **err);
+
+/* The "runtime" member, as src/runtime wants it.  Strings borrow from the
+ * config tree; the vector and origin are owned. */
+struct ts_cli_runtime_config {
+	const char *path;    /* "/runtime/path", NULL when absent */
+	char *path_origin;   /* "<file>: '/runtime/path'", for messages */
+	const char **search; /* "/runtime/search" NULL-terminated, NULL when absent */
+};
+
+/**
+ * Read and validate config "runtime".
+ * @param[in]  config       the loaded root; borrowed, must outlive ret.
+ * @param[in]  config_path  file name for messages.
+ * @param[out] ret          filled; release with ts_cli_runtime_config_release().
+ * @param[out] err          set iff the return value is negative.
+ * @return 0; -EINVAL "<file>: '/runtime': expected object, got <type>",
+ *         "<file>: '/runtime/path': expected string, got <type>",
+ *         "<file>: '/runtime/path': empty path ''",
+ *         "<file>: '/runtime/search': expected array, got <type>",
+ *         "<file>: '/runtime/search': empty list",
+ *         "<file>: '/runtime/search/<i>': expected string, got <type>",
+ *         "<file>: '/runtime/search/<i>': empty name ''"; -ENOMEM.
+ */
+int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_path,
+			       struct ts_cli_runtime_config *ret, struct ts_error **err);
+
+/** Free what ts_cli_runtime_config_read() allocated; the strings stay. */
+void ts_cli_runtime_config_release(struct ts_cli_runtime_config *rc);
+
+#endif

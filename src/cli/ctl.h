@@ -1,0 +1,37 @@
+/*
+ * ctl.h - toposhimctl, the operator's tool: its command table.
+ *
+ * `toposhimctl COMMAND [ARG...]` runs the entry of that name with argc/argv
+ * starting at COMMAND (argv[0] is the command name).  Each command is
+ * `int ts_ctl_<name>(int argc, char **argv)` in src/cli/ctl-<name>.c and
+ * returns the process exit code: 0 success, 1 failure, 2 usage error.
+ * Primary output goes to stdout, errors to stderr as
+ * "toposhimctl: <command>: <message>".
+ */
+#ifndef TS_CLI_CTL_H
+#define TS_CLI_CTL_H
+
+#include <stdio.h>
+
+struct ts_ctl_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary; /* one line for `toposhimctl help` */
+};
+
+/** Print the usage text with every command of the table to f. */
+void ts_ctl_usage(FILE *f);
+
+/** `toposhimctl version`: print "toposhimctl <version>". @return 0; 2 on extra arguments. */
+int ts_ctl_version(int argc, char **argv);
+
+/** `toposhimctl help`: print the usage on stdout. @return 0; 2 on extra arguments. */
+int ts_ctl_help(int argc, char **argv);
+
+/* Written in their own files and added to the table at merge: */
+int ts_ctl_cdi(int argc, char **argv);
+int ts_ctl_topology(int argc, char **argv);
+int ts_ctl_alloc(int argc, char **argv);
+int ts_ctl_plan(int argc, char **argv);
+
+#endif

@@ -1,0 +1,300 @@
+/* scan.c - see scan.h for the grammar. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/scan.h"
+#include "util/cleanup.h"
+
+/* Where an option's value goes. */
+enum ts_scan_field {
+	TS_SCAN_NONE, /* accepted, value ignored */
+	TS_SCAN_ROOT,
+	TS_SCAN_LOG,
+	TS_SCAN_LOG_FORMAT,
+	TS_SCAN_LOG_LEVEL,
+	TS_SCAN_DEBUG,
+	TS_SCAN_SYSTEMD_CGROUP,
+	TS_SCAN_STOP, /* help/version: the runtime prints and exits */
+	TS_SCAN_BUNDLE,
+	TS_SCAN_CONFIG,
+	TS_SCAN_PID_FILE,
+	TS_SCAN_CONSOLE_SOCKET,
+	TS_SCAN_PRESERVE_FDS,
+};
+
+#define TS_SCAN_CREATE (1u << 0)
+#define TS_SCAN_RUN (1u << 1)
+
+struct ts_scan_option {
+	const char *name; /* without dashes */
+	bool has_value;
+	enum ts_scan_field field;
+	unsigned commands; /* for command options: which commands accept it */
+};
+
+static const struct ts_scan_option ts_scan_global_options[] = {
+	{"root", true, TS_SCAN_ROOT, 0},
+	{"log", true, TS_SCAN_LOG, 0},
+	{"log-format", true, TS_SCAN_LOG_FORMAT, 0},
+	{"log-level", true, TS_SCAN_LOG_LEVEL, 0},
+	{"criu", true, TS_SCAN_NONE, 0},
+	{"rootless", true, TS_SCAN_NONE, 0},
+	{"cgroup-manager", true, TS_SCAN_NONE, 0},
+	{"debug", false, TS_SCAN_DEBUG, 0},
+	{"systemd-cgroup", false, TS_SCAN_SYSTEMD_CGROUP, 0},
+	{"help", false, TS_SCAN_STOP, 0},
+	{"h", false, TS_SCAN_STOP, 0},
+	{"?", false, TS_SCAN_STOP, 0},
+	{"usage", false, TS_SCAN_STOP, 0},
+	{"version", false, TS_SCAN_STOP, 0},
+	{"v", false, TS_SCAN_STOP, 0},
+	{"V", false, TS_SCAN_STOP, 0},
+	{NULL, false, TS_SCAN_NONE, 0},
+};
+
+#define TS_SCAN_BOTH (TS_SCAN_CREATE | TS_SCAN_RUN)
+static const struct ts_scan_option ts_scan_command_options[] = {
+	{"bundle", true, TS_SCAN_BUNDLE, TS_SCAN_BOTH},
+	{"b", true, TS_SCAN_BUNDLE, TS_SCAN_BOTH},
+	{"config", true, TS_SCAN_CONFIG, TS_SCAN_BOTH},
+	{"f", true, TS_SCAN_CONFIG, TS_SCAN_BOTH},
+	{"pid-file", true, TS_SCAN_PID_FILE, TS_SCAN_BOTH},
+	{"console-socket", true, TS_SCAN_CONSOLE_SOCKET, TS_SCAN_BOTH},
+	{"preserve-fds", true, TS_SCAN_PRESERVE_FDS, TS_SCAN_BOTH},
+	{"no-pivot", false, TS_SCAN_NONE, TS_SCAN_BOTH},
+	{"no-new-keyring", false, TS_SCAN_NONE, TS_SCAN_BOTH},
+	{"no-subreaper", false, TS_SCAN_NONE, TS_SCAN_BOTH},
+	{"detach", false, TS_SCAN_NONE, TS_SCAN_RUN},
+	{"d", false, TS_SCAN_NONE, TS_SCAN_RUN},
+	{"keep", false, TS_SCAN_NONE, TS_SCAN_RUN},
+	{"help", false, TS_SCAN_STOP, TS_SCAN_BOTH},
+	{"h", false, TS_SCAN_STOP, TS_SCAN_BOTH},
+	{"?", false, TS_SCAN_STOP, TS_SCAN_BOTH},
+	{"usage", false, TS_SCAN_STOP, TS_SCAN_BOTH},
+	{NULL, false, TS_SCAN_NONE, 0},
+};
+
+/* One scanning pass over argv. */
+struct ts_scanner {
+	int argc;
+	char **argv;
+	int i; /* index of the word being looked at */
+	struct ts_cli_args *args;
+};
+
+/* Go's strconv.ParseBool: 1 true, 0 false, -1 not a boolean. */
+static int ts_scan_parse_bool(const char *s)
+{
+	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+
+	for (size_t k = 0; k < ARRAY_SIZE(yes); k++) {
+		if (strcmp(s, yes[k]) == 0)
+			return 1;
+		if (strcmp(s, no[k]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* Record why the scan gives up; the runtime will judge the command line. */
+static int ts_scan_give_up(struct ts_scanner *s, const char *what, const char *word, size_t len,
+			   struct ts_error **err)
+{
+	s->args->rewrite = false;
+	if (asprintf(&s->args->warning, "%s '%.*s', passing through unmodified", what, (int)len,
+		     word) < 0) {
+		s->args->warning = NULL;
+		return ts_error_set(err, ENOMEM, "cannot scan the command line");
+	}
+	return 0;
+}
+
+static void ts_scan_store(struct ts_cli_args *args, enum ts_scan_field field, const char *value,
+			  bool flag)
+{
+	switch (field) {
+	case TS_SCAN_ROOT:
+		args->root = value;
+		break;
+	case TS_SCAN_LOG:
+		args->log = value;
+		break;
+	case TS_SCAN_LOG_FORMAT:
+		args->log_format = value;
+		break;
+	case TS_SCAN_LOG_LEVEL:
+		args->log_level = value;
+		break;
+	case TS_SCAN_DEBUG:
+		args->debug = flag;
+		break;
+	case TS_SCAN_SYSTEMD_CGROUP:
+		args->systemd_cgroup = flag;
+		break;
+	case TS_SCAN_BUNDLE:
+		/* runc and crun treat an empty bundle as the current directory */
+		args->bundle = value[0] == '\0' ? NULL : value;
+		break;
+	case TS_SCAN_CONFIG:
+		args->config_file = value;
+		break;
+	case TS_SCAN_PID_FILE:
+		args->pid_file = value;
+		break;
+	case TS_SCAN_CONSOLE_SOCKET:
+		args->console_socket = value;
+		break;
+	case TS_SCAN_PRESERVE_FDS:
+		args->preserve_fds = value;
+		break;
+	case TS_SCAN_NONE:
+	case TS_SCAN_STOP:
+		break;
+	}
+}
+
+/*
+ * Scan the option at s->i (a word starting with '-', not "-" or "--").
+ * @param command_mask  0 for global options, else TS_SCAN_CREATE/RUN.
+ * @return 1 to go on (s->i moved past the option and its value); 0 to stop:
+ *         the scan gave up (warning set) or met help/version; -ENOMEM.
+ */
+static int ts_scan_option(struct ts_scanner *s, const struct ts_scan_option *table,
+			  unsigned command_mask, struct ts_error **err)
+{
+	const char *word = s->argv[s->i];
+	const char *name = word + (word[1] == '-' ? 2 : 1);
+	const char *eq = strchr(name, '=');
+	size_t name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+	size_t word_len = (size_t)(name - word) + name_len;
+	const struct ts_scan_option *opt = NULL;
+	const char *value;
+	int flag = 1;
+
+	for (const struct ts_scan_option *o = table; o->name != NULL; o++) {
+		if (strlen(o->name) == name_len && strncmp(o->name, name, name_len) == 0 &&
+		    (command_mask == 0 || (o->commands & command_mask) != 0)) {
+			opt = o;
+			break;
+		}
+	}
+	if (opt == NULL || name[0] == '-' || name_len == 0)
+		return ts_scan_give_up(s, "unknown option", word, word_len, err);
+	if (!opt->has_value) {
+		if (eq != NULL)
+			flag = ts_scan_parse_bool(eq + 1);
+		if (flag < 0)
+			return ts_scan_give_up(s, "invalid boolean in option", word, strlen(word),
+					       err);
+		if (opt->field == TS_SCAN_STOP) {
+			s->args->rewrite = false;
+			return 0;
+		}
+		ts_scan_store(s->args, opt->field, NULL, flag);
+		s->i++;
+		return 1;
+	}
+	if (eq != NULL) {
+		value = eq + 1;
+		s->i++;
+	} else {
+		if (s->i + 1 >= s->argc)
+			return ts_scan_give_up(s, "missing value for option", word, word_len, err);
+		value = s->argv[s->i + 1];
+		/* runc's argument reordering would not take a dash word as the
+		 * value of a command option, crun would: ambiguous. */
+		if (command_mask != 0 && value[0] == '-' && value[1] != '\0')
+			return ts_scan_give_up(s, "ambiguous value for option", word, word_len,
+					       err);
+		s->i += 2;
+	}
+	ts_scan_store(s->args, opt->field, value, true);
+	return 1;
+}
+
+/* Is argv word w an option (as opposed to an argument)? */
+static bool ts_scan_is_option(const char *w)
+{
+	return w[0] == '-' && w[1] != '\0';
+}
+
+/* Scan create/run's options and arguments after the command word. */
+static int ts_scan_create(struct ts_scanner *s, unsigned command_mask, struct ts_error **err)
+{
+	bool only_args = false;
+	int nargs = 0;
+
+	while (s->i < s->argc) {
+		const char *w = s->argv[s->i];
+		int r;
+
+		if (!only_args && strcmp(w, "--") == 0) {
+			only_args = true;
+			s->i++;
+			continue;
+		}
+		if (only_args || !ts_scan_is_option(w)) {
+			if (nargs++ == 0)
+				s->args->container_id = w;
+			s->i++;
+			continue;
+		}
+		r = ts_scan_option(s, ts_scan_command_options, command_mask, err);
+		if (r <= 0)
+			return r;
+	}
+	/* runc and crun take exactly one argument, the container id; anything
+	 * else fails in the runtime, so there is nothing to rewrite. */
+	s->args->rewrite = nargs == 1;
+	return 0;
+}
+
+int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error **err)
+{
+	struct ts_cli_args args = {.command_index = -1};
+	struct ts_scanner s = {.argc = argc, .argv = argv, .i = 1, .args = &args};
+	int r;
+
+	while (s.i < argc) {
+		const char *w = argv[s.i];
+
+		if (strcmp(w, "--") == 0) {
+			s.i++;
+			break;
+		}
+		if (!ts_scan_is_option(w))
+			break;
+		r = ts_scan_option(&s, ts_scan_global_options, 0, err);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			goto done;
+	}
+	if (s.i >= argc)
+		goto done;
+	args.command = argv[s.i];
+	args.command_index = s.i;
+	s.i++;
+	if (strcmp(args.command, "create") == 0)
+		r = ts_scan_create(&s, TS_SCAN_CREATE, err);
+	else if (strcmp(args.command, "run") == 0)
+		r = ts_scan_create(&s, TS_SCAN_RUN, err);
+	else
+		r = 0;
+	if (r < 0)
+		return r;
+done:
+	*ret = args;
+	return 0;
+}
+
+void ts_cli_args_release(struct ts_cli_args *args)
+{
+	if (args == NULL)
+		return;
+	free(args->warning);
+	args->warning = NULL;
+}

@@ -1,0 +1,294 @@
+/* runtime.c - see runtime.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "util/cleanup.h"
+
+static const char *const ts_runtime_default_names[] = {"runc", "crun", NULL};
+static const char *const ts_runtime_default_dirs[] = {
+	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL,
+};
+
+/* A growing string for messages. */
+struct ts_runtime_buf {
+	char *s;
+	bool oom;
+};
+
+static void ts_runtime_buf_add(struct ts_runtime_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ts_runtime_buf_add(struct ts_runtime_buf *b, const char *fmt, ...)
+{
+	char *add = NULL, *s = NULL;
+	va_list ap;
+	int r;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	r = vasprintf(&add, fmt, ap);
+	va_end(ap);
+	if (r < 0 || asprintf(&s, "%s%s", b->s != NULL ? b->s : "", add) < 0) {
+		free(add);
+		b->oom = true;
+		return;
+	}
+	free(add);
+	free(b->s);
+	b->s = s;
+}
+
+/* 0 when path is an executable regular file, else -errno. */
+static int ts_runtime_usable(const char *path, struct stat *st)
+{
+	if (stat(path, st) < 0)
+		return -errno;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st->st_mode))
+		return -EACCES;
+	if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+		return -errno;
+	return 0;
+}
+
+/* true when st is the same file as self (NULL: unknown, never). */
+static bool ts_runtime_is_self(const struct stat *st, const struct stat *self)
+{
+	return self != NULL && st->st_dev == self->st_dev && st->st_ino == self->st_ino;
+}
+
+static int ts_runtime_explicit(const char *path, const char *origin, const struct stat *self,
+			       char **ret_path, struct ts_error **err)
+{
+	struct stat st;
+	char *p;
+	int r;
+
+	r = ts_runtime_usable(path, &st);
+	if (r < 0)
+		return ts_error_set(err, -r, "runtime '%s' (from %s): not an executable file", path,
+				    origin);
+	if (ts_runtime_is_self(&st, self))
+		return ts_error_set(err, 0, "recursion: runtime '%s' (from %s) is toposhim itself",
+				    path, origin);
+	p = strdup(path);
+	if (p == NULL)
+		return ts_error_set(err, ENOMEM, "cannot find the runtime");
+	*ret_path = p;
+	return 0;
+}
+
+/*
+ * Look for name in one directory.
+ * @return 1 and *ret_path set when found; 0 when absent or skipped (the
+ *         skip is noted in *skipped); -ENOMEM.
+ */
+static int ts_runtime_try(const char *dir, const char *name, const struct stat *self,
+			  struct ts_runtime_buf *skipped, char **ret_path)
+{
+	cleanup_free char *p = NULL;
+	struct stat st;
+
+	if (strchr(name, '/') != NULL)
+		p = strdup(name);
+	else if (asprintf(&p, "%s/%s", dir, name) < 0)
+		p = NULL;
+	if (p == NULL)
+		return -ENOMEM;
+	if (ts_runtime_usable(p, &st) < 0)
+		return 0;
+	if (ts_runtime_is_self(&st, self)) {
+		ts_runtime_buf_add(skipped, "; skipped '%s' (toposhim itself)", p);
+		return 0;
+	}
+	*ret_path = TAKE_PTR(p);
+	return 1;
+}
+
+/* Try name in each directory of $PATH (empty entries skipped), then dirs. */
+static int ts_runtime_search_name(const char *name, const char *path_env, const char *const *dirs,
+				  const struct stat *self, struct ts_runtime_buf *skipped,
+				  char **ret_path)
+{
+	cleanup_free char *copy = NULL;
+	char *save = NULL;
+	int r;
+
+	if (strchr(name, '/') != NULL) /* a path, not a name: no directory applies */
+		return ts_runtime_try(NULL, name, self, skipped, ret_path);
+	if (path_env != NULL) {
+		copy = strdup(path_env);
+		if (copy == NULL)
+			return -ENOMEM;
+		for (char *d = strtok_r(copy, ":", &save); d != NULL;
+		     d = strtok_r(NULL, ":", &save)) {
+			r = ts_runtime_try(d, name, self, skipped, ret_path);
+			if (r != 0)
+				return r;
+		}
+	}
+	for (const char *const *d = dirs; *d != NULL; d++) {
+		r = ts_runtime_try(*d, name, self, skipped, ret_path);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int ts_runtime_not_found(const struct ts_runtime_lookup *lookup, const char *const *names,
+				const char *const *dirs, struct ts_runtime_buf *skipped,
+				struct ts_error **err)
+{
+	struct ts_runtime_buf msg = {NULL, false};
+	int r;
+
+	ts_runtime_buf_add(&msg, "no OCI runtime found: tried ");
+	for (const char *const *n = names; *n != NULL; n++)
+		ts_runtime_buf_add(&msg, "%s%s", n == names ? "" : ", ", *n);
+	if (names[0] == NULL)
+		ts_runtime_buf_add(&msg, "no names");
+	ts_runtime_buf_add(&msg, " in PATH (%s) and ",
+			   lookup->path_env != NULL ? lookup->path_env : "unset");
+	for (const char *const *d = dirs; *d != NULL; d++)
+		ts_runtime_buf_add(&msg, "%s%s", d == dirs ? "" : ":", *d);
+	if (skipped->s != NULL)
+		ts_runtime_buf_add(&msg, "%s", skipped->s);
+	if (msg.oom)
+		r = ts_error_set(err, ENOMEM, "no OCI runtime found");
+	else
+		r = ts_error_set(err, ENOENT, "%s", msg.s);
+	free(msg.s);
+	return r;
+}
+
+int ts_runtime_find(const struct ts_runtime_lookup *lookup, char **ret_path, struct ts_error **err)
+{
+	const char *const *names = lookup->names ? lookup->names : ts_runtime_default_names;
+	const char *const *dirs = lookup->dirs ? lookup->dirs : ts_runtime_default_dirs;
+	const char *explicit = NULL, *origin = NULL, *one[2] = {NULL, NULL};
+	struct ts_runtime_buf skipped = {NULL, false};
+	struct stat self_st;
+	const struct stat *self = NULL;
+	char *found = NULL;
+	int r = 0;
+
+	if (stat(lookup->self_exe ? lookup->self_exe : "/proc/self/exe", &self_st) == 0)
+		self = &self_st;
+	if (lookup->override != NULL && lookup->override[0] != '\0') {
+		explicit = lookup->override;
+		origin = "TOPOSHIM_RUNTIME";
+	} else if (lookup->path != NULL) {
+		explicit = lookup->path;
+		origin = lookup->path_origin ? lookup->path_origin : "runtime.path";
+	}
+	if (explicit != NULL && strchr(explicit, '/') != NULL)
+		return ts_runtime_explicit(explicit, origin, self, ret_path, err);
+	if (explicit != NULL) {
+		one[0] = explicit;
+		names = one;
+	}
+	for (const char *const *n = names; *n != NULL && r == 0; n++)
+		r = ts_runtime_search_name(*n, lookup->path_env, dirs, self, &skipped, &found);
+	if (r < 0 || skipped.oom) {
+		free(skipped.s);
+		free(found);
+		return ts_error_set(err, ENOMEM, "cannot find the runtime");
+	}
+	if (r == 0) {
+		r = ts_runtime_not_found(lookup, names, dirs, &skipped, err);
+		free(skipped.s);
+		return r;
+	}
+	free(skipped.s);
+	*ret_path = found;
+	return 0;
+}
+
+int ts_runtime_check_depth(const char *value, const char *runtime_path, struct ts_error **err)
+{
+	unsigned long depth;
+	char *end = NULL;
+
+	if (value == NULL || value[0] == '\0')
+		return 0;
+	errno = 0;
+	depth = strtoul(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 || depth > INT_MAX)
+		return ts_error_set(err, 0, "environment: '%s': invalid depth '%s'",
+				    TS_RUNTIME_DEPTH_ENV, value);
+	if (depth >= 1)
+		return ts_error_set(err, 0, "recursion: toposhim called itself through '%s'",
+				    runtime_path);
+	return 0;
+}
+
+static bool ts_runtime_is_depth(const char *entry)
+{
+	size_t n = strlen(TS_RUNTIME_DEPTH_ENV);
+
+	return strncmp(entry, TS_RUNTIME_DEPTH_ENV, n) == 0 && entry[n] == '=';
+}
+
+static int ts_runtime_build_envp(char *const *envp, int depth, char ***ret_envp)
+{
+	cleanup_strv char **out = NULL;
+	cleanup_free char *depth_entry = NULL;
+	size_t n = 0, k = 0;
+	bool replaced = false;
+
+	if (asprintf(&depth_entry, "%s=%d", TS_RUNTIME_DEPTH_ENV, depth + 1) < 0) {
+		depth_entry = NULL;
+		return -ENOMEM;
+	}
+	while (envp != NULL && envp[n] != NULL)
+		n++;
+	out = calloc(n + 2, sizeof(*out));
+	if (out == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bool is_depth = ts_runtime_is_depth(envp[i]);
+
+		out[k] = strdup(is_depth ? depth_entry : envp[i]);
+		if (out[k++] == NULL)
+			return -ENOMEM;
+		replaced = replaced || is_depth;
+	}
+	if (!replaced)
+		out[k] = TAKE_PTR(depth_entry);
+	*ret_envp = TAKE_PTR(out);
+	return 0;
+}
+
+int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv, char *const *envp,
+			  int depth, char ***ret_argv, char ***ret_envp, struct ts_error **err)
+{
+	cleanup_strv char **out = NULL;
+	cleanup_strv char **env = NULL;
+
+	out = calloc((size_t)(argc > 0 ? argc : 1) + 1, sizeof(*out));
+	if (out == NULL)
+		return ts_error_set(err, ENOMEM, "cannot build the runtime's argv");
+	out[0] = strdup(runtime_path);
+	if (out[0] == NULL)
+		return ts_error_set(err, ENOMEM, "cannot build the runtime's argv");
+	for (int i = 1; i < argc; i++) {
+		out[i] = strdup(argv[i]);
+		if (out[i] == NULL)
+			return ts_error_set(err, ENOMEM, "cannot build the runtime's argv");
+	}
+	if (ts_runtime_build_envp(envp, depth, &env) < 0)
+		return ts_error_set(err, ENOMEM, "cannot build the runtime's environment");
+	*ret_argv = TAKE_PTR(out);
+	*ret_envp = TAKE_PTR(env);
+	return 0;
+}

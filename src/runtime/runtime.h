@@ -1,0 +1,102 @@
+/*
+ * runtime.h - find the real OCI runtime and build what main execs.
+ *
+ * toposhim never runs a container itself: it execs runc or crun with the
+ * caller's argv, only argv[0] replaced by the runtime's path.  This module
+ * decides which binary that is and builds the argv/envp vectors; it never
+ * execs (only src/cli/main.c does).
+ *
+ * Lookup order:
+ *  1. the TOPOSHIM_RUNTIME environment variable (the override);
+ *  2. the config's "runtime": {"path": ...};
+ *  3. the first of "runtime": {"search": [...]} (default runc, crun) found
+ *     in $PATH, then /usr/local/sbin, /usr/local/bin, /usr/sbin, /usr/bin,
+ *     /sbin, /bin.
+ * A value with a '/' is a path (relative ones to the working directory,
+ * as execve() sees them); a bare name is looked up like a search name.
+ *
+ * Refusing to call ourselves: a candidate that is the same file as
+ * /proc/self/exe (st_dev and st_ino, after following symlinks) is skipped
+ * by the search and is an error when given explicitly.  A wrapper script
+ * that calls toposhim again has another inode, so every exec also carries
+ * the depth counter TOPOSHIM_DEPTH=1 in its environment; toposhim refuses
+ * to run when it finds the counter at 1 or more.  This is the one change
+ * toposhim makes to the environment it passes on, on every path including
+ * passthrough: without it a wrapper script would loop forever in one pid.
+ *
+ * Not in this module: reading the config file (src/cli does that and
+ * passes plain strings, so that this layer does not depend on oci).
+ */
+#ifndef TS_RUNTIME_RUNTIME_H
+#define TS_RUNTIME_RUNTIME_H
+
+#include "util/error.h"
+
+/* Name of the depth counter in the environment. */
+#define TS_RUNTIME_DEPTH_ENV "TOPOSHIM_DEPTH"
+
+/* Where to look for the runtime.  Every pointer is borrowed; NULL members
+ * take the defaults given. */
+struct ts_runtime_lookup {
+	const char *override;	  /* TOPOSHIM_RUNTIME; NULL or "" = unset */
+	const char *path;	  /* config runtime.path; NULL = unset */
+	const char *path_origin;  /* names path in messages; NULL = "runtime.path" */
+	const char *const *names; /* NULL-terminated; NULL = {"runc", "crun"} */
+	const char *path_env;	  /* value of $PATH; NULL = unset */
+	const char *const *dirs;  /* NULL-terminated; NULL = the sbin/bin list above */
+	const char *self_exe;	  /* NULL = "/proc/self/exe" */
+};
+
+/**
+ * Find the runtime to exec.
+ * @param[in]  lookup    where to look; borrowed.
+ * @param[out] ret_path  path of the runtime (as found: "<dir>/<name>" or the
+ *                       explicit value); caller frees.
+ * @param[out] err       set iff the return value is negative.
+ * @return 0;
+ *         -errno of stat()/access() when the override or runtime.path is
+ *         not an executable regular file ("runtime '<p>' (from
+ *         TOPOSHIM_RUNTIME): not an executable file");
+ *         -EINVAL when it is toposhim itself ("recursion: runtime '<p>'
+ *         (from <origin>) is toposhim itself");
+ *         -ENOENT when no search name is found ("no OCI runtime found: tried
+ *         runc, crun in PATH (<$PATH>) and /usr/local/sbin:...:/bin", plus
+ *         "; skipped '<p>' (toposhim itself)" for each candidate skipped);
+ *         -ENOMEM.
+ * @note When /proc/self/exe cannot be stat'ed (no /proc), the inode check is
+ *       skipped and only the depth counter protects against recursion.
+ */
+int ts_runtime_find(const struct ts_runtime_lookup *lookup, char **ret_path, struct ts_error **err);
+
+/**
+ * Check the depth counter found in our environment.
+ * @param[in]  value         getenv(TS_RUNTIME_DEPTH_ENV), may be NULL.
+ * @param[in]  runtime_path  the runtime we were about to exec, for the message.
+ * @param[out] err           set iff the return value is negative.
+ * @return the depth (0: NULL, "" or "0");
+ *         -EINVAL "recursion: toposhim called itself through '<runtime_path>'"
+ *         when the depth is 1 or more;
+ *         -EINVAL "environment: 'TOPOSHIM_DEPTH': invalid depth '<v>'" when
+ *         value is not a decimal number.
+ */
+int ts_runtime_check_depth(const char *value, const char *runtime_path, struct ts_error **err);
+
+/**
+ * Build the argv and envp to execve() the runtime with.
+ * @param[in]  runtime_path  becomes argv[0].
+ * @param[in]  argc, argv    as main got them; argv[1..argc-1] are copied
+ *                           byte for byte.
+ * @param[in]  envp          our environment (NULL-terminated), copied in
+ *                           order; every TOPOSHIM_DEPTH entry is replaced
+ *                           in place by TOPOSHIM_DEPTH=<depth + 1>, which is
+ *                           appended when there was none.
+ * @param[in]  depth         the value ts_runtime_check_depth() returned.
+ * @param[out] ret_argv      NULL-terminated, every string and the vector
+ *                           owned by the caller (free with cleanup_strv).
+ * @param[out] ret_envp      likewise.
+ * @return 0; -ENOMEM.
+ */
+int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv, char *const *envp,
+			  int depth, char ***ret_argv, char ***ret_envp, struct ts_error **err);
+
+#endif

@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# Real containers with a CDI device injected by toposhim: runc, crun,
+# containerd (ctr) and podman.
+
+load containers
+
+DEVCHECK='stat -c "%F %t:%T" /dev/xzero; head -c 5 /dev/xzero | wc -c; echo "XZERO=$XZERO"; cat /etc/mounted.txt'
+EXPECTED_OUT='character special file 1:5
+5
+XZERO=present
+toposhim test mount'
+
+setup() {
+	require_root
+	containers_setup
+	write_demo_spec
+	write_config
+}
+
+teardown() {
+	containers_teardown
+}
+
+@test "runc run: the CDI device node, env and mount are in the container" {
+	make_bundle "$WORK/b" "$(jq -cn --arg c "$DEVCHECK" '["sh","-c",$c]')"
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$EXPECTED_OUT" ]
+	# config.json shows exactly the injected edits
+	# (fileMode 438 = 0666, from the host node, as CDI fills a missing mode)
+	run jq -cS '.linux.devices[] | select(.path == "/dev/xzero")' "$WORK/b/config.json"
+	[ "$output" = '{"fileMode":438,"major":1,"minor":5,"path":"/dev/xzero","type":"c"}' ]
+	run jq -cS '.linux.resources.devices[-1]' "$WORK/b/config.json"
+	[ "$output" = '{"access":"rwm","allow":true,"major":1,"minor":5,"type":"c"}' ]
+	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$WORK/b/config.json"
+	[ "$output" = "toposhim.test/dev=zero" ]
+}
+
+@test "runc create + start: the device is usable from runc exec" {
+	make_bundle "$WORK/b" '["sleep","60"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID" </dev/null >"$WORK/create.out" 2>&1
+	"$TOPOSHIM" start "$ID"
+	run runc exec "$ID" sh -c "$DEVCHECK"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$EXPECTED_OUT" ]
+	"$TOPOSHIM" kill "$ID" KILL
+	"$TOPOSHIM" delete --force "$ID"
+}
+
+@test "runc: a retried create does not inject twice" {
+	make_bundle "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID" </dev/null >/dev/null 2>&1
+	runc delete --force "$ID"
+	cp "$WORK/b/config.json" "$WORK/first.json"
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID" </dev/null >/dev/null 2>&1
+	cmp "$WORK/first.json" "$WORK/b/config.json"
+	run jq '[.linux.devices[] | select(.path == "/dev/xzero")] | length' "$WORK/b/config.json"
+	[ "$output" = 1 ]
+}
+
+@test "runc: an unknown device fails the create and leaves config.json byte-identical" {
+	make_bundle "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero,toposhim.test/dev=nope"
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unresolvable CDI devices toposhim.test/dev=nope"* ]]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	run runc state "$ID"
+	[ "$status" -ne 0 ]
+}
+
+@test "crun run: the CDI device node, env and mount are in the container" {
+	require_cmd crun
+	make_bundle "$WORK/b" "$(jq -cn --arg c "$DEVCHECK" '["sh","-c",$c]')"
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	# crun refuses hybrid cgroups: run it where the cgroup2 mount is hidden
+	# (ENVIRONMENT.md); on a pure v1/v2 host this is a no-op.
+	run unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
+		env TOPOSHIM_RUNTIME="$(command -v crun)" "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$EXPECTED_OUT" ]
+}
+
+containerd_up() {
+	require_cmd ctr
+	require_cmd containerd
+	if ! ctr version >/dev/null 2>&1; then
+		(containerd >"${BATS_TMPDIR:-/tmp}/containerd.log" 2>&1 &)
+		for _ in $(seq 50); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done
+	fi
+	ctr version >/dev/null 2>&1 || skip "containerd did not start (see containerd.log)"
+}
+
+@test "containerd: ctr run with --runc-binary toposhim injects the device" {
+	containerd_up
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run ctr run --rm --rootfs --runc-binary "$WORK/toposhim-wrapper" \
+		--annotation cdi.k8s.io/test=toposhim.test/dev=zero --env PATH=/bin \
+		"$WORK/rootfs" "$ID" /bin/sh -c "$DEVCHECK"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$EXPECTED_OUT" ]
+}
+
+@test "containerd: an unknown device makes ctr run fail with toposhim's message" {
+	containerd_up
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run ctr run --rm --rootfs --runc-binary "$WORK/toposhim-wrapper" \
+		--annotation cdi.k8s.io/test=toposhim.test/dev=nope --env PATH=/bin \
+		"$WORK/rootfs" "$ID" /bin/true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"unresolvable CDI devices toposhim.test/dev=nope"* ]]
+	ctr containers delete "$ID" >/dev/null 2>&1 || true
+}
+
+podman_run() {
+	podman --runtime "$WORK/toposhim-wrapper" run --rm --name "$ID" \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 "$@"
+}
+
+@test "podman: --runtime toposhim injects the device" {
+	require_cmd podman
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run podman_run --annotation cdi.k8s.io/test=toposhim.test/dev=zero \
+		--rootfs "$WORK/rootfs" sh -c "$DEVCHECK"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$EXPECTED_OUT" ]
+}
+
+@test "podman: an unknown device makes podman run fail with toposhim's message" {
+	require_cmd podman
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run podman_run --annotation cdi.k8s.io/test=toposhim.test/dev=nope \
+		--rootfs "$WORK/rootfs" true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"unresolvable CDI devices toposhim.test/dev=nope"* ]]
+}

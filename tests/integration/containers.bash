@@ -1,0 +1,99 @@
+# Shared set-up for the bats files that run real containers through toposhim.
+# Each test gets a private work dir with: a busybox rootfs bundle, a CDI spec
+# dir, a toposhim config pointing at both, and a state dir.
+
+: "${TS_BUILDDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+TOPOSHIM="$TS_BUILDDIR/toposhim"
+TOPOSHIMCTL="$TS_BUILDDIR/toposhimctl"
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run real containers (uid $(id -u))"
+}
+
+require_cmd() {
+	command -v "$1" >/dev/null || skip "$1 is not installed"
+}
+
+# make_rootfs DIR: a busybox root file system.
+make_rootfs() {
+	mkdir -p "$1/bin" "$1/etc" "$1/dev" "$1/proc" "$1/sys" "$1/tmp"
+	cp /bin/busybox "$1/bin/"
+	for c in sh ls cat grep stat head wc env sleep echo od id tr cut true; do
+		ln -sf busybox "$1/bin/$c"
+	done
+}
+
+# make_bundle DIR ARGS_JSON: runc's default spec with the given process args.
+make_bundle() {
+	local dir=$1 args=$2
+	mkdir -p "$dir"
+	make_rootfs "$dir/rootfs"
+	(cd "$dir" && runc spec)
+	jq --argjson args "$args" '.process.terminal = false | .process.args = $args' \
+		"$dir/config.json" >"$dir/config.json.new"
+	mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# set_annotation DIR KEY VALUE
+set_annotation() {
+	jq --arg k "$2" --arg v "$3" '.annotations[$k] = $v' "$1/config.json" >"$1/config.json.new"
+	mv "$1/config.json.new" "$1/config.json"
+}
+
+# A CDI spec exposing the host's /dev/zero as /dev/xzero, with an env
+# variable and a read-only bind mount, in $WORK/cdi.
+write_demo_spec() {
+	mkdir -p -m 0755 "$WORK/cdi"
+	echo "toposhim test mount" >"$WORK/mounted.txt"
+	cat >"$WORK/cdi/test.yaml" <<SPEC
+cdiVersion: "0.6.0"
+kind: toposhim.test/dev
+devices:
+  - name: zero
+    containerEdits:
+      deviceNodes:
+        - path: /dev/xzero
+          hostPath: /dev/zero
+      env:
+        - XZERO=present
+      mounts:
+        - hostPath: $WORK/mounted.txt
+          containerPath: /etc/mounted.txt
+          options: [ro, bind]
+SPEC
+	chmod 0644 "$WORK/cdi/test.yaml"
+}
+
+write_config() {
+	cat >"$WORK/toposhim.json" <<CONF
+{
+  "cdi": { "spec_dirs": ["$WORK/cdi"] },
+  "state_dir": "$WORK/state"${1:+,
+  $1}
+}
+CONF
+	export TOPOSHIM_CONFIG="$WORK/toposhim.json"
+}
+
+# A runtime binary for engines that cannot pass environment variables
+# (ctr --runc-binary, podman --runtime): toposhim with this test's config.
+write_engine_wrapper() {
+	cat >"$WORK/toposhim-wrapper" <<WRAP
+#!/bin/sh
+export TOPOSHIM_CONFIG="$WORK/toposhim.json"
+${1:+export TOPOSHIM_RUNTIME="$1"}
+exec "$TOPOSHIM" "\$@"
+WRAP
+	chmod 0755 "$WORK/toposhim-wrapper"
+}
+
+containers_setup() {
+	WORK=$(mktemp -d "${BATS_TMPDIR:-/tmp}/toposhim-it.XXXXXX")
+	chmod 0755 "$WORK"
+	ID="ts-$(basename "$WORK" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z')-$BATS_TEST_NUMBER"
+}
+
+containers_teardown() {
+	runc delete --force "$ID" >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}

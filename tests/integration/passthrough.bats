@@ -1,0 +1,324 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154 # bats' run sets $output and $stderr
+# passthrough.bats - toposhim is invisible on every command it does not
+# rewrite: argv, environment (but TOPOSHIM_DEPTH) and fds reach the runtime
+# unchanged, and runc's output and exit codes come back byte for byte.
+# Also the errors toposhim reports itself before exec.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+setup() {
+	ts_setup_env
+}
+
+teardown() {
+	ts_teardown_containers
+}
+
+# fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
+# itself) with TOPOSHIM_RUNTIME set to the fake runtime and fd 5 open on a
+# file, stdout and stderr going to files; move the fake runtime's records
+# and the output to PREFIX.{argv,env,fds,stdout,stderr,config.json}.  Both ways go
+# through env(1) so that bash's $_ is the same, and use the same file names
+# so that the environments and fds can be compared.
+fake_run() {
+	local prefix=$1 rec=$BATS_TEST_TMPDIR/rec rc=0 x
+	shift
+	env TS_FAKE_RECORD="$rec" TOPOSHIM_RUNTIME="$FAKE_RUNTIME" "$@" \
+		5>"$BATS_TEST_TMPDIR/fd5" 3>&- >"$rec.stdout" 2>"$rec.stderr" || rc=$?
+	for x in argv env fds stdout stderr config.json; do
+		[ ! -e "$rec.$x" ] || mv "$rec.$x" "$prefix.$x"
+	done
+	return $rc
+}
+
+fake_call() {
+	local prefix=$1
+	shift
+	fake_run "$prefix" "$TOPOSHIM" "$@"
+}
+
+fake_direct() {
+	local prefix=$1
+	shift
+	fake_run "$prefix" "$FAKE_RUNTIME" "$@"
+}
+
+# check_same_call: argv and fds equal, env equal but TOPOSHIM_DEPTH=1 at
+# the end.
+check_same_call() {
+	local t=$BATS_TEST_TMPDIR
+	cmp "$t/via.argv" "$t/direct.argv" ||
+		fail "argv differs: $(od -c "$t/via.argv") vs $(od -c "$t/direct.argv")"
+	tr '\0' '\n' <"$t/via.env" >"$t/via.env.txt"
+	tr '\0' '\n' <"$t/direct.env" >"$t/direct.env.txt"
+	[ "$(tail -n 1 "$t/via.env.txt")" = "TOPOSHIM_DEPTH=1" ] ||
+		fail "TOPOSHIM_DEPTH=1 is not the last variable: $(tail -n 3 "$t/via.env.txt")"
+	head -n -1 "$t/via.env.txt" | cmp - "$t/direct.env.txt" ||
+		fail "environment differs: $(head -n -1 "$t/via.env.txt" | diff - "$t/direct.env.txt")"
+	# the fake runtime's own command substitution pipe has a new inode each time
+	sed -i 's/^\([0-9]*\) pipe:\[[0-9]*\]$/\1 pipe/' "$t/via.fds" "$t/direct.fds"
+	cmp "$t/via.fds" "$t/direct.fds" ||
+		fail "fds differ: $(diff "$t/via.fds" "$t/direct.fds")"
+	grep -qx "5 $t/fd5" "$t/via.fds" || fail "fd 5 did not arrive: $(cat "$t/via.fds")"
+}
+
+@test "passthrough: argv, env and fds reach the runtime unchanged" {
+	local t=$BATS_TEST_TMPDIR
+	local args=(--root "$t/r" --log-format=json -debug state 'id with space' '' $'new\nline' 'caf\xc3\xa9' -- create)
+
+	fake_call "$t/via" "${args[@]}" || fail "exit status $?: $(cat "$t/via.stderr")"
+	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	fake_direct "$t/direct" "${args[@]}"
+	check_same_call
+}
+
+@test "passthrough: exit status and stdout of the runtime are kept" {
+	local t=$BATS_TEST_TMPDIR
+
+	TS_FAKE_EXIT=42 run fake_call "$t/via" kill x KILL
+	assert_failure 42
+	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
+}
+
+@test "passthrough: an unknown option warns on stderr only, argv unchanged" {
+	local t=$BATS_TEST_TMPDIR
+
+	fake_call "$t/via" --bogus create --bundle /b id1 || fail "exit status $?"
+	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
+	[ "$(cat "$t/via.stderr")" = "toposhim: warning: unknown option '--bogus', passing through unmodified
+fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	fake_direct "$t/direct" --bogus create --bundle /b id1
+	check_same_call
+}
+
+@test "passthrough: the warning goes to --log in the engine's format" {
+	local t=$BATS_TEST_TMPDIR
+
+	fake_call "$t/via" --log "$t/log.json" --log-format json --x state id || fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	run jq -e -c 'select(.level == "warning") | .msg' "$t/log.json"
+	assert_success
+	assert_output '"unknown option '\''--x'\'', passing through unmodified"'
+	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
+}
+
+@test "runc: --version, --help, features and unknown commands equal runc's" {
+	[ -n "$RUNC" ] || skip "runc is not installed"
+
+	run_both --version
+	[ "$BOTH_RC" = 0 ] || fail "--version: rc $BOTH_RC"
+	run_both --help
+	run_both create --help
+	run_both features
+	run_both no-such-command
+	[ "$BOTH_RC" != 0 ] || fail "no-such-command succeeded"
+	run_both state
+	[ "$BOTH_RC" = 1 ] || fail "state without id: rc $BOTH_RC"
+}
+
+@test "create: argv, env and fds reach the runtime unchanged" {
+	require_bundle_tools
+	local t=$BATS_TEST_TMPDIR
+
+	make_bundle "$t/bundle"
+	fake_call "$t/via" --root "$t/r" create --bundle "$t/bundle" --pid-file "$t/pid" ctr1 ||
+		fail "exit status $?: $(cat "$t/via.stderr")"
+	fake_direct "$t/direct" --root "$t/r" create --bundle "$t/bundle" --pid-file "$t/pid" ctr1
+	check_same_call
+	# the runtime read a config.json from the bundle toposhim was given
+	run jq -c .process.args "$t/via.config.json"
+	assert_success
+	assert_output '["sleep","1000"]'
+
+}
+
+@test "runc: state, list, ps, kill, exec through toposhim equal runc's" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	create_container "$id" "$t/bundle" || fail "create: $(cat "$t/$id.create.out")"
+	run_both state "$id"
+	[ "$(jq -r .status <<<"$BOTH_OUT")" = created ] || fail "state: $BOTH_OUT"
+
+	run "$TOPOSHIM" --root "$(runc_root)" start "$id" 3>&-
+	assert_success
+	assert_output ""
+	wait_status "$id" running
+
+	run_both state "$id"
+	[ "$(jq -r .id <<<"$BOTH_OUT")" = "$id" ] || fail "state: $BOTH_OUT"
+	run_both list -f json
+	[ "$(jq -r '.[0].id' <<<"$BOTH_OUT")" = "$id" ] || fail "list: $BOTH_OUT"
+	run_both list
+	run_both ps "$id"
+	run_both ps -f json "$id"
+	[ "$(jq length <<<"$BOTH_OUT")" = 1 ] || fail "ps: $BOTH_OUT"
+	run_both exec "$id" sh -c 'echo out; echo err >&2; exit 3'
+	[ "$BOTH_RC" = 3 ] && [ "$BOTH_OUT" = out ] && [ "$BOTH_ERR" = err ] ||
+		fail "exec: rc $BOTH_RC out '$BOTH_OUT' err '$BOTH_ERR'"
+	run_both kill "$id" CONT
+	[ "$BOTH_RC" = 0 ] || fail "kill: $BOTH_ERR"
+	# a running container cannot be deleted: the same error both ways
+	run_both delete "$id"
+	[ "$BOTH_RC" = 1 ] || fail "delete of a running container: rc $BOTH_RC"
+}
+
+@test "runc: kill and delete through toposhim equal runc's" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR a b
+
+	a=$(new_container_id)
+	b=$(new_container_id)
+	make_bundle "$t/bundle"
+	create_container "$a" "$t/bundle" || fail "create: $(cat "$t/$a.create.out")"
+	create_container "$b" "$t/bundle" || fail "create: $(cat "$t/$b.create.out")"
+
+	"$TOPOSHIM" --root "$(runc_root)" kill "$a" KILL >"$t/a.kill" 2>&1 || fail "kill $a: $(cat "$t/a.kill")"
+	"$RUNC" --root "$(runc_root)" kill "$b" KILL >"$t/b.kill" 2>&1 || fail "kill $b: $(cat "$t/b.kill")"
+	cmp "$t/a.kill" "$t/b.kill"
+	wait_status "$a" stopped
+	wait_status "$b" stopped
+
+	"$TOPOSHIM" --root "$(runc_root)" delete "$a" >"$t/a.del" 2>&1 || fail "delete $a: $(cat "$t/a.del")"
+	"$RUNC" --root "$(runc_root)" delete "$b" >"$t/b.del" 2>&1 || fail "delete $b: $(cat "$t/b.del")"
+	cmp "$t/a.del" "$t/b.del"
+	[ ! -s "$t/a.del" ] || fail "delete printed: $(cat "$t/a.del")"
+
+	# both gone now: the same error and exit code either way
+	run_both state "$a"
+	[ "$BOTH_RC" = 1 ] || fail "state of a deleted container: rc $BOTH_RC"
+	run_both delete "$a"
+	run_both kill "$a" KILL
+}
+
+@test "runc: run through toposhim equals runc run" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR a b ts_rc=0 runc_rc=0
+
+	a=$(new_container_id)
+	b=$(new_container_id)
+	make_bundle "$t/bundle" sh -c 'echo hello; echo oops >&2; exit 7'
+	track_container "$a"
+	track_container "$b"
+	"$TOPOSHIM" --root "$(runc_root)" run --bundle "$t/bundle" "$a" \
+		</dev/null >"$t/a.out" 2>"$t/a.err" 3>&- || ts_rc=$?
+	"$RUNC" --root "$(runc_root)" run --bundle "$t/bundle" "$b" \
+		</dev/null >"$t/b.out" 2>"$t/b.err" 3>&- || runc_rc=$?
+	[ "$ts_rc" = 7 ] && [ "$runc_rc" = 7 ] || fail "exit codes: toposhim $ts_rc, runc $runc_rc"
+	[ "$(cat "$t/a.out")" = hello ] || fail "stdout: $(cat "$t/a.out")"
+	cmp "$t/a.out" "$t/b.out"
+	cmp "$t/a.err" "$t/b.err"
+}
+
+@test "error: no runtime found" {
+	local t=$BATS_TEST_TMPDIR
+
+	echo '{"runtime": {"search": ["no-such-runtime"]}}' >"$t/config.json"
+	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: no OCI runtime found: tried no-such-runtime in PATH ($PATH) and /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin: No such file or directory" ] ||
+		fail "stderr: $stderr"
+
+	TOPOSHIM_RUNTIME=$t/missing run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	[ "$stderr" = "toposhim: runtime '$t/missing' (from TOPOSHIM_RUNTIME): not an executable file: No such file or directory" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: a runtime that cannot be exec'd" {
+	local t=$BATS_TEST_TMPDIR
+
+	printf '#!/nonexistent/interpreter\n' >"$t/broken"
+	chmod +x "$t/broken"
+	TOPOSHIM_RUNTIME=$t/broken run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: cannot exec runtime '$t/broken': No such file or directory" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: recursion through TOPOSHIM_RUNTIME pointing at toposhim" {
+	TOPOSHIM_RUNTIME=$TOPOSHIM run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: recursion: runtime '$TOPOSHIM' (from TOPOSHIM_RUNTIME) is toposhim itself" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: recursion through a wrapper script that calls toposhim" {
+	local t=$BATS_TEST_TMPDIR
+
+	printf '#!/bin/sh\nexec "%s" "$@"\n' "$TOPOSHIM" >"$t/wrapper"
+	chmod +x "$t/wrapper"
+	TOPOSHIM_RUNTIME=$t/wrapper run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: recursion: toposhim called itself through '$t/wrapper'" ] ||
+		fail "stderr: $stderr"
+
+	# the depth counter alone is enough
+	TOPOSHIM_DEPTH=1 TOPOSHIM_RUNTIME=$FAKE_RUNTIME run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	[ "$stderr" = "toposhim: recursion: toposhim called itself through '$FAKE_RUNTIME'" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: malformed config names line and column" {
+	local t=$BATS_TEST_TMPDIR
+
+	printf '{\n  "runtime": {"path": }\n}\n' >"$t/config.json"
+	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr "$TOPOSHIM" create --bundle "$t" id1
+	assert_failure 1
+	assert_output ""
+	[ "$stderr" = "toposhim: $t/config.json: line 2 column 23: parse error: unallowed token at this point in JSON text" ] ||
+		fail "stderr: $stderr"
+}
+
+@test "error: --log x --log-format json gets one valid JSON error line" {
+	local t=$BATS_TEST_TMPDIR
+
+	printf '{"runtime": [' >"$t/config.json"
+	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr \
+		"$TOPOSHIM" --log "$t/log.json" --log-format json create --bundle "$t" id1
+	assert_failure 1
+	assert_output ""
+	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
+	run jq -e -r '(keys == ["level", "msg", "time"]) and .level == "error" and
+		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")) and
+		(.msg | startswith("'"$t"'/config.json: line 1 column "))' "$t/log.json"
+	assert_success
+	assert_output true
+	# the error is also on stderr, as runc's fatal() does
+	grep -q "^toposhim: $t/config.json: line 1 column " <<<"$stderr" || fail "stderr: $stderr"
+}
+
+@test "error: --log text format is logrus' line" {
+	local t=$BATS_TEST_TMPDIR
+
+	echo '{"runtime": {"path": 1}}' >"$t/config.json"
+	TOPOSHIM_CONFIG=$t/config.json run "$TOPOSHIM" --log "$t/log.txt" state id1
+	assert_failure 1
+	run sed 's/^time="[^"]*" /time="T" /' "$t/log.txt"
+	assert_output "time=\"T\" level=error msg=\"$t/config.json: '/runtime/path': expected string, got number\""
+}
+
+@test "toposhimctl: version and help" {
+	run "$TOPOSHIMCTL" version
+	assert_success
+	assert_output --regexp '^toposhimctl [0-9]+\.[0-9]+\.[0-9]+$'
+	run "$TOPOSHIMCTL" help
+	assert_success
+	assert_line --index 0 "usage: toposhimctl COMMAND [ARG...]"
+	run --separate-stderr "$TOPOSHIMCTL" no-such-command
+	assert_failure 2
+	assert_output ""
+	[ "$stderr" = "toposhimctl: unknown command 'no-such-command' (see 'toposhimctl help')" ] ||
+		fail "stderr: $stderr"
+}

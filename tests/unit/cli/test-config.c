@@ -1,0 +1,146 @@
+/* Unit tests of src/cli/config.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cli/config.h"
+#include "util/cleanup.h"
+
+/* Write text to a fresh temporary file; returns its path (caller frees). */
+static char *write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/ts-config-XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_load_absent_is_empty(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *j = NULL;
+
+	assert_int_equal(ts_cli_config_load("/nonexistent/toposhim.json", &j, &err), 0);
+	assert_int_equal(j->type, TS_JSON_OBJECT);
+	assert_int_equal(j->u.object.len, 0);
+}
+
+static void test_load_errors(void **state)
+{
+	static const struct {
+		const char *text, *want_suffix;
+	} rows[] = {
+		{"{\n  \"runtime\": {\"path\": }\n}\n",
+		 ": line 2 column 23: parse error: unallowed token at this point in JSON text"},
+		{"  \n", ": empty document"},
+		{"[1]", ": '/': expected object, got array"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_json struct ts_json *j = NULL;
+		cleanup_free char *path = write_tmp(rows[i].text), *want = NULL;
+
+		assert_int_equal(ts_cli_config_load(path, &j, &err), -EINVAL);
+		assert_true(asprintf(&want, "%s%s", path, rows[i].want_suffix) > 0);
+		assert_string_equal(err->msg, want);
+		assert_null(j);
+		unlink(path);
+	}
+}
+
+static void test_load_directory(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *j = NULL;
+
+	assert_int_equal(ts_cli_config_load("/tmp", &j, &err), -EISDIR);
+	assert_string_equal(err->msg, "/tmp: cannot read");
+}
+
+static void test_runtime_read(void **state)
+{
+	const char *text =
+		"{\"runtime\": {\"path\": \"/opt/crun\", \"search\": [\"crun\", \"runc\"]}}";
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	struct ts_cli_runtime_config rc;
+
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &j, &err), 0);
+	assert_int_equal(ts_cli_runtime_config_read(j, "c.json", &rc, &err), 0);
+	assert_string_equal(rc.path, "/opt/crun");
+	assert_string_equal(rc.path_origin, "c.json: '/runtime/path'");
+	assert_string_equal(rc.search[0], "crun");
+	assert_string_equal(rc.search[1], "runc");
+	assert_null(rc.search[2]);
+	ts_cli_runtime_config_release(&rc);
+	assert_null(rc.search);
+}
+
+static void test_runtime_absent(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	struct ts_cli_runtime_config rc;
+
+	assert_int_equal(ts_json_parse("{\"runtime\": {}}", 15, "c.json", &j, &err), 0);
+	assert_int_equal(ts_cli_runtime_config_read(j, "c.json", &rc, &err), 0);
+	assert_null(rc.path);
+	assert_null(rc.search);
+	ts_cli_runtime_config_release(&rc);
+}
+
+static void test_runtime_errors(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} rows[] = {
+		{"{\"runtime\": []}", "c.json: '/runtime': expected object, got array"},
+		{"{\"runtime\": {\"path\": 1}}",
+		 "c.json: '/runtime/path': expected string, got number"},
+		{"{\"runtime\": {\"path\": \"\"}}", "c.json: '/runtime/path': empty path ''"},
+		{"{\"runtime\": {\"search\": \"runc\"}}",
+		 "c.json: '/runtime/search': expected array, got string"},
+		{"{\"runtime\": {\"search\": []}}", "c.json: '/runtime/search': empty list"},
+		{"{\"runtime\": {\"search\": [\"runc\", null]}}",
+		 "c.json: '/runtime/search/1': expected string, got null"},
+		{"{\"runtime\": {\"search\": [\"\"]}}",
+		 "c.json: '/runtime/search/0': empty name ''"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_json struct ts_json *j = NULL;
+		struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
+
+		assert_int_equal(
+			ts_json_parse(rows[i].text, strlen(rows[i].text), "c.json", &j, &err), 0);
+		assert_int_equal(ts_cli_runtime_config_read(j, "c.json", &rc, &err), -EINVAL);
+		assert_string_equal(err->msg, rows[i].want);
+		assert_null(rc.path_origin);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_absent_is_empty), cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_load_directory),	     cmocka_unit_test(test_runtime_read),
+		cmocka_unit_test(test_runtime_absent),	     cmocka_unit_test(test_runtime_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,356 @@
+/* Unit tests of src/runtime/runtime.c, with temporary directories. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "runtime/runtime.h"
+#include "util/cleanup.h"
+
+/* Layout made for every test under a fresh temporary directory T:
+ *   T/a/runc   executable          T/b/runc  executable
+ *   T/b/crun   executable          T/c/runc  not executable
+ *   T/d/runc   a directory         T/self    "our" binary
+ *   T/e/runc   symlink to T/self   T/f/crun  hard link of T/self */
+struct fixture {
+	char dir[64];
+	char path[PATH_MAX];
+};
+
+static char *fx_path(const struct fixture *fx, const char *rel)
+{
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/%s", fx->dir, rel) > 0);
+	return p;
+}
+
+static void fx_file(const struct fixture *fx, const char *rel, mode_t mode)
+{
+	cleanup_free char *p = fx_path(fx, rel);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
+	close(fd);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+static void fx_mkdir(const struct fixture *fx, const char *rel)
+{
+	cleanup_free char *p = fx_path(fx, rel);
+
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	cleanup_free char *self = NULL, *e = NULL, *f = NULL;
+
+	assert_non_null(fx);
+	strcpy(fx->dir, "/tmp/ts-runtime-XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	for (const char *d = "abcdef"; *d != '\0'; d++) {
+		char rel[2] = {*d, '\0'};
+		fx_mkdir(fx, rel);
+	}
+	fx_file(fx, "a/runc", 0755);
+	fx_file(fx, "b/runc", 0755);
+	fx_file(fx, "b/crun", 0755);
+	fx_file(fx, "c/runc", 0644);
+	fx_mkdir(fx, "d/runc");
+	fx_file(fx, "self", 0755);
+	self = fx_path(fx, "self");
+	e = fx_path(fx, "e/runc");
+	f = fx_path(fx, "f/crun");
+	assert_int_equal(symlink(self, e), 0);
+	assert_int_equal(link(self, f), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	cleanup_free char *cmd = NULL;
+
+	assert_true(asprintf(&cmd, "rm -rf '%s'", fx->dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	free(fx);
+	return 0;
+}
+
+/* Run a lookup whose PATH is the listed subdirectories of T. */
+static int find(const struct fixture *fx, const char *path_dirs, const char *override,
+		const char *path, const char *const *names, char **ret, struct ts_error **err)
+{
+	static const char *const no_dirs[] = {NULL};
+	cleanup_free char *self = fx_path(fx, "self");
+	char path_env[512] = "";
+	struct ts_runtime_lookup lookup = {
+		.override = override,
+		.path = path,
+		.path_origin = "config.json: '/runtime/path'",
+		.names = names,
+		.path_env = path_env,
+		.dirs = no_dirs,
+		.self_exe = self,
+	};
+
+	for (const char *d = path_dirs; *d != '\0'; d++) {
+		size_t n = strlen(path_env);
+		snprintf(path_env + n, sizeof(path_env) - n, "%s%s/%c", n ? ":" : "", fx->dir, *d);
+	}
+	return ts_runtime_find(&lookup, ret, err);
+}
+
+static void expect_found(const struct fixture *fx, const char *path_dirs, const char *override,
+			 const char *path, const char *const *names, const char *want_rel)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *got = NULL, *want = fx_path(fx, want_rel);
+
+	if (find(fx, path_dirs, override, path, names, &got, &err) != 0)
+		fail_msg("PATH %s: unexpected error: %s", path_dirs, err->msg);
+	assert_string_equal(got, want);
+}
+
+static void test_search_order(void **state)
+{
+	const struct fixture *fx = *state;
+	static const char *const crun_first[] = {"crun", "runc", NULL};
+
+	expect_found(fx, "ab", NULL, NULL, NULL, "a/runc");
+	expect_found(fx, "ba", NULL, NULL, NULL, "b/runc");
+	/* names are tried in order, each through all of PATH */
+	expect_found(fx, "ab", NULL, NULL, crun_first, "b/crun");
+	/* not executable, a directory: skipped */
+	expect_found(fx, "cdb", NULL, NULL, NULL, "b/runc");
+}
+
+static void test_search_paths(void **state)
+{
+	const struct fixture *fx = *state;
+	cleanup_free char *self = fx_path(fx, "self"), *b = fx_path(fx, "b/crun");
+	cleanup_free char *want = NULL, *got = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	const char *names[] = {self, b, NULL};
+	const char *only_self[] = {self, NULL};
+
+	/* a search entry with a '/' is a path: tried once, ourselves skipped */
+	expect_found(fx, "a", NULL, NULL, names, "b/crun");
+	assert_int_equal(find(fx, "ab", NULL, NULL, only_self, &got, &err), -ENOENT);
+	assert_true(asprintf(&want,
+			     "no OCI runtime found: tried %s in PATH (%s/a:%s/b) and ; skipped "
+			     "'%s' (toposhim itself)",
+			     self, fx->dir, fx->dir, self) > 0);
+	assert_string_equal(err->msg, want);
+}
+
+static void test_search_skips_self(void **state)
+{
+	const struct fixture *fx = *state;
+	static const char *const crun[] = {"crun", NULL};
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *got = NULL, *want = NULL;
+
+	/* e/runc is a symlink to ourselves, f/crun a hard link */
+	expect_found(fx, "eb", NULL, NULL, NULL, "b/runc");
+	expect_found(fx, "fb", NULL, NULL, crun, "b/crun");
+	assert_int_equal(find(fx, "ef", NULL, NULL, crun, &got, &err), -ENOENT);
+	assert_true(asprintf(&want,
+			     "no OCI runtime found: tried crun in PATH (%s/e:%s/f) and ; "
+			     "skipped '%s/f/crun' (toposhim itself)",
+			     fx->dir, fx->dir, fx->dir) > 0);
+	assert_string_equal(err->msg, want);
+	assert_null(got);
+}
+
+static void test_not_found_message(void **state)
+{
+	static const char *const dirs[] = {"/nonexistent-1", "/nonexistent-2", NULL};
+	struct ts_runtime_lookup lookup = {.path_env = "/x:/y", .dirs = dirs};
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *got = NULL, *full = NULL;
+
+	assert_int_equal(ts_runtime_find(&lookup, &got, &err), -ENOENT);
+	assert_string_equal(err->msg, "no OCI runtime found: tried runc, crun in PATH (/x:/y) and "
+				      "/nonexistent-1:/nonexistent-2");
+	full = ts_error_format(err);
+	assert_string_equal(full, "no OCI runtime found: tried runc, crun in PATH (/x:/y) and "
+				  "/nonexistent-1:/nonexistent-2: No such file or directory");
+}
+
+static void test_default_dirs(void **state)
+{
+	static const char *const names[] = {"no-such-runtime-xyz", NULL};
+	struct ts_runtime_lookup lookup = {.names = names};
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *got = NULL;
+
+	assert_int_equal(ts_runtime_find(&lookup, &got, &err), -ENOENT);
+	assert_string_equal(err->msg, "no OCI runtime found: tried no-such-runtime-xyz in PATH "
+				      "(unset) and /usr/local/sbin:/usr/local/bin:/usr/sbin:"
+				      "/usr/bin:/sbin:/bin");
+}
+
+static void test_override_and_path(void **state)
+{
+	const struct fixture *fx = *state;
+	static const char *const crun[] = {"crun", NULL};
+	cleanup_free char *a = fx_path(fx, "a/runc"), *b = fx_path(fx, "b/crun");
+
+	/* TOPOSHIM_RUNTIME wins over runtime.path, which wins over search */
+	expect_found(fx, "b", a, b, NULL, "a/runc");
+	expect_found(fx, "a", NULL, b, NULL, "b/crun");
+	expect_found(fx, "a", "", b, NULL, "b/crun");
+	/* a bare name is searched */
+	expect_found(fx, "ab", "crun", NULL, NULL, "b/crun");
+	expect_found(fx, "ab", NULL, "crun", crun, "b/crun");
+}
+
+static void test_explicit_errors(void **state)
+{
+	const struct fixture *fx = *state;
+	cleanup_free char *self = fx_path(fx, "self"), *e = fx_path(fx, "e/runc");
+	cleanup_free char *c = fx_path(fx, "c/runc"), *d = fx_path(fx, "d/runc");
+	cleanup_free char *want = NULL, *got = NULL;
+	struct ts_error *err = NULL;
+
+	assert_int_equal(find(fx, "a", e, NULL, NULL, &got, &err), -EINVAL);
+	assert_true(asprintf(&want,
+			     "recursion: runtime '%s' (from TOPOSHIM_RUNTIME) is toposhim "
+			     "itself",
+			     e) > 0);
+	assert_string_equal(err->msg, want);
+	err = ts_error_free(err);
+	want = (free(want), NULL);
+
+	assert_int_equal(find(fx, "a", NULL, self, NULL, &got, &err), -EINVAL);
+	assert_true(asprintf(&want,
+			     "recursion: runtime '%s' (from config.json: '/runtime/path') "
+			     "is toposhim itself",
+			     self) > 0);
+	assert_string_equal(err->msg, want);
+	err = ts_error_free(err);
+	want = (free(want), NULL);
+
+	assert_int_equal(find(fx, "a", c, NULL, NULL, &got, &err), -EACCES);
+	assert_true(asprintf(&want, "runtime '%s' (from TOPOSHIM_RUNTIME): not an executable file",
+			     c) > 0);
+	assert_string_equal(err->msg, want);
+	err = ts_error_free(err);
+	want = (free(want), NULL);
+
+	assert_int_equal(find(fx, "a", d, NULL, NULL, &got, &err), -EISDIR);
+	err = ts_error_free(err);
+	assert_int_equal(find(fx, "a", "/nonexistent/runc", NULL, NULL, &got, &err), -ENOENT);
+	assert_string_equal(err->msg, "runtime '/nonexistent/runc' (from TOPOSHIM_RUNTIME): not "
+				      "an executable file");
+	err = ts_error_free(err);
+	assert_null(got);
+}
+
+static void test_check_depth(void **state)
+{
+	static const struct {
+		const char *value;
+		int want;
+		const char *msg;
+	} rows[] = {
+		{NULL, 0, NULL},
+		{"", 0, NULL},
+		{"0", 0, NULL},
+		{"1", -EINVAL, "recursion: toposhim called itself through '/w/runc'"},
+		{"7", -EINVAL, "recursion: toposhim called itself through '/w/runc'"},
+		{"x", -EINVAL, "environment: 'TOPOSHIM_DEPTH': invalid depth 'x'"},
+		{"-1", -EINVAL, "environment: 'TOPOSHIM_DEPTH': invalid depth '-1'"},
+		{"1x", -EINVAL, "environment: 'TOPOSHIM_DEPTH': invalid depth '1x'"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		int r = ts_runtime_check_depth(rows[i].value, "/w/runc", &err);
+
+		if (r != rows[i].want)
+			fail_msg("depth '%s': want %d, got %d", rows[i].value, rows[i].want, r);
+		if (rows[i].msg == NULL)
+			assert_null(err);
+		else
+			assert_string_equal(err->msg, rows[i].msg);
+	}
+}
+
+static void check_strv(char **got, const char *const *want)
+{
+	size_t i = 0;
+
+	for (; want[i] != NULL; i++) {
+		assert_non_null(got[i]);
+		assert_string_equal(got[i], want[i]);
+	}
+	assert_null(got[i]);
+}
+
+static void test_build_exec(void **state)
+{
+	char *argv[] = {"toposhim", "--root", "/r", "create", "", "id 1", NULL};
+	char *envp[] = {"A=1", "TOPOSHIM_DEPTH=0", "B=", "TOPOSHIM_DEPTH=", NULL};
+	char *envp2[] = {"PATH=/bin", NULL};
+	static const char *const want_argv[] = {"/usr/sbin/runc", "--root", "/r", "create", "",
+						"id 1",		  NULL};
+	static const char *const want_env[] = {"A=1", "TOPOSHIM_DEPTH=1", "B=", "TOPOSHIM_DEPTH=1",
+					       NULL};
+	static const char *const want_env2[] = {"PATH=/bin", "TOPOSHIM_DEPTH=1", NULL};
+	static const char *const want_env3[] = {"TOPOSHIM_DEPTH=1", NULL};
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_strv char **out_argv = NULL, **out_env = NULL;
+	cleanup_strv char **out_argv2 = NULL, **out_env2 = NULL;
+	cleanup_strv char **out_argv3 = NULL, **out_env3 = NULL;
+
+	assert_int_equal(ts_runtime_build_exec("/usr/sbin/runc", 6, argv, envp, 0, &out_argv,
+					       &out_env, &err),
+			 0);
+	check_strv(out_argv, want_argv);
+	check_strv(out_env, want_env);
+	/* copies, not borrowed pointers */
+	assert_ptr_not_equal(out_argv[1], argv[1]);
+
+	assert_int_equal(
+		ts_runtime_build_exec("/bin/crun", 6, argv, envp2, 0, &out_argv2, &out_env2, &err),
+		0);
+	check_strv(out_env2, want_env2);
+	assert_int_equal(
+		ts_runtime_build_exec("/bin/crun", 1, argv, NULL, 0, &out_argv3, &out_env3, &err),
+		0);
+	assert_string_equal(out_argv3[0], "/bin/crun");
+	assert_null(out_argv3[1]);
+	check_strv(out_env3, want_env3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_search_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search_skips_self, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search_paths, setup, teardown),
+		cmocka_unit_test(test_not_found_message),
+		cmocka_unit_test(test_default_dirs),
+		cmocka_unit_test_setup_teardown(test_override_and_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_explicit_errors, setup, teardown),
+		cmocka_unit_test(test_check_depth),
+		cmocka_unit_test(test_build_exec),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
