@@ -55,14 +55,9 @@ void ts_pools_release(struct ts_pools *p)
 
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a)
 {
-	const struct ts_placement_class *c;
-
-	if (a->pinned)
-		return TS_PLACEMENT_POOL_PINNED;
-	if (a->numa_exclusive)
-		return TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
-	c = a->class_name != NULL ? ts_placement_config_class(&p->placement, a->class_name) : NULL;
-	return c != NULL ? c->pool : TS_PLACEMENT_POOL_SHARED;
+	return ts_placement_allocation_pool(&p->placement, a->class_name, a->pinned,
+					    a->numa_exclusive,
+					    a->cpus_str != NULL && a->cpus_str[0] != '\0');
 }
 
 void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, size_t n)

@@ -57,10 +57,7 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);
 
-/**
- * The pool a stored allocation draws from: pinned, NUMA-exclusive, else its
- * class's pool in the placement config (shared for an unknown class).
- */
+/** The pool a stored allocation draws from (ts_placement_allocation_pool()). */
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a);
 
 /**
