@@ -11,6 +11,7 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
+#include "cli/pools.h"
 #include "oci/json.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -229,15 +230,20 @@ static int read_stdin(char **ret_buf, size_t *ret_len, struct ts_error **err)
 }
 
 /* Store options from the config file; config is kept for the borrowed strings. */
+static const char *config_file(void)
+{
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+
+	return path != NULL && path[0] != '\0' ? path : TS_CLI_CONFIG_DEFAULT;
+}
+
 static int load_options(struct ts_json **config, struct ts_state_options *ret,
 			struct ts_error **err)
 {
-	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+	const char *path = config_file();
 	struct ts_cli_state_config sc;
 	int r;
 
-	if (path == NULL || path[0] == '\0')
-		path = TS_CLI_CONFIG_DEFAULT;
 	r = ts_cli_config_load(path, config, err);
 	if (r < 0)
 		return r;
@@ -280,7 +286,7 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 	if (r >= 0 && create)
 		r = ts_hook_create_runtime(&st, &opts, &warning, err);
 	else if (r >= 0)
-		r = ts_hook_poststop(&st, &opts, NULL, &warning, err);
+		r = ts_pools_release_container(config, config_file(), &opts, st.container_id, err);
 	ts_hook_state_release(&st);
 	if (warning != NULL)
 		ts_log(TS_LOG_WARNING, "%s", warning);

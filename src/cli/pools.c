@@ -263,3 +263,42 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	ts_cgroup_resize_results_free(results, nt);
 	return r < 0 ? r : resized;
 }
+
+int ts_pools_release_container(const struct ts_json *config, const char *config_path,
+			       const struct ts_state_options *opts, const char *container_id,
+			       struct ts_error **err)
+{
+	struct ts_pools p = {0};
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *warning = NULL;
+	int r, found;
+
+	r = ts_pools_init(config, config_path, &p, err);
+	if (r < 0)
+		return r;
+	r = ts_state_open(opts, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, &warning, err);
+	if (r < 0)
+		goto out;
+	if (warning != NULL)
+		ts_log(TS_LOG_WARNING, "%s", warning);
+	found = ts_state_remove(s, container_id, NULL);
+	if (found > 0 && p.placement.enabled) {
+		r = ts_pools_load_topology(&p, ts_state_dir(s), err);
+		if (r >= 0)
+			r = ts_pools_rebalance(&p, s, false, err);
+		if (r < 0) {
+			/* the CPUs are free again; the others grow at the next change */
+			ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring",
+			       (*err)->msg);
+			ts_error_clear(err);
+		}
+	}
+	r = ts_state_commit(s, err);
+	if (r >= 0)
+		r = found;
+out:
+	ts_pools_release(&p);
+	return r;
+}
