@@ -8,18 +8,19 @@
  *
  * The OCI state (runtime-spec runtime.md "State": pid, bundle) is read from
  * stdin.  Every path is resolved inside the container's root with openat2()
- * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, starting at /proc/<pid>/root, so
- * no symlink in the image leads out of it; a LINK, DIR or PATH with a ".."
- * component is refused outright.  Before pivot_root (createContainer in
- * runc) /proc/<pid>/root is still the host's root; the container root is
- * then the bundle's root.path resolved inside it, and that is used when it
- * is a different directory.
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, so no symlink in the image leads
+ * out of it; a LINK, DIR or PATH with a ".." component is refused outright.
+ * The root is /proc/<pid>/root when that is not our own root; before
+ * pivot_root (createContainer in runc, which runs the hook in the
+ * container's mount namespace with the container's pid 1 in the state) it
+ * is the bundle's root.path.
  *
  * The hook ignores its environment (it clears it first; runtimes give hooks
  * the hook entry's env, never the container's) and runs ldconfig with an
  * empty one.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -104,24 +105,43 @@ static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 	return *ret_rootfs ? 0 : ts_error_set(err, ENOMEM, "state");
 }
 
+static bool same_dir(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Which directory is the container's root depends on when the hook runs:
+ *  - in the runtime's namespaces (createRuntime, poststart): /proc/<pid>/root,
+ *    a root other than ours;
+ *  - createContainer in runc: in the container's mount namespace before
+ *    pivot_root, with pid 1 of the container's pid namespace and the host's
+ *    /proc; our root is still the host's, and the container root is the
+ *    bundle's root.path, with the container's mounts on it;
+ *  - inside the container after pivot_root (startContainer): our own root.
+ */
 static int open_container_root(pid_t pid, const char *rootfs, struct ts_error **err)
 {
 	cleanup_free char *proc = NULL;
-	cleanup_close int procroot = -EBADF, inner = -EBADF;
-	struct stat a, b;
+	cleanup_close int procroot = -EBADF, self = -EBADF, bundle_root = -EBADF;
 
 	if (asprintf(&proc, "/proc/%d/root", (int)pid) < 0)
 		return ts_error_set(err, ENOMEM, "root");
 	procroot = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (procroot < 0)
-		return ts_error_set(err, errno, "%s: cannot open", proc);
-	if (rootfs == NULL)
+	self = open("/proc/self/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procroot >= 0 && self >= 0 && !same_dir(procroot, self))
 		return TAKE_FD(procroot);
-	inner = open_in_root(procroot, rootfs, O_PATH | O_DIRECTORY);
-	if (inner >= 0 && fstat(inner, &a) == 0 && fstat(procroot, &b) == 0 &&
-	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
-		return TAKE_FD(inner); /* before pivot_root */
-	return TAKE_FD(procroot);
+	if (rootfs != NULL) {
+		bundle_root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (bundle_root >= 0)
+			return TAKE_FD(bundle_root);
+	}
+	if (procroot >= 0)
+		return TAKE_FD(procroot);
+	return ts_error_set(err, errno, "%s: cannot open", proc);
 }
 
 /* mkdir -p inside the root; returns an O_PATH fd of the directory. */
@@ -214,7 +234,7 @@ static int do_chmod(int rootfd, const char *mode_str, const char *path, struct t
 	return 0;
 }
 
-static int run_ldconfig(pid_t pid, struct ts_error **err)
+static int run_ldconfig(int rootfd, struct ts_error **err)
 {
 	static char *const candidates[] = {"/sbin/ldconfig.real", "/sbin/ldconfig",
 					   "/usr/sbin/ldconfig", NULL};
@@ -228,7 +248,8 @@ static int run_ldconfig(pid_t pid, struct ts_error **err)
 			ldconfig = candidates[i];
 	if (ldconfig == NULL)
 		return ts_error_set(err, ENOENT, "update-ldcache: no ldconfig on the host");
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	/* ldconfig -r chroots into the container root we resolved, by fd. */
+	snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
 	child = fork();
 	if (child < 0)
 		return ts_error_set(err, errno, "update-ldcache: fork");
@@ -236,6 +257,8 @@ static int run_ldconfig(pid_t pid, struct ts_error **err)
 		char *const argv[] = {ldconfig, dash_r, root, NULL};
 		char *const envp[] = {NULL};
 
+		if (fcntl(rootfd, F_SETFD, 0) < 0)
+			_exit(127);
 		execve(ldconfig, argv, envp);
 		_exit(127);
 	}
@@ -243,12 +266,13 @@ static int run_ldconfig(pid_t pid, struct ts_error **err)
 		if (errno != EINTR)
 			return ts_error_set(err, errno, "update-ldcache: waitpid");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return ts_error_set(err, 0, "update-ldcache: %s -r %s failed (status %d)", ldconfig,
-				    root, status);
+		return ts_error_set(err, 0,
+				    "update-ldcache: %s -r <container root> failed (status %d)",
+				    ldconfig, status);
 	return 0;
 }
 
-static int update_ldcache(int rootfd, pid_t pid, char **folders, size_t n, struct ts_error **err)
+static int update_ldcache(int rootfd, char **folders, size_t n, struct ts_error **err)
 {
 	cleanup_free char *text = NULL, *dir = NULL;
 	cleanup_close int dfd = -EBADF, fd = -EBADF;
@@ -275,7 +299,7 @@ static int update_ldcache(int rootfd, pid_t pid, char **folders, size_t n, struc
 	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || ts_write_all(fd, text, len) < 0)
 		return ts_error_set(err, errno, "update-ldcache: cannot write '%s'", LDSO_CONF);
-	return run_ldconfig(pid, err);
+	return run_ldconfig(rootfd, err);
 }
 
 static int usage(void)
@@ -326,7 +350,7 @@ static int run(int argc, char **argv, struct ts_error **err)
 	if (rootfd < 0)
 		return rootfd;
 	if (strcmp(cmd, "update-ldcache") == 0)
-		return n ? update_ldcache(rootfd, pid, values, n, err) : 0;
+		return n ? update_ldcache(rootfd, values, n, err) : 0;
 	for (size_t i = 0; i < n; i++) {
 		r = strcmp(cmd, "chmod") == 0 ? do_chmod(rootfd, mode, values[i], err)
 					      : create_symlink(rootfd, values[i], err);

@@ -39,9 +39,9 @@ static int read_all(int fd, char **ret, size_t *ret_len, struct ts_error **err)
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (len > TS_HOOK_REQUEST_MAX)
+		if (len > TSP_REQUEST_MAX)
 			return ts_error_set(err, EFBIG, "request: larger than %d bytes",
-					    TS_HOOK_REQUEST_MAX);
+					    TSP_REQUEST_MAX);
 	}
 	if (buf == NULL && (buf = malloc(1)) == NULL)
 		return ts_error_set(err, ENOMEM, "request");
@@ -66,7 +66,7 @@ static int member_string(const struct ts_json *obj, const char *pointer, const c
 	return 0;
 }
 
-static int fill(struct ts_hook_request *req, struct ts_error **err)
+static int fill(struct tsp_request *req, struct ts_error **err)
 {
 	const struct ts_json *root = req->root, *t;
 	struct ts_json *pid;
@@ -111,9 +111,9 @@ static int fill(struct ts_hook_request *req, struct ts_error **err)
 	return r;
 }
 
-int ts_hook_request_read(int fd, struct ts_hook_request *ret, struct ts_error **err)
+int tsp_request_read(int fd, struct tsp_request *ret, struct ts_error **err)
 {
-	struct ts_hook_request req = {0};
+	struct tsp_request req = {0};
 	cleanup_free char *text = NULL;
 	size_t len = 0;
 	int r;
@@ -126,23 +126,23 @@ int ts_hook_request_read(int fd, struct ts_hook_request *ret, struct ts_error **
 		return r;
 	r = fill(&req, err);
 	if (r < 0) {
-		ts_hook_request_release(&req);
+		tsp_request_release(&req);
 		return r;
 	}
 	*ret = req;
 	return 0;
 }
 
-void ts_hook_request_release(struct ts_hook_request *req)
+void tsp_request_release(struct tsp_request *req)
 {
 	if (req == NULL)
 		return;
 	ts_json_free(req->root);
-	*req = (struct ts_hook_request){0};
+	*req = (struct tsp_request){0};
 }
 
-int ts_hook_result_write(int fd, const char *plugin, const char *error,
-			 const struct ts_json *metadata, struct ts_error **err)
+int tsp_result_write(int fd, const char *plugin, const char *error, const struct ts_json *metadata,
+		     struct ts_error **err)
 {
 	cleanup_json struct ts_json *res = ts_json_new_object();
 	cleanup_free char *text = NULL;
@@ -173,12 +173,12 @@ int ts_hook_result_write(int fd, const char *plugin, const char *error,
 
 /* ---- cpu lists ---- */
 
-static void cpuset_set(struct ts_hook_cpuset *s, unsigned cpu)
+static void cpuset_set(struct tsp_cpuset *s, unsigned cpu)
 {
 	s->bits[cpu / 64] |= UINT64_C(1) << (cpu % 64);
 }
 
-static bool cpuset_isset(const struct ts_hook_cpuset *s, unsigned cpu)
+static bool cpuset_isset(const struct tsp_cpuset *s, unsigned cpu)
 {
 	return (s->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
@@ -197,9 +197,9 @@ static int parse_number(const char **p, unsigned long *ret)
 	return 0;
 }
 
-int ts_hook_cpulist_parse(const char *s, struct ts_hook_cpuset *ret, struct ts_error **err)
+int tsp_cpulist_parse(const char *s, struct tsp_cpuset *ret, struct ts_error **err)
 {
-	struct ts_hook_cpuset set = {{0}};
+	struct tsp_cpuset set = {{0}};
 	const char *p = s;
 	size_t len = strlen(s);
 
@@ -214,9 +214,9 @@ int ts_hook_cpulist_parse(const char *s, struct ts_hook_cpuset *ret, struct ts_e
 			p++;
 			r = parse_number(&p, &b);
 		}
-		if (r == -ERANGE || (r >= 0 && b >= TS_HOOK_CPUS_MAX))
+		if (r == -ERANGE || (r >= 0 && b >= TSP_CPUS_MAX))
 			return ts_error_set(err, ERANGE, "cpu list '%.*s': cpu beyond %d", (int)len,
-					    s, TS_HOOK_CPUS_MAX - 1);
+					    s, TSP_CPUS_MAX - 1);
 		if (r < 0 || b < a || ((size_t)(p - s) < len && *p != ',') ||
 		    ((size_t)(p - s) + 1 == len && *p == ','))
 			return ts_error_set(err, 0, "invalid cpu list '%.*s'", (int)len, s);
@@ -229,19 +229,19 @@ int ts_hook_cpulist_parse(const char *s, struct ts_hook_cpuset *ret, struct ts_e
 	return 0;
 }
 
-char *ts_hook_cpulist_format(const struct ts_hook_cpuset *set)
+char *tsp_cpulist_format(const struct tsp_cpuset *set)
 {
-	char *buf = calloc(1, TS_HOOK_CPUS_MAX * 6);
+	char *buf = calloc(1, TSP_CPUS_MAX * 6);
 	size_t o = 0;
 
 	if (buf == NULL)
 		return NULL;
-	for (unsigned c = 0; c < TS_HOOK_CPUS_MAX; c++) {
+	for (unsigned c = 0; c < TSP_CPUS_MAX; c++) {
 		unsigned end = c;
 
 		if (!cpuset_isset(set, c))
 			continue;
-		while (end + 1 < TS_HOOK_CPUS_MAX && cpuset_isset(set, end + 1))
+		while (end + 1 < TSP_CPUS_MAX && cpuset_isset(set, end + 1))
 			end++;
 		o += (size_t)sprintf(buf + o, o ? ",%u" : "%u", c);
 		if (end > c)
@@ -251,13 +251,13 @@ char *ts_hook_cpulist_format(const struct ts_hook_cpuset *set)
 	return buf;
 }
 
-void ts_hook_cpuset_subtract(struct ts_hook_cpuset *a, const struct ts_hook_cpuset *b)
+void tsp_cpuset_subtract(struct tsp_cpuset *a, const struct tsp_cpuset *b)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(a->bits); i++)
 		a->bits[i] &= ~b->bits[i];
 }
 
-unsigned ts_hook_cpuset_count(const struct ts_hook_cpuset *set)
+unsigned tsp_cpuset_count(const struct tsp_cpuset *set)
 {
 	unsigned n = 0;
 
@@ -287,7 +287,7 @@ static const char *cgroup_line_path(char *line, const char *controller)
 	return NULL;
 }
 
-bool ts_hook_cgroup_is_v2(const char *dir)
+bool tsp_cgroup_is_v2(const char *dir)
 {
 	cleanup_free char *p = NULL;
 
@@ -296,11 +296,11 @@ bool ts_hook_cgroup_is_v2(const char *dir)
 	return access(p, F_OK) == 0;
 }
 
-int ts_hook_cgroup_dir(const struct ts_hook_request *req, const char *cgroup_root,
-		       const char *controller, char **ret, struct ts_error **err)
+int tsp_cgroup_dir(const struct tsp_request *req, const char *cgroup_root, const char *controller,
+		   char **ret, struct ts_error **err)
 {
 	cleanup_free char *proc = NULL, *text = NULL;
-	bool v2 = ts_hook_cgroup_is_v2(cgroup_root);
+	bool v2 = tsp_cgroup_is_v2(cgroup_root);
 	char *save = NULL;
 	int r;
 
@@ -329,7 +329,7 @@ int ts_hook_cgroup_dir(const struct ts_hook_request *req, const char *cgroup_roo
 	return ts_error_set(err, ENOENT, "%s: no entry for '%s'", proc, v2 ? "" : controller);
 }
 
-int ts_hook_cgroup_read(const char *dir, const char *file, char **ret, struct ts_error **err)
+int tsp_cgroup_read(const char *dir, const char *file, char **ret, struct ts_error **err)
 {
 	cleanup_close int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int fd = -EBADF;
@@ -350,8 +350,7 @@ int ts_hook_cgroup_read(const char *dir, const char *file, char **ret, struct ts
 	return *ret ? 0 : ts_error_set(err, ENOMEM, "%s/%s", dir, file);
 }
 
-int ts_hook_cgroup_write(const char *dir, const char *file, const char *value,
-			 struct ts_error **err)
+int tsp_cgroup_write(const char *dir, const char *file, const char *value, struct ts_error **err)
 {
 	cleanup_close int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int fd = -EBADF;
@@ -370,11 +369,11 @@ int ts_hook_cgroup_write(const char *dir, const char *file, const char *value,
 	return 0;
 }
 
-int ts_hook_main(int argc, char **argv, const char *name,
-		 int (*handler)(const struct ts_hook_request *req, struct ts_json **ret_metadata,
-				struct ts_error **err))
+int tsp_main(int argc, char **argv, const char *name,
+	     int (*handler)(const struct tsp_request *req, struct ts_json **ret_metadata,
+			    struct ts_error **err))
 {
-	struct ts_hook_request req = {0};
+	struct tsp_request req = {0};
 	cleanup_json struct ts_json *metadata = NULL;
 	cleanup_error struct ts_error *err = NULL, *werr = NULL;
 	cleanup_free char *msg = NULL;
@@ -384,16 +383,16 @@ int ts_hook_main(int argc, char **argv, const char *name,
 		fprintf(stderr, "usage: %s invoke < request.json\n", name);
 		return 2;
 	}
-	r = ts_hook_request_read(0, &req, &err);
+	r = tsp_request_read(0, &req, &err);
 	if (r >= 0)
 		r = handler(&req, &metadata, &err);
-	ts_hook_request_release(&req);
+	tsp_request_release(&req);
 	if (r < 0) {
 		msg = ts_error_format(err);
 		if (msg != NULL)
 			fprintf(stderr, "%s: %s\n", name, msg);
 	}
-	if (ts_hook_result_write(1, name, msg, metadata, &werr) < 0) {
+	if (tsp_result_write(1, name, msg, metadata, &werr) < 0) {
 		fprintf(stderr, "%s: %s\n", name, werr->msg);
 		return 1;
 	}

@@ -1,5 +1,5 @@
 /*
- * toposhim-plugin.h - helpers for writing toposhim plugins in C.
+ * toposhim-plugin.h - helpers for writing toposhim plugins in C (namespace tsp_).
  *
  * A plugin is an executable run as "<plugin> invoke" by toposhim's plugin
  * chain (see toposhim-plugin(7)): one request JSON object on stdin, one
@@ -26,12 +26,12 @@
 #include "util/error.h"
 
 /* Largest request read from stdin, in bytes. */
-#define TS_HOOK_REQUEST_MAX (4 * 1024 * 1024)
-/* CPUs a cpu list may name: PU OS indexes 0 .. TS_HOOK_CPUS_MAX - 1. */
-#define TS_HOOK_CPUS_MAX 8192
+#define TSP_REQUEST_MAX (4 * 1024 * 1024)
+/* CPUs a cpu list may name: PU OS indexes 0 .. TSP_CPUS_MAX - 1. */
+#define TSP_CPUS_MAX 8192
 
 /* A parsed request.  Strings are borrowed from root; NULL when absent. */
-struct ts_hook_request {
+struct tsp_request {
 	struct ts_json *root;	    /* the whole request; owned */
 	const char *state;	    /* "pre-create", "create" or "delete" */
 	const char *container_id;   /* "id" */
@@ -46,17 +46,17 @@ struct ts_hook_request {
 
 /**
  * Read and check the request from fd (normally 0) until EOF.
- * @param[out] ret  filled; release with ts_hook_request_release().
+ * @param[out] ret  filled; release with tsp_request_release().
  * @return 0; -EINVAL "request: line L column C: <reason>", "request: '':
  *         expected object, got <type>", "request: '/<key>': expected
  *         <type>, got <type>", "request: missing 'state'", "request: missing
  *         'id'", "request: '/pid': invalid pid '<raw>'"; -EFBIG beyond
- *         TS_HOOK_REQUEST_MAX; -errno of read().
+ *         TSP_REQUEST_MAX; -errno of read().
  */
-int ts_hook_request_read(int fd, struct ts_hook_request *ret, struct ts_error **err);
+int tsp_request_read(int fd, struct tsp_request *ret, struct ts_error **err);
 
 /** Free what a request holds and zero it. */
-void ts_hook_request_release(struct ts_hook_request *req);
+void tsp_request_release(struct tsp_request *req);
 
 /**
  * Write a result object and a newline to fd (normally 1):
@@ -64,12 +64,12 @@ void ts_hook_request_release(struct ts_hook_request *req);
  * @param[in] metadata  object of string values, borrowed; NULL for {}.
  * @return 0; -errno of write(); -EINVAL when metadata cannot be serialised.
  */
-int ts_hook_result_write(int fd, const char *plugin, const char *error,
-			 const struct ts_json *metadata, struct ts_error **err);
+int tsp_result_write(int fd, const char *plugin, const char *error, const struct ts_json *metadata,
+		     struct ts_error **err);
 
 /* A set of PU OS indexes. */
-struct ts_hook_cpuset {
-	uint64_t bits[TS_HOOK_CPUS_MAX / 64];
+struct tsp_cpuset {
+	uint64_t bits[TSP_CPUS_MAX / 64];
 };
 
 /**
@@ -77,21 +77,21 @@ struct ts_hook_cpuset {
  * the empty string is the empty set; a trailing newline is accepted (as
  * cgroup files end).
  * @return 0; -EINVAL "invalid cpu list '<s>'"; -ERANGE "cpu list '<s>':
- *         cpu beyond <TS_HOOK_CPUS_MAX - 1>".
+ *         cpu beyond <TSP_CPUS_MAX - 1>".
  */
-int ts_hook_cpulist_parse(const char *s, struct ts_hook_cpuset *ret, struct ts_error **err);
+int tsp_cpulist_parse(const char *s, struct tsp_cpuset *ret, struct ts_error **err);
 
 /**
  * Format a set as the shortest cpu list ("0-3,8"; "" for the empty set).
  * @return a new string the caller frees, or NULL on OOM.
  */
-char *ts_hook_cpulist_format(const struct ts_hook_cpuset *set);
+char *tsp_cpulist_format(const struct tsp_cpuset *set);
 
 /** a := a \ b. */
-void ts_hook_cpuset_subtract(struct ts_hook_cpuset *a, const struct ts_hook_cpuset *b);
+void tsp_cpuset_subtract(struct tsp_cpuset *a, const struct tsp_cpuset *b);
 
 /** Number of CPUs in the set. */
-unsigned ts_hook_cpuset_count(const struct ts_hook_cpuset *set);
+unsigned tsp_cpuset_count(const struct tsp_cpuset *set);
 
 /**
  * The container's cgroup directory: the request's toposhim.cgroupPath when
@@ -104,18 +104,18 @@ unsigned ts_hook_cpuset_count(const struct ts_hook_cpuset *set);
  *         reading /proc/<pid>/cgroup; -ENOENT "/proc/<pid>/cgroup: no
  *         entry for '<controller>'".
  */
-int ts_hook_cgroup_dir(const struct ts_hook_request *req, const char *cgroup_root,
-		       const char *controller, char **ret, struct ts_error **err);
+int tsp_cgroup_dir(const struct tsp_request *req, const char *cgroup_root, const char *controller,
+		   char **ret, struct ts_error **err);
 
 /** Whether dir is a cgroup v2 directory (it has cgroup.controllers). */
-bool ts_hook_cgroup_is_v2(const char *dir);
+bool tsp_cgroup_is_v2(const char *dir);
 
 /**
  * Read dir/file (a cgroup interface file) without its trailing newline.
  * The file is opened O_NOFOLLOW.
  * @return 0; -errno "<dir>/<file>: cannot open" / "cannot read".
  */
-int ts_hook_cgroup_read(const char *dir, const char *file, char **ret, struct ts_error **err);
+int tsp_cgroup_read(const char *dir, const char *file, char **ret, struct ts_error **err);
 
 /**
  * Write value to dir/file in one write() (cgroup files take one value per
@@ -123,8 +123,7 @@ int ts_hook_cgroup_read(const char *dir, const char *file, char **ret, struct ts
  * does), never created.
  * @return 0; -errno "<dir>/<file>: cannot open" / "cannot write '<value>'".
  */
-int ts_hook_cgroup_write(const char *dir, const char *file, const char *value,
-			 struct ts_error **err);
+int tsp_cgroup_write(const char *dir, const char *file, const char *value, struct ts_error **err);
 
 /**
  * The usual main of a plugin: check argv ("invoke"), read the request, call
@@ -135,8 +134,8 @@ int ts_hook_cgroup_write(const char *dir, const char *file, const char *value,
  * @return the process exit status: 0 on success, 1 when the handler or the
  *         request failed (the result carries the message), 2 on bad usage.
  */
-int ts_hook_main(int argc, char **argv, const char *name,
-		 int (*handler)(const struct ts_hook_request *req, struct ts_json **ret_metadata,
-				struct ts_error **err));
+int tsp_main(int argc, char **argv, const char *name,
+	     int (*handler)(const struct tsp_request *req, struct ts_json **ret_metadata,
+			    struct ts_error **err));
 
 #endif

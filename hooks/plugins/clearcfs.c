@@ -15,7 +15,7 @@
 #include "toposhim-plugin.h"
 #include "util/cleanup.h"
 
-static bool class_listed(const struct ts_hook_request *req)
+static bool class_listed(const struct tsp_request *req)
 {
 	struct ts_json *classes = ts_json_get_array(req->conf, "classes"), *c;
 	size_t i;
@@ -31,7 +31,7 @@ static bool class_listed(const struct ts_hook_request *req)
 	return false;
 }
 
-static int handler(const struct ts_hook_request *req, struct ts_json **ret_metadata,
+static int handler(const struct tsp_request *req, struct ts_json **ret_metadata,
 		   struct ts_error **err)
 {
 	const char *root = ts_json_get_string(req->conf, "cgroup_root");
@@ -42,13 +42,13 @@ static int handler(const struct ts_hook_request *req, struct ts_json **ret_metad
 	if (strcmp(req->state, "create") != 0)
 		return 0;
 	if (class_listed(req)) {
-		r = ts_hook_cgroup_dir(req, root ? root : "/sys/fs/cgroup", "cpu", &dir, err);
+		r = tsp_cgroup_dir(req, root ? root : "/sys/fs/cgroup", "cpu", &dir, err);
 		if (r < 0)
 			return r;
-		if (ts_hook_cgroup_is_v2(dir))
-			r = ts_hook_cgroup_write(dir, "cpu.max", "max", err);
+		if (tsp_cgroup_is_v2(dir))
+			r = tsp_cgroup_write(dir, "cpu.max", "max", err);
 		else
-			r = ts_hook_cgroup_write(dir, "cpu.cfs_quota_us", "-1", err);
+			r = tsp_cgroup_write(dir, "cpu.cfs_quota_us", "-1", err);
 		if (r < 0)
 			return r;
 		what = "cleared";
@@ -61,5 +61,5 @@ static int handler(const struct ts_hook_request *req, struct ts_json **ret_metad
 
 int main(int argc, char **argv)
 {
-	return ts_hook_main(argc, argv, "clearcfs", handler);
+	return tsp_main(argc, argv, "clearcfs", handler);
 }

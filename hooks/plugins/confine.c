@@ -15,46 +15,46 @@
 
 static int current_cpus(const char *dir, char **ret, struct ts_error **err)
 {
-	int r = ts_hook_cgroup_read(dir, "cpuset.cpus", ret, err);
+	int r = tsp_cgroup_read(dir, "cpuset.cpus", ret, err);
 
-	if (r < 0 || (*ret)[0] != '\0' || !ts_hook_cgroup_is_v2(dir))
+	if (r < 0 || (*ret)[0] != '\0' || !tsp_cgroup_is_v2(dir))
 		return r;
 	free(*ret);
-	return ts_hook_cgroup_read(dir, "cpuset.cpus.effective", ret, err);
+	return tsp_cgroup_read(dir, "cpuset.cpus.effective", ret, err);
 }
 
-static int handler(const struct ts_hook_request *req, struct ts_json **ret_metadata,
+static int handler(const struct tsp_request *req, struct ts_json **ret_metadata,
 		   struct ts_error **err)
 {
 	const char *reserved_str = ts_json_get_string(req->conf, "reserved");
 	const char *root = ts_json_get_string(req->conf, "cgroup_root");
 	cleanup_free char *dir = NULL, *cur = NULL, *out = NULL;
-	struct ts_hook_cpuset cpus, reserved;
+	struct tsp_cpuset cpus, reserved;
 	int r;
 
 	if (strcmp(req->state, "create") != 0)
 		return 0;
 	if (reserved_str == NULL)
 		return ts_error_set(err, 0, "conf: missing 'reserved'");
-	r = ts_hook_cpulist_parse(reserved_str, &reserved, err);
+	r = tsp_cpulist_parse(reserved_str, &reserved, err);
 	if (r < 0)
 		return ts_error_prefix(err, "conf: '/reserved'");
-	r = ts_hook_cgroup_dir(req, root ? root : "/sys/fs/cgroup", "cpuset", &dir, err);
+	r = tsp_cgroup_dir(req, root ? root : "/sys/fs/cgroup", "cpuset", &dir, err);
 	if (r >= 0)
 		r = current_cpus(dir, &cur, err);
 	if (r >= 0)
-		r = ts_hook_cpulist_parse(cur, &cpus, err);
+		r = tsp_cpulist_parse(cur, &cpus, err);
 	if (r < 0)
 		return r;
-	ts_hook_cpuset_subtract(&cpus, &reserved);
-	out = ts_hook_cpulist_format(&cpus);
+	tsp_cpuset_subtract(&cpus, &reserved);
+	out = tsp_cpulist_format(&cpus);
 	if (out == NULL)
 		return ts_error_set(err, ENOMEM, "confine");
-	if (ts_hook_cpuset_count(&cpus) == 0)
+	if (tsp_cpuset_count(&cpus) == 0)
 		return ts_error_set(err, 0,
 				    "container '%s': no cpu left in '%s' outside reserved '%s'",
 				    req->container_id, cur, reserved_str);
-	r = ts_hook_cgroup_write(dir, "cpuset.cpus", out, err);
+	r = tsp_cgroup_write(dir, "cpuset.cpus", out, err);
 	if (r < 0)
 		return r;
 	*ret_metadata = ts_json_new_object();
@@ -65,5 +65,5 @@ static int handler(const struct ts_hook_request *req, struct ts_json **ret_metad
 
 int main(int argc, char **argv)
 {
-	return ts_hook_main(argc, argv, "confine", handler);
+	return tsp_main(argc, argv, "confine", handler);
 }

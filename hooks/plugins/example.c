@@ -13,7 +13,7 @@
 #include "toposhim-plugin.h"
 #include "util/cleanup.h"
 
-static int handler(const struct ts_hook_request *req, struct ts_json **ret_metadata,
+static int handler(const struct tsp_request *req, struct ts_json **ret_metadata,
 		   struct ts_error **err)
 {
 	const char *refuse = ts_json_get_string(req->conf, "refuse");
@@ -37,5 +37,5 @@ static int handler(const struct ts_hook_request *req, struct ts_json **ret_metad
 
 int main(int argc, char **argv)
 {
-	return ts_hook_main(argc, argv, "example", handler);
+	return tsp_main(argc, argv, "example", handler);
 }

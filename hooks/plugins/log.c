@@ -24,8 +24,7 @@ static int add_str(struct ts_json *o, const char *key, const char *v, struct ts_
 	return ts_json_object_set(o, key, ts_json_new_string(v), err);
 }
 
-static int build_line(const struct ts_hook_request *req, struct ts_json *line,
-		      struct ts_error **err)
+static int build_line(const struct tsp_request *req, struct ts_json *line, struct ts_error **err)
 {
 	struct ts_json *results = ts_json_get_array(req->root, "results"), *res, *names;
 	char now[32];
@@ -63,7 +62,7 @@ static int build_line(const struct ts_hook_request *req, struct ts_json *line,
 	return r;
 }
 
-static int handler(const struct ts_hook_request *req, struct ts_json **ret_metadata,
+static int handler(const struct tsp_request *req, struct ts_json **ret_metadata,
 		   struct ts_error **err)
 {
 	const char *path = ts_json_get_string(req->conf, "path");
@@ -95,5 +94,5 @@ static int handler(const struct ts_hook_request *req, struct ts_json **ret_metad
 
 int main(int argc, char **argv)
 {
-	return ts_hook_main(argc, argv, "log", handler);
+	return tsp_main(argc, argv, "log", handler);
 }

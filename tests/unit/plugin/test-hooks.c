@@ -46,8 +46,8 @@ static void test_cpulist(void **state)
 		const struct cpulist_row *row = &cpulist_rows[i];
 		cleanup_error struct ts_error *err = NULL;
 		cleanup_free char *out = NULL;
-		struct ts_hook_cpuset set;
-		int r = ts_hook_cpulist_parse(row->in, &set, &err);
+		struct tsp_cpuset set;
+		int r = tsp_cpulist_parse(row->in, &set, &err);
 
 		if (row->want == NULL) {
 			if (r >= 0 || strcmp(err->msg, row->want_msg) != 0)
@@ -56,7 +56,7 @@ static void test_cpulist(void **state)
 		}
 		if (r < 0)
 			fail_msg("'%s': %s", row->in, err->msg);
-		out = ts_hook_cpulist_format(&set);
+		out = tsp_cpulist_format(&set);
 		if (strcmp(out, row->want) != 0)
 			fail_msg("'%s': got '%s' want '%s'", row->in, out, row->want);
 	}
@@ -64,17 +64,17 @@ static void test_cpulist(void **state)
 
 static void test_cpuset_subtract(void **state)
 {
-	struct ts_hook_cpuset a, b;
+	struct tsp_cpuset a, b;
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *out = NULL;
 
 	(void)state;
-	assert_int_equal(ts_hook_cpulist_parse("0-7,64-65", &a, &err), 0);
-	assert_int_equal(ts_hook_cpulist_parse("0-1,65,100", &b, &err), 0);
-	ts_hook_cpuset_subtract(&a, &b);
-	out = ts_hook_cpulist_format(&a);
+	assert_int_equal(tsp_cpulist_parse("0-7,64-65", &a, &err), 0);
+	assert_int_equal(tsp_cpulist_parse("0-1,65,100", &b, &err), 0);
+	tsp_cpuset_subtract(&a, &b);
+	out = tsp_cpulist_format(&a);
 	assert_string_equal(out, "2-7,64");
-	assert_int_equal(ts_hook_cpuset_count(&a), 7);
+	assert_int_equal(tsp_cpuset_count(&a), 7);
 }
 
 static int pipe_with(const char *text)
@@ -104,7 +104,7 @@ static const struct request_row {
 
 static void test_request_read(void **state)
 {
-	struct ts_hook_request req;
+	struct tsp_request req;
 	cleanup_error struct ts_error *err = NULL;
 	int fd = pipe_with(
 		"{\"version\": \"0.1.0\", \"state\": \"create\", \"id\": \"c1\", \"pid\": 7,"
@@ -112,7 +112,7 @@ static void test_request_read(void **state)
 		" \"cpus\": \"2-3\", \"mems\": \"0\", \"cgroupPath\": \"/cg\"}}");
 
 	(void)state;
-	assert_int_equal(ts_hook_request_read(fd, &req, &err), 0);
+	assert_int_equal(tsp_request_read(fd, &req, &err), 0);
 	close(fd);
 	assert_string_equal(req.state, "create");
 	assert_string_equal(req.container_id, "c1");
@@ -122,12 +122,12 @@ static void test_request_read(void **state)
 	assert_string_equal(req.cpus_str, "2-3");
 	assert_string_equal(req.mems_str, "0");
 	assert_string_equal(req.cgroup_path, "/cg");
-	ts_hook_request_release(&req);
+	tsp_request_release(&req);
 	for (size_t i = 0; i < ARRAY_SIZE(request_rows); i++) {
 		cleanup_error struct ts_error *e = NULL;
 
 		fd = pipe_with(request_rows[i].text);
-		if (ts_hook_request_read(fd, &req, &e) != -EINVAL ||
+		if (tsp_request_read(fd, &req, &e) != -EINVAL ||
 		    strcmp(e->msg, request_rows[i].want_msg) != 0)
 			fail_msg("'%s': got '%s'", request_rows[i].text, e ? e->msg : "");
 		close(fd);
@@ -145,8 +145,8 @@ static void test_result_write(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	assert_int_equal(ts_json_object_set(m, "k", ts_json_new_string("v"), &err), 0);
-	assert_int_equal(ts_hook_result_write(fd, "p", NULL, m, &err), 0);
-	assert_int_equal(ts_hook_result_write(fd, "p", "bad \"thing\"", NULL, &err), 0);
+	assert_int_equal(tsp_result_write(fd, "p", NULL, m, &err), 0);
+	assert_int_equal(tsp_result_write(fd, "p", "bad \"thing\"", NULL, &err), 0);
 	close(fd);
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &text, NULL, &err), 0);
 	unlink(path);
