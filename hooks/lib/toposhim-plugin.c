@@ -153,7 +153,7 @@ int tsp_result_write(int fd, const char *plugin, const char *error, const struct
 		return ts_error_set(err, ENOMEM, "result");
 	r = ts_json_object_set(res, "plugin", ts_json_new_string(plugin), err);
 	if (r >= 0)
-		r = ts_json_object_set(res, "version", ts_json_new_string("0.1.0"), err);
+		r = ts_json_object_set(res, "version", ts_json_new_string("0.1"), err);
 	if (r >= 0)
 		r = ts_json_object_set(res, "error", ts_json_new_string(error ? error : ""), err);
 	if (r >= 0)

@@ -60,7 +60,7 @@ void tsp_request_release(struct tsp_request *req);
 
 /**
  * Write a result object and a newline to fd (normally 1):
- * {"plugin": plugin, "version": "0.1.0", "error": error or "", "metadata": metadata or {}}.
+ * {"plugin": plugin, "version": "0.1", "error": error or "", "metadata": metadata or {}}.
  * @param[in] metadata  object of string values, borrowed; NULL for {}.
  * @return 0; -errno of write(); -EINVAL when metadata cannot be serialised.
  */

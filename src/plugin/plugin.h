@@ -2,15 +2,16 @@
  * plugin.h - the NRI-style plugin chain: configuration, invocation, sandbox.
  *
  * Operators extend toposhim with small executables run in a chain, like CNI
- * plugins.  The protocol is NRI v0.1's (containerd/nri v0.1.0, pkg/types):
+ * plugins.  The protocol is NRI v0.1's (containerd/nri v0.1.0, types/v1):
  * each plugin is run as "<plugin> invoke" with one request JSON object on
  * stdin and writes one result JSON object on stdout.
  *
  * Request (written by toposhim, keys in this order):
- *   {"version": "0.1.0", "state": "pre-create"|"create"|"delete", "id": ID,
+ *   {"version": "0.1", "state": "pre-create"|"create"|"delete", "id": ID,
  *    "sandboxID": S (only when an annotation gives it), "pid": N (absent when
  *    0), "spec": {"resources", "namespaces", "cgroupsPath", "annotations"}
- *    (members copied from config.json when present), "labels": {...} (only
+ *    (copied from config.json when present; namespaces as v0.1's map
+ *    {"<type>": "<path>" or ""} rather than the OCI list), "labels": {...} (only
  *    when an annotation gives them), "conf": the plugin's "conf",
  *    "results": [results of the plugins before it],
  *    "toposhim": {"class", "cpus", "mems", "devices", "cgroupPath"}}
@@ -54,7 +55,7 @@
 #include "oci/json.h"
 #include "util/error.h"
 
-#define TS_PLUGIN_PROTOCOL_VERSION "0.1.0"
+#define TS_PLUGIN_PROTOCOL_VERSION "0.1" /* containerd/nri v0.1 client: nri.Version */
 #define TS_PLUGIN_DEFAULT_TIMEOUT_MS 2000
 #define TS_PLUGIN_STDOUT_MAX (1024 * 1024)
 #define TS_PLUGIN_STDERR_MAX (64 * 1024)
@@ -142,9 +143,11 @@ size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_sta
  * @param[out] err         set iff the return value is negative.
  * @return 0; the first failure of an on_error "fail" plugin, naming it:
  *         "plugin '<type>' (<path>): <problem>" where problem is "exited with
- *         status N", "killed by signal N", "timed out after N ms", "invalid
+ *         status N" (plus ": message '<m>'" when stdout holds NRI v0.1's
+ *         {"plugin", "message"} error), "killed by signal N" (-EINVAL),
+ *         -ETIMEDOUT "timed out after N ms", -EINVAL "invalid
  *         result: <stdout>: line L column C: <reason>", "result: '<pointer>':
- *         ...", "reported error '<text>'", "output exceeds N bytes",
+ *         ...", "reported error '<text>'", -EFBIG "output exceeds N bytes",
  *         "cannot sandbox: <step>" (errno kept), "cannot execute" (errno
  *         kept), "adjust: ..." (see ts_plugin_adjust_validate()); the plugin's
  *         last stderr line is appended as ": stderr: '<line>'" when it wrote

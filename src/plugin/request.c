@@ -28,6 +28,26 @@ static int set_dup(struct ts_json *o, const char *key, const struct ts_json *v,
 	return ts_json_object_set(o, key, ts_json_dup(v), err);
 }
 
+/* NRI v0.1 has namespaces as a map of type to path ("" for a new one), not
+ * the OCI list of {type, path}; v0.1 plugins written in Go fail to decode
+ * anything else.  Entries without a string type are left out. */
+static int build_namespaces(const struct ts_json *list, struct ts_json *spec, struct ts_error **err)
+{
+	struct ts_json *map = ts_json_new_object(), *ns;
+	size_t i;
+	int r;
+
+	r = ts_json_object_set(spec, "namespaces", map, err);
+	ts_json_array_foreach (list, i, ns) {
+		const char *type = ts_json_get_string(ns, "type");
+		const char *path = ts_json_get_string(ns, "path");
+
+		if (r >= 0 && type != NULL)
+			r = set_str(map, type, path != NULL ? path : "", err);
+	}
+	return r;
+}
+
 static int build_spec(const struct ts_json *config, struct ts_json *req, struct ts_error **err)
 {
 	struct ts_json *spec = ts_json_new_object(), *v;
@@ -40,7 +60,7 @@ static int build_spec(const struct ts_json *config, struct ts_json *req, struct 
 	if (v != NULL && v->type != TS_JSON_NULL && (r = set_dup(spec, "resources", v, err)) < 0)
 		return r;
 	v = ts_json_get_path(config, "linux", "namespaces", NULL);
-	if (v != NULL && v->type != TS_JSON_NULL && (r = set_dup(spec, "namespaces", v, err)) < 0)
+	if (v != NULL && v->type == TS_JSON_ARRAY && (r = build_namespaces(v, spec, err)) < 0)
 		return r;
 	v = ts_json_get_path(config, "linux", "cgroupsPath", NULL);
 	if (v != NULL && v->type != TS_JSON_NULL && (r = set_dup(spec, "cgroupsPath", v, err)) < 0)
@@ -224,8 +244,21 @@ static int check_status(const struct ts_plugin *p, const struct ts_plugin_output
 		return ts_error_set(err, ETIMEDOUT, "timed out after %u ms", p->timeout_ms);
 	if (WIFSIGNALED(o->wait_status))
 		return ts_error_set(err, 0, "killed by signal %d", WTERMSIG(o->wait_status));
-	if (!WIFEXITED(o->wait_status) || WEXITSTATUS(o->wait_status) != 0)
+	if (!WIFEXITED(o->wait_status) || WEXITSTATUS(o->wait_status) != 0) {
+		/* NRI v0.1 plugins report a failure as {"plugin", "message"} on stdout. */
+		cleanup_json struct ts_json *pe = NULL;
+		cleanup_error struct ts_error *ignored = NULL;
+		const char *msg = NULL;
+
+		if (ts_json_parse(o->out, o->out_len, "<stdout>", &pe, &ignored) >= 0)
+			msg = ts_json_get_string(pe, "message");
+		if (msg != NULL && msg[0] != '\0') {
+			cleanup_free char *clean = ts_json_utf8_sanitize(msg);
+			return ts_error_set(err, 0, "exited with status %d: message '%s'",
+					    WEXITSTATUS(o->wait_status), clean ? clean : "?");
+		}
 		return ts_error_set(err, 0, "exited with status %d", WEXITSTATUS(o->wait_status));
+	}
 	return 0;
 }
 

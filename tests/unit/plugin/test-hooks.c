@@ -150,11 +150,11 @@ static void test_result_write(void **state)
 	close(fd);
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &text, NULL, &err), 0);
 	unlink(path);
-	assert_string_equal(
-		text, "{\"plugin\":\"p\",\"version\":\"0.1.0\",\"error\":\"\","
-		      "\"metadata\":{\"k\":\"v\"}}\n"
-		      "{\"plugin\":\"p\",\"version\":\"0.1.0\",\"error\":\"bad \\\"thing\\\"\","
-		      "\"metadata\":{}}\n");
+	assert_string_equal(text,
+			    "{\"plugin\":\"p\",\"version\":\"0.1\",\"error\":\"\","
+			    "\"metadata\":{\"k\":\"v\"}}\n"
+			    "{\"plugin\":\"p\",\"version\":\"0.1\",\"error\":\"bad \\\"thing\\\"\","
+			    "\"metadata\":{}}\n");
 }
 
 /* ---- the shipped plugins, through the chain ---- */

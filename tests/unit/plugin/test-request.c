@@ -43,7 +43,8 @@ static void test_request_full(void **state)
 		"{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"]},"
 		" \"annotations\": {\"io.kubernetes.cri.sandbox-id\": \"sb1\","
 		" \"io.kubernetes.cri-o.Labels\": \"{\\\"app\\\":\\\"web\\\"}\"},"
-		" \"linux\": {\"cgroupsPath\": \"/pod/c1\", \"namespaces\": [{\"type\": \"pid\"}],"
+		" \"linux\": {\"cgroupsPath\": \"/pod/c1\", \"namespaces\": [{\"type\": \"pid\"},"
+		" {\"type\": \"network\", \"path\": \"/var/run/netns/x\"}, {\"path\": \"/y\"}],"
 		" \"resources\": {\"cpu\": {\"cpus\": \"0-1\"}}}}");
 	static const char *const devices[] = {"vendor.com/gpu=0", "vendor.com/gpu=1", NULL};
 	struct ts_plugin_event ev = {
@@ -67,9 +68,10 @@ static void test_request_full(void **state)
 		"[{\"plugin\": \"a\", \"version\": \"1\", \"error\": \"\", \"metadata\": {}}]");
 	assert_string_equal(
 		text,
-		"{\"version\":\"0.1.0\",\"state\":\"create\",\"id\":\"c1\",\"sandboxID\":\"sb1\","
+		"{\"version\":\"0.1\",\"state\":\"create\",\"id\":\"c1\",\"sandboxID\":\"sb1\","
 		"\"pid\":1234,\"spec\":{\"resources\":{\"cpu\":{\"cpus\":\"0-1\"}},"
-		"\"namespaces\":[{\"type\":\"pid\"}],\"cgroupsPath\":\"/pod/c1\","
+		"\"namespaces\":{\"pid\":\"\",\"network\":\"/var/run/netns/x\"},\"cgroupsPath\":\"/"
+		"pod/c1\","
 		"\"annotations\":{\"io.kubernetes.cri.sandbox-id\":\"sb1\","
 		"\"io.kubernetes.cri-o.Labels\":\"{\\\"app\\\":\\\"web\\\"}\"}},"
 		"\"labels\":{\"app\":\"web\"},\"conf\":{\"reserved\":\"0\"},"
@@ -92,16 +94,15 @@ static void test_request_minimal(void **state)
 
 	(void)state;
 	text = build(&p, TS_PLUGIN_STAGE_DELETE, &ev, NULL);
-	assert_string_equal(text, "{\"version\":\"0.1.0\",\"state\":\"delete\",\"id\":\"gone\","
+	assert_string_equal(text, "{\"version\":\"0.1\",\"state\":\"delete\",\"id\":\"gone\","
 				  "\"spec\":{},\"results\":[],\"toposhim\":{}}");
 	ev.config = config;
 	text2 = build(&p, TS_PLUGIN_STAGE_PRE_CREATE, &ev, NULL);
-	assert_string_equal(text2,
-			    "{\"version\":\"0.1.0\",\"state\":\"pre-create\",\"id\":\"gone\","
-			    "\"sandboxID\":\"s2\",\"spec\":{\"annotations\":{"
-			    "\"io.kubernetes.cri-o.SandboxID\":\"s2\","
-			    "\"io.kubernetes.cri-o.Labels\":\"not json\"}},\"results\":[],"
-			    "\"toposhim\":{}}");
+	assert_string_equal(text2, "{\"version\":\"0.1\",\"state\":\"pre-create\",\"id\":\"gone\","
+				   "\"sandboxID\":\"s2\",\"spec\":{\"annotations\":{"
+				   "\"io.kubernetes.cri-o.SandboxID\":\"s2\","
+				   "\"io.kubernetes.cri-o.Labels\":\"not json\"}},\"results\":[],"
+				   "\"toposhim\":{}}");
 	ev.container_id = NULL;
 	assert_int_equal(ts_plugin_request_build(&p, TS_PLUGIN_STAGE_CREATE, &ev, NULL, &req, &err),
 			 -EINVAL);
@@ -126,6 +127,9 @@ static const struct result_row {
 	 "{\"plugin\":\"a\",\"error\":\"\"}", "", -EINVAL, "exited with status 1"},
 	{"exit with stderr", TS_PLUGIN_STAGE_CREATE, 2 << 8, false, "",
 	 "first line\nno such file\n\n", -EINVAL, "exited with status 2: stderr: 'no such file'"},
+	{"v0.1 PluginError", TS_PLUGIN_STAGE_CREATE, 1 << 8, false,
+	 "{\"plugin\":\"a\",\"message\":\"no such device\"}", "", -EINVAL,
+	 "exited with status 1: message 'no such device'"},
 	{"signal", TS_PLUGIN_STAGE_CREATE, SIGSEGV, false, "", "", -EINVAL, "killed by signal 11"},
 	{"timeout", TS_PLUGIN_STAGE_CREATE, SIGKILL, true, "", "", -ETIMEDOUT,
 	 "timed out after 100 ms"},
