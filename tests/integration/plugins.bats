@@ -92,11 +92,38 @@ log_plugin() {
 	[ "$output" = "Cpus_allowed_list:	1-$(($(nproc) - 1))" ] || [ "$output" = "Cpus_allowed_list:	1" ]
 }
 
-@test "the sandbox: a plugin sees no capabilities and only fds 0-2" {
-	plugins_config "[{\"type\": \"env\", \"path\": \"$SCRIPTED\", \"conf\": {\"mode\": \"env\"}}, $(log_plugin)]"
+@test "the sandbox: a plugin runs without capabilities, with no_new_privs and seccomp" {
+	cat >"$WORK/sandboxed" <<PLUGIN
+#!/bin/sh
+cat >/dev/null
+grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/\$\$/status >"$WORK/sandbox.txt"
+env >"$WORK/sandbox-env.txt"
+echo '{"plugin": "sandboxed", "version": "0.1", "error": "", "metadata": {}}'
+PLUGIN
+	chmod 0755 "$WORK/sandboxed"
+	plugins_config "[{\"type\": \"sandboxed\", \"path\": \"$WORK/sandboxed\"}]"
 	make_bundle "$WORK/b" '["true"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	run jq -c 'select(.state == "create") | .results' "$LOG"
-	[ "$output" = '["scripted"]' ]
+	[ "$(cat "$WORK/sandbox.txt")" = "$(printf 'CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2')" ]
+	run grep -c -v -E '^(PATH|PWD)=' "$WORK/sandbox-env.txt"
+	[ "$output" = 0 ]
+}
+
+@test "pre-create: an adjust reaches config.json and the container" {
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"env\": [\"FROM_PLUGIN=yes\"]}, \"annotations\": {\"example.com/adjusted\": \"1\"}}}}]"
+	make_bundle "$WORK/b" '["sh","-c","echo $FROM_PLUGIN"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "yes" ]
+	run jq -r '.annotations["example.com/adjusted"]' "$WORK/b/config.json"
+	[ "$output" = "1" ]
+}
+
+@test "pre-create: an adjust outside what is allowed fails the create" {
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"args\": [\"/bin/sh\"]}}}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'adj' ($SCRIPTED): adjust: '/process/args': not allowed"* ]] || { echo "$output"; false; }
 }
