@@ -70,7 +70,16 @@ static void child_main(const struct child_args *a)
 		(void)sigaction(sig, &dfl, NULL); /* fails for SIGKILL/SIGSTOP and RT internals */
 	if (sigprocmask(SIG_SETMASK, &a->empty_mask, NULL) < 0)
 		child_fail(status_fd, errno, "sigprocmask");
-	if (dup2(a->in_fd, 0) < 0 || dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0)
+	/* When we were started with fds 0-2 closed, our pipes may sit there:
+	 * move every one above 2 first, so that no dup2() below can land on a
+	 * pipe still needed or keep a close-on-exec flag (dup2(fd, fd) does). */
+	int fds[4] = {a->in_fd, a->out_fd, a->err_fd, status_fd};
+	for (size_t i = 0; i < 4; i++) {
+		if (fds[i] < 3 && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			child_fail(status_fd, errno, "fcntl(F_DUPFD_CLOEXEC)");
+	}
+	status_fd = fds[3];
+	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
 		child_fail(status_fd, errno, "dup2");
 	if (status_fd != 3) {
 		if (dup3(status_fd, 3, O_CLOEXEC) < 0)

@@ -1,6 +1,7 @@
 /* Unit tests of src/plugin/chain.c and exec.c: real plugin processes (the
  * fixtures tests/fixtures/plugins/scripted and probe) run through the chain. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -259,6 +260,29 @@ static void test_clean_environment(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* With our stdin closed (engines may start us so), the request pipe's own
+ * end takes fd 0: the plugin must still get its request on its fd 0. */
+static void test_closed_stdio(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": [{\"type\": \"a\", \"path\": \"@S\", "
+					 "\"timeout_ms\": 30000, \"conf\": {\"name\": \"a\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	int saved = fcntl(0, F_DUPFD_CLOEXEC, 3), r;
+
+	(void)state;
+	assert_true(saved >= 3);
+	close(0);
+	r = ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	if (r < 0)
+		fail_msg("%s", err->msg);
+	assert_string_equal(meta(&rep, 0, "id"), "c1");
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
 static void test_exec_failure(void **state)
 {
 	struct ts_plugin_chain *c =
@@ -445,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_continues),
 		cmocka_unit_test(test_timeout_kills_process_group),
 		cmocka_unit_test(test_clean_environment),
+		cmocka_unit_test(test_closed_stdio),
 		cmocka_unit_test(test_exec_failure),
 		cmocka_unit_test(test_pre_create_adjust_merged),
 		cmocka_unit_test(test_pre_create_adjust_refused),
