@@ -14,7 +14,10 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-static const char *const default_dirs[] = {"/usr/libexec/toposhim/plugins", "/opt/nri/bin", NULL};
+/* Where `make install` put our plugins (differs from the first fixed entry
+ * under another prefix), then the issue's fixed defaults. */
+static const char *const default_dirs[] = {TS_LIBEXECDIR "/toposhim/plugins",
+					   "/usr/libexec/toposhim/plugins", "/opt/nri/bin", NULL};
 
 /* Largest timeout accepted: a hook that blocks a create for minutes is a mistake. */
 #define TIMEOUT_MS_MAX 600000
@@ -36,6 +39,9 @@ static int lookup(const char *name, const char *const *dirs, const char *what, c
 		cleanup_free char *p = NULL;
 		struct stat st;
 
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+
 		if (asprintf(&p, "%s/%s", dirs[i], name) < 0)
 			return ts_error_set(err, ENOMEM, "%s/type'", what);
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -48,6 +54,8 @@ static int lookup(const char *name, const char *const *dirs, const char *what, c
 	if (list == NULL)
 		return ts_error_set(err, ENOMEM, "%s/type'", what);
 	for (size_t i = 0; dirs[i] != NULL; i++) {
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
 		if (i > 0)
 			strcat(list, ":");
 		strcat(list, dirs[i]);

@@ -24,7 +24,8 @@
  *
  * Sandbox (applied in the forked child between fork and exec, with only
  * async-signal-safe calls; everything is prepared before fork): a clean
- * environment (PATH only), fds 0-2 only, its own process group, optional
+ * environment (PATH only), working directory /, fds 0-2 only, its own
+ * process group, optional
  * setgroups/setgid/setuid, capabilities limited to sandbox.capabilities
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
@@ -37,7 +38,8 @@
  *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
  *                            "uid": 0, "gid": 0}}],
- *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"],
+ *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
+ *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
  *               {"version", "plugins": [{"type", "conf"}]} appended to the chain
  *               with the defaults.

@@ -248,6 +248,29 @@ static void test_nri_conf_from_config(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* Without "plugin_dirs": the install dir, then the fixed defaults, once each. */
+static void test_default_dirs(void **state)
+{
+	static const char text[] = "{\"plugins\": [{\"type\": \"toposhim-no-such-plugin\"}]}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+	char want[512];
+
+	(void)state;
+	if (strcmp(TS_LIBEXECDIR, "/usr/libexec") == 0)
+		snprintf(want, sizeof(want), "%s", "");
+	else
+		snprintf(want, sizeof(want), "%s/toposhim/plugins:", TS_LIBEXECDIR);
+	strcat(want, "/usr/libexec/toposhim/plugins:/opt/nri/bin");
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), -ENOENT);
+	assert_string_equal(err->msg + strlen("c.json: '/plugins/0/type': plugin "
+					      "'toposhim-no-such-plugin' not found in "),
+			    want);
+	assert_null(c);
+}
+
 static void test_stage_names(void **state)
 {
 	(void)state;
@@ -262,9 +285,9 @@ static void test_stage_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_config_rows), cmocka_unit_test(test_config_fields),
-		cmocka_unit_test(test_nri_conf),    cmocka_unit_test(test_nri_conf_from_config),
-		cmocka_unit_test(test_stage_names),
+		cmocka_unit_test(test_config_rows),  cmocka_unit_test(test_config_fields),
+		cmocka_unit_test(test_nri_conf),     cmocka_unit_test(test_nri_conf_from_config),
+		cmocka_unit_test(test_default_dirs), cmocka_unit_test(test_stage_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
