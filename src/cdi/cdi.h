@@ -52,6 +52,8 @@
 #define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
+/** Default persistent index (in the state dir; written only when that dir exists). */
+#define TS_CDI_DEFAULT_INDEX "/run/toposhim/cdi-index"
 
 /* --- qualified device names ---------------------------------------------- */
 
@@ -196,9 +198,11 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  *                             (*ret_n_nodes grows); caller frees the
  *                             host_path strings and the array.
  * @return 0; -EINVAL (a config member of the wrong type: "<config_name>:
- *         '/process/env': expected array, got string"; host type mismatch;
- *         host path not a device node); -errno of stat(2) ("<spec_path>:
- *         '<pointer>/hostPath': cannot stat host device '/dev/x'"); -ENOMEM.
+ *         '/process/env': expected array, got string"; host type mismatch:
+ *         "<spec_path>: '<edits_ptr>/deviceNodes/0/type': 'b' but host device
+ *         '/dev/null' has type 'c'"; "... host path '/x' is not a device
+ *         node"); -errno of stat(2) ("<spec_path>: '<edits_ptr>/deviceNodes/0':
+ *         cannot stat host device '/dev/x'"); -ENOMEM.
  *         On failure config may be half-edited: callers work on a copy.
  */
 int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, const char *config_name,
@@ -213,11 +217,16 @@ struct ts_cdi_options {
 	char **spec_dirs;	 /* NULL-terminated, lowest priority first; owned */
 	bool require_root_owned; /* refuse spec files/dirs not root-owned or writable by non-root */
 	bool env_requests;	 /* also read TOPOSHIM_CDI_DEVICES from the container env */
+	/* Persistent index file, NULL = none; owned.  Checked against the (dev, inode, size,
+	 * mtime, ctime, mode, owner) of every spec dir and file; when still valid the dirs
+	 * are not re-parsed and spec files are read only when a device of theirs is used. */
+	char *index_path;
 };
 
 /**
  * Defaults: spec_dirs {"/etc/cdi", "/var/run/cdi"}, require_root_owned on,
- * env_requests off.
+ * env_requests off, index_path "/run/toposhim/cdi-index" (written only when
+ * /run/toposhim exists).
  * @return 0; -ENOMEM.  Release with ts_cdi_options_release().
  */
 int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err);
@@ -225,7 +234,8 @@ int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err);
 /**
  * Fill options from the toposhim config file's "cdi" object:
  *   "cdi": {"spec_dirs": ["/etc/cdi", ...], "require_root_owned": true,
- *           "env_requests": false}
+ *           "env_requests": false, "index_path": "/run/toposhim/cdi-index"}
+ * ("index_path": null turns the index off).
  * Absent members keep the defaults; unknown members are rejected.
  * @param[in]  toposhim_config  the config root (may be NULL: defaults).
  * @param[in]  config_name      for messages, e.g. "/etc/toposhim/config.json".
@@ -249,6 +259,11 @@ struct ts_cdi_registry;
  * file, a device defined by two files of the same (winning) dir are recorded
  * and listed by ts_cdi_registry_problems(); the other files stay usable.
  * A later dir wins over an earlier one on the same qualified name.
+ * With opts->index_path, a still-valid index replaces the scan (no dir read,
+ * no file parsed; spec files are read when a device of theirs is used), a
+ * stale one lets the scan skip every file whose stat is unchanged, and a
+ * fresh scan rewrites it (not when anything changed in the last 2 seconds,
+ * or when the index's dir does not exist).
  * @param[in]  opts  borrowed for the call only.
  * @param[out] ret   the registry; free with ts_cdi_registry_free().
  * @return 0; -ENOMEM (the only failure).
@@ -268,10 +283,12 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg);
 size_t ts_cdi_registry_problems(const struct ts_cdi_registry *reg, const char *const **ret_msgs);
 
 /**
- * Look up a device.
+ * Look up a device.  A spec known from the index is read here on first use
+ * (the registry is logically const).
  * @param[out] ret_spec   the spec that defines it (borrowed); may be NULL.
  * @param[out] ret_index  its index in the spec's /devices; may be NULL.
- * @return true if qualified_name resolves (exists, no conflict).
+ * @return true if qualified_name resolves (exists, no conflict, and its spec
+ *         file still reads as the index says).
  */
 bool ts_cdi_registry_lookup(const struct ts_cdi_registry *reg, const char *qualified_name,
 			    const struct ts_cdi_spec **ret_spec, size_t *ret_index);
@@ -290,6 +307,8 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * of that spec; the merged edits are applied in CDI order.  Then the
  * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.  A device
  * the engine injected already is skipped (see engine_injected).
+ * @param[in]     reg          the registry; NULL counts as empty (so a caller
+ *                             may skip loading it when nothing is requested).
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     names        qualified names, duplicates allowed (once).
  * @param[in]     config_name  for messages, e.g. "config.json".
@@ -301,8 +320,10 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  *         still lists the devices); -EINVAL "unresolvable
  *         CDI devices <a>, <b>" listing every unknown or invalid name (the
  *         reference's exact text; errnum 0 so that nothing is appended);
- *         -EINVAL/-errno from ts_cdi_edits_apply().  On
- *         any failure config is untouched.
+ *         -EINVAL/-errno from ts_cdi_edits_apply(); -errno/-EINVAL when a
+ *         spec file known from the index no longer reads, -ESTALE when it
+ *         now says something else ("<path>: changed while being read").
+ *         On any failure config is untouched.
  */
 int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
 		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
@@ -310,7 +331,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 
 /**
  * The create path's one call: ts_cdi_requests_from_config() then
- * ts_cdi_inject().
+ * ts_cdi_inject().  (To avoid loading the registry for containers that
+ * request nothing, call ts_cdi_requests_from_config() first.)
  * @param[in] env_requests  pass opts->env_requests.
  * @return as ts_cdi_inject(); 0 with an empty *ret when nothing is requested.
  */

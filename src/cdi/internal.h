@@ -5,15 +5,112 @@
 #define TS_CDI_INTERNAL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "cdi/cdi.h"
 
 struct ts_cdi_spec {
 	char *path;	     /* spec file name */
 	char *kind;	     /* "vendor/class" */
-	struct ts_json *doc; /* validated document */
+	struct ts_json *doc; /* validated document; NULL until loaded for a spec from the index */
 	unsigned priority;   /* spec dir index, higher wins */
+	char **device_names; /* the names of /devices, in order */
+	size_t n_devices;
 };
+
+struct ts_cdi_entry {
+	char *qualified_name;
+	struct ts_cdi_spec *spec; /* borrowed from the registry */
+	size_t index;		  /* in the spec's /devices */
+};
+
+/* A spec dir or file as seen by a scan; what the persistent index is checked against. */
+struct ts_cdi_scanned {
+	char *path;
+	bool exists; /* false: a spec dir that does not exist */
+	struct stat st;
+	char *problem;		  /* what was wrong with this dir or file, or NULL */
+	struct ts_cdi_spec *spec; /* the spec it holds, or NULL; borrowed from the registry */
+};
+
+struct ts_cdi_registry {
+	struct ts_cdi_spec **specs;
+	size_t n_specs;
+	struct ts_cdi_entry *devices; /* resolvable, sorted by qualified_name */
+	size_t n_devices;
+	const char **names; /* the same names, for ts_cdi_registry_devices() */
+	char **problems;
+	size_t n_problems;
+	struct ts_cdi_scanned *scanned; /* dirs and files, in scan order */
+	size_t n_scanned;
+	bool scan_incomplete; /* something could not be stat'ed: do not save an index */
+};
+
+/* Read all of fd (at most 16 MiB). @return 0; -EFBIG; -ENOMEM; -errno. */
+int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len);
+
+int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Record a scanned dir or file (st NULL: a missing dir). @return 0 or -ENOMEM. */
+int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
+				const struct stat *st);
+
+/* Fill the registry's tables (after the scan, or from the index): names[]. @return 0/-ENOMEM. */
+int ts_cdi_registry_finish(struct ts_cdi_registry *reg);
+
+/* Add a problem and attach it to the last scanned dir or file. @return 0 or -ENOMEM. */
+int ts_cdi_registry_scanned_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Append spec (taking it, also on failure) and attach it to the last scanned file. */
+int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec);
+
+/* The persistent index as read from disk. */
+struct ts_cdi_index;
+
+/* What the index recorded about one dir or file. */
+struct ts_cdi_index_file {
+	struct ts_cdi_scanned rec; /* rec.spec unused */
+	char *kind;		   /* the spec's kind, NULL when the file held no spec */
+	unsigned priority;
+	char **names;
+	size_t n_names;
+};
+
+/**
+ * Read the index at path when it was written for the same options (dirs,
+ * require_root_owned) and, with require_root_owned, is root-owned and not
+ * group/other-writable.
+ * @return 1 with *ret (free with ts_cdi_index_free()); 0 absent/unusable; -ENOMEM.
+ */
+int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
+		      struct ts_cdi_index **ret);
+struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx);
+
+/* True when every recorded dir and file still has the recorded stat. */
+bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
+
+/* Fill an empty registry from a fresh index (no dir is read). @return 0, 0 > on error. */
+int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
+
+/* The record of a file, NULL when the index does not know it. */
+const struct ts_cdi_index_file *ts_cdi_index_lookup(const struct ts_cdi_index *idx,
+						    const char *path);
+
+/* Write the index of a freshly scanned reg (best effort: failures are ignored). */
+void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
+		       const char *path);
+
+/* Same (dev, inode, size, mtime, ctime, mode, owner)? */
+bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b);
+
+/* A spec from the index has no document until first use: load it. @return 0, <0 with *err. */
+int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err);
+
+/* A spec known by the index only (document not loaded). NULL on OOM. */
+struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority,
+					 char *const *names, size_t n_names);
 
 /* A JSON pointer under construction, for messages ("/devices/0/name"). */
 struct ts_cdi_ptr {
@@ -30,7 +127,7 @@ const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p);
 
 /**
  * Convert the first document of a YAML text into a JSON tree (YAML 1.1
- * plain scalar resolution; aliases expanded, at most 1,000,000 nodes and 64
+ * plain scalar resolution; aliases expanded, at most 200,000 nodes and 64
  * levels).
  * @return 0; -EINVAL with "<name>: line L column C: <problem>", or
  *         "<name>: empty document" for an empty or null document; -ENOMEM.

@@ -16,26 +16,7 @@
 
 #define SPEC_MAX_BYTES (16u << 20)
 
-struct entry {
-	char *qualified_name;
-	struct ts_cdi_spec *spec; /* borrowed from the registry */
-	size_t index;		  /* in the spec's /devices */
-};
-
-struct ts_cdi_registry {
-	struct ts_cdi_spec **specs;
-	size_t n_specs;
-	struct entry *devices; /* resolvable, sorted by qualified_name */
-	size_t n_devices;
-	const char **names; /* the same names, for ts_cdi_registry_devices() */
-	char **problems;
-	size_t n_problems;
-};
-
-static int add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
 {
 	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
 	va_list ap;
@@ -59,11 +40,13 @@ static bool check_secure(struct ts_cdi_registry *reg, const char *path, const st
 {
 	*r = 0;
 	if (st->st_uid != 0)
-		*r = add_problem(reg, "%s: refusing %s not owned by root (owner uid %u, mode %04o)",
-				 path, what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+		*r = ts_cdi_registry_scanned_problem(
+			reg, "%s: refusing %s not owned by root (owner uid %u, mode %04o)", path,
+			what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
 	else if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0))
-		*r = add_problem(reg, "%s: refusing %s writable by non-root (mode %04o, gid %u)",
-				 path, what, (unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);
+		*r = ts_cdi_registry_scanned_problem(
+			reg, "%s: refusing %s writable by non-root (mode %04o, gid %u)", path, what,
+			(unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);
 	else
 		return true;
 	return false;
@@ -82,7 +65,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int read_fd(int fd, char **ret_buf, size_t *ret_len)
+int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap + 1);
@@ -126,26 +109,59 @@ static int read_fd(int fd, char **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-static int add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
+int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
 {
-	struct ts_cdi_spec **v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
+	struct ts_cdi_spec **v;
 
+	if (spec == NULL)
+		return -ENOMEM;
+	v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
 	if (v == NULL) {
 		ts_cdi_spec_free(spec);
 		return -ENOMEM;
 	}
 	reg->specs = v;
 	v[reg->n_specs++] = spec;
+	if (reg->n_scanned > 0)
+		reg->scanned[reg->n_scanned - 1].spec = spec;
 	return 0;
 }
 
-/* Load one file of a dir; a problem is recorded, never returned. @return 0 or -ENOMEM. */
+int ts_cdi_registry_scanned_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+{
+	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
+	struct ts_cdi_scanned *last = reg->n_scanned ? &reg->scanned[reg->n_scanned - 1] : NULL;
+	va_list ap;
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	reg->problems = v;
+	va_start(ap, fmt);
+	r = vasprintf(&v[reg->n_problems], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	if (last != NULL && last->problem == NULL) {
+		last->problem = strdup(v[reg->n_problems]);
+		if (last->problem == NULL) {
+			free(v[reg->n_problems]);
+			return -ENOMEM;
+		}
+	}
+	reg->n_problems++;
+	return 0;
+}
+
+/* Load one file of a dir, reusing the index's record when its stat is unchanged; a
+ * problem is recorded, never returned.  @return 0 or -ENOMEM. */
 static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, const char *name,
-		     unsigned priority, bool require_root)
+		     unsigned priority, bool require_root, const struct ts_cdi_index *idx)
 {
 	cleanup_free char *path = NULL, *buf = NULL;
 	cleanup_close int fd = -EBADF;
 	cleanup_error struct ts_error *err = NULL;
+	const struct ts_cdi_index_file *prev;
 	struct ts_cdi_spec *spec = NULL;
 	struct stat st;
 	size_t len = 0;
@@ -154,31 +170,45 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		return -ENOMEM;
 	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return add_problem(reg, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return add_problem(reg, "%s: cannot stat: %s", path, strerror(errno));
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		reg->scan_incomplete = true; /* nothing to compare with next time */
+		return ts_cdi_registry_add_problem(reg, "%s: cannot open: %s", path,
+						   strerror(errno));
+	}
 	if (S_ISDIR(st.st_mode))
 		return 0; /* non-recursive: a dir named x.json is not a spec */
+	if (ts_cdi_registry_add_scanned(reg, path, &st) < 0)
+		return -ENOMEM;
 	if (!S_ISREG(st.st_mode))
-		return add_problem(reg, "%s: not a regular file", path);
+		return ts_cdi_registry_scanned_problem(reg, "%s: not a regular file", path);
 	if (require_root && !check_secure(reg, path, &st, "spec file", &r))
 		return r;
-	r = read_fd(fd, &buf, &len);
+	prev = idx ? ts_cdi_index_lookup(idx, path) : NULL;
+	if (prev != NULL && prev->rec.exists && ts_cdi_stat_equal(&prev->rec.st, &st)) {
+		/* unchanged since the index was written: no need to parse it again */
+		if (prev->rec.problem != NULL)
+			return ts_cdi_registry_scanned_problem(reg, "%s", prev->rec.problem);
+		if (prev->kind != NULL)
+			return ts_cdi_registry_add_spec(
+				reg, ts_cdi_spec_new_lazy(path, prev->kind, priority, prev->names,
+							  prev->n_names));
+	}
+	r = ts_cdi_read_fd(fd, &buf, &len);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return add_problem(reg, "%s: cannot read: %s", path, strerror(-r));
+		return ts_cdi_registry_scanned_problem(reg, "%s: cannot read: %s", path,
+						       strerror(-r));
 	r = ts_cdi_spec_parse(buf, len, path, priority, &spec, &err);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return add_problem(reg, "%s", err->msg);
-	return add_spec(reg, spec);
+		return ts_cdi_registry_scanned_problem(reg, "%s", err->msg);
+	return ts_cdi_registry_add_spec(reg, spec);
 }
 
 static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned priority,
-		    bool require_root)
+		    bool require_root, const struct ts_cdi_index *idx)
 {
 	cleanup_closedir DIR *d = NULL;
 	cleanup_free char **names = NULL;
@@ -189,13 +219,22 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
-		return 0;
+		return ts_cdi_registry_add_scanned(reg, dir, NULL);
 	if (fd < 0)
-		return add_problem(reg, "%s: cannot open spec dir: %s", dir, strerror(errno));
+		reg->scan_incomplete = true;
+	if (fd < 0)
+		return ts_cdi_registry_add_problem(reg, "%s: cannot open spec dir: %s", dir,
+						   strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		r = errno;
 		close(fd);
-		return add_problem(reg, "%s: cannot stat spec dir: %s", dir, strerror(r));
+		reg->scan_incomplete = true;
+		return ts_cdi_registry_add_problem(reg, "%s: cannot stat spec dir: %s", dir,
+						   strerror(r));
+	}
+	if (ts_cdi_registry_add_scanned(reg, dir, &st) < 0) {
+		close(fd);
+		return -ENOMEM;
 	}
 	if (require_root && !check_secure(reg, dir, &st, "spec dir", &r)) {
 		close(fd);
@@ -205,7 +244,9 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 	if (d == NULL) {
 		r = errno;
 		close(fd);
-		return add_problem(reg, "%s: cannot read spec dir: %s", dir, strerror(r));
+		reg->scan_incomplete = true;
+		return ts_cdi_registry_add_problem(reg, "%s: cannot read spec dir: %s", dir,
+						   strerror(r));
 	}
 	errno = 0;
 	while ((de = readdir(d)) != NULL) {
@@ -229,12 +270,15 @@ static int load_dir(struct ts_cdi_registry *reg, const char *dir, unsigned prior
 		}
 		n++;
 	}
-	if (errno != 0)
-		r = add_problem(reg, "%s: cannot read spec dir: %s", dir, strerror(errno));
+	if (errno != 0) {
+		reg->scan_incomplete = true;
+		r = ts_cdi_registry_add_problem(reg, "%s: cannot read spec dir: %s", dir,
+						strerror(errno));
+	}
 	if (n > 0)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = load_file(reg, dirfd(d), dir, names[i], priority, require_root);
+		r = load_file(reg, dirfd(d), dir, names[i], priority, require_root, idx);
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -243,7 +287,7 @@ out:
 
 static int cmp_entry(const void *a, const void *b)
 {
-	const struct entry *x = a, *y = b;
+	const struct ts_cdi_entry *x = a, *y = b;
 	int c = strcmp(x->qualified_name, y->qualified_name);
 
 	if (c != 0)
@@ -256,18 +300,15 @@ static int cmp_entry(const void *a, const void *b)
 /* Collect every (qualified name, spec, index), then keep the winners. */
 static int index_devices(struct ts_cdi_registry *reg)
 {
-	struct entry *all = NULL;
+	struct ts_cdi_entry *all = NULL;
 	size_t n = 0, cap = 0, out = 0;
 	int r = 0;
 
 	for (size_t s = 0; s < reg->n_specs; s++) {
-		const struct ts_json *devs = ts_json_get(reg->specs[s]->doc, "devices"), *dev;
-		size_t i;
-
-		ts_json_array_foreach (devs, i, dev) {
+		for (size_t i = 0; i < reg->specs[s]->n_devices; i++) {
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 64;
-				struct entry *v = realloc(all, nc * sizeof(*v));
+				struct ts_cdi_entry *v = realloc(all, nc * sizeof(*v));
 
 				if (v == NULL)
 					goto oom;
@@ -275,7 +316,7 @@ static int index_devices(struct ts_cdi_registry *reg)
 				cap = nc;
 			}
 			if (asprintf(&all[n].qualified_name, "%s=%s", reg->specs[s]->kind,
-				     ts_json_get_string(dev, "name")) < 0)
+				     reg->specs[s]->device_names[i]) < 0)
 				goto oom;
 			all[n].spec = reg->specs[s];
 			all[n].index = i;
@@ -295,14 +336,15 @@ static int index_devices(struct ts_cdi_registry *reg)
 			top--;
 		if (j - top > 1) {
 			for (size_t k = top; k < j && r == 0; k++)
-				r = add_problem(reg,
-						"%s: conflicting device '%s' (defined by %zu spec "
-						"files of the same dir), device unavailable",
-						all[k].spec->path, all[k].qualified_name, j - top);
+				r = ts_cdi_registry_add_problem(
+					reg,
+					"%s: conflicting device '%s' (defined by %zu spec "
+					"files of the same dir), device unavailable",
+					all[k].spec->path, all[k].qualified_name, j - top);
 			for (size_t k = i; k < j; k++)
 				free(all[k].qualified_name);
 		} else {
-			struct entry winner = all[j - 1];
+			struct ts_cdi_entry winner = all[j - 1];
 
 			for (size_t k = i; k + 1 < j; k++)
 				free(all[k].qualified_name);
@@ -317,17 +359,39 @@ static int index_devices(struct ts_cdi_registry *reg)
 	}
 	reg->devices = all;
 	reg->n_devices = out;
-	reg->names = calloc(out + 1, sizeof(*reg->names));
-	if (reg->names == NULL)
-		return -ENOMEM;
-	for (size_t k = 0; k < out; k++)
-		reg->names[k] = all[k].qualified_name;
 	return r;
 oom:
 	for (size_t k = 0; k < n; k++)
 		free(all[k].qualified_name);
 	free(all);
 	return -ENOMEM;
+}
+
+int ts_cdi_registry_finish(struct ts_cdi_registry *reg)
+{
+	reg->names = calloc(reg->n_devices + 1, sizeof(*reg->names));
+	if (reg->names == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < reg->n_devices; k++)
+		reg->names[k] = reg->devices[k].qualified_name;
+	return 0;
+}
+
+int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
+				const struct stat *st)
+{
+	struct ts_cdi_scanned *v = realloc(reg->scanned, (reg->n_scanned + 1) * sizeof(*v));
+
+	if (v == NULL)
+		return -ENOMEM;
+	reg->scanned = v;
+	v[reg->n_scanned] = (struct ts_cdi_scanned){.path = strdup(path), .exists = st != NULL};
+	if (v[reg->n_scanned].path == NULL)
+		return -ENOMEM;
+	if (st != NULL)
+		v[reg->n_scanned].st = *st;
+	reg->n_scanned++;
+	return 0;
 }
 
 struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
@@ -344,6 +408,11 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 	for (size_t i = 0; i < reg->n_problems; i++)
 		free(reg->problems[i]);
 	free(reg->problems);
+	for (size_t i = 0; i < reg->n_scanned; i++) {
+		free(reg->scanned[i].path);
+		free(reg->scanned[i].problem);
+	}
+	free(reg->scanned);
 	free(reg);
 	return NULL;
 }
@@ -352,14 +421,28 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 			 struct ts_error **err)
 {
 	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
+	struct ts_cdi_index *idx = NULL;
 	int r = 0;
 
 	if (reg == NULL)
 		return ts_error_set(err, ENOMEM, "out of memory");
-	for (unsigned i = 0; r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
-		r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned);
+	if (opts->index_path != NULL)
+		r = ts_cdi_index_read(opts, opts->index_path, &idx);
+	if (r >= 0 && idx != NULL && ts_cdi_index_fresh(idx)) {
+		/* nothing changed: no dir is read, no file parsed */
+		r = ts_cdi_index_fill(idx, reg);
+	} else if (r >= 0) {
+		for (unsigned i = 0;
+		     r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
+			r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned, idx);
+		if (r >= 0)
+			r = index_devices(reg);
+		if (r >= 0 && opts->index_path != NULL && !reg->scan_incomplete)
+			ts_cdi_index_save(reg, opts, opts->index_path);
+	}
+	ts_cdi_index_free(idx);
 	if (r >= 0)
-		r = index_devices(reg);
+		r = ts_cdi_registry_finish(reg);
 	if (r < 0) {
 		ts_cdi_registry_free(reg);
 		return ts_error_set(err, ENOMEM, "out of memory");
@@ -380,9 +463,10 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
 	return reg->n_devices;
 }
 
-static const struct entry *find(const struct ts_cdi_registry *reg, const char *qualified_name)
+static const struct ts_cdi_entry *find(const struct ts_cdi_registry *reg,
+				       const char *qualified_name)
 {
-	size_t lo = 0, hi = reg->n_devices;
+	size_t lo = 0, hi = reg ? reg->n_devices : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -401,9 +485,10 @@ static const struct entry *find(const struct ts_cdi_registry *reg, const char *q
 bool ts_cdi_registry_lookup(const struct ts_cdi_registry *reg, const char *qualified_name,
 			    const struct ts_cdi_spec **ret_spec, size_t *ret_index)
 {
-	const struct entry *e = find(reg, qualified_name);
+	const struct ts_cdi_entry *e = find(reg, qualified_name);
+	cleanup_error struct ts_error *err = NULL;
 
-	if (e == NULL)
+	if (e == NULL || ts_cdi_spec_ensure_loaded(e->spec, &err) < 0)
 		return false;
 	if (ret_spec != NULL)
 		*ret_spec = e->spec;
@@ -565,7 +650,7 @@ static bool edits_present(const struct ts_json *config, const struct ts_json *ed
 	return checked > 0;
 }
 
-static const struct ts_json *device_edits(const struct entry *e)
+static const struct ts_json *device_edits(const struct ts_cdi_entry *e)
 {
 	const struct ts_json *devs = ts_json_get(e->spec->doc, "devices");
 
@@ -579,7 +664,7 @@ static const struct ts_json *device_edits(const struct entry *e)
  * the engine injected already is applied to a scratch config only, to learn
  * its host nodes.
  */
-static int inject_one(struct ts_json *work, const struct entry *e, const char *config_name,
+static int inject_one(struct ts_json *work, const struct ts_cdi_entry *e, const char *config_name,
 		      const struct ts_cdi_spec **seen, size_t *n_seen,
 		      struct ts_cdi_injected_device *out, struct ts_error **err)
 {
@@ -639,6 +724,11 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	bool oom, applied_any = false;
 	int r;
 
+	if (n_names == 0) {
+		if (ret != NULL && (*ret = calloc(1, sizeof(**ret))) == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		return 0;
+	}
 	if (unique_names(names, n_names, &uniq, &n) < 0)
 		return ts_error_set(err, ENOMEM, "out of memory");
 	unresolved = unresolved_list(reg, uniq, n, &oom);
@@ -646,6 +736,14 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		return ts_error_set(err, ENOMEM, "out of memory");
 	if (unresolved != NULL)
 		return ts_error_set(err, 0, "unresolvable CDI devices %s", unresolved);
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_cdi_entry *e = find(reg, uniq[i]);
+
+		/* a registry from the index reads its spec files on first use */
+		r = e ? ts_cdi_spec_ensure_loaded(e->spec, err) : 0;
+		if (r < 0)
+			return r;
+	}
 	inj = calloc(1, sizeof(*inj));
 	seen = calloc(n + 1, sizeof(*seen));
 	joined = joined_sorted(uniq, n);
@@ -656,7 +754,7 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		return ts_error_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct entry *e = find(reg, uniq[i]);
+		const struct ts_cdi_entry *e = find(reg, uniq[i]);
 
 		inj->devices[i].engine_injected =
 			e != NULL && edits_present(config, device_edits(e));
@@ -723,20 +821,25 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 void ts_cdi_options_release(struct ts_cdi_options *opts)
 {
 	ts_strv_freep(&opts->spec_dirs);
+	free(opts->index_path);
 	*opts = (struct ts_cdi_options){0};
 }
 
 int ts_cdi_options_init(struct ts_cdi_options *opts, struct ts_error **err)
 {
 	char **dirs = calloc(3, sizeof(*dirs));
+	char *index_path = strdup(TS_CDI_DEFAULT_INDEX);
 
-	if (dirs == NULL || (dirs[0] = strdup("/etc/cdi")) == NULL ||
+	if (dirs == NULL || index_path == NULL || (dirs[0] = strdup("/etc/cdi")) == NULL ||
 	    (dirs[1] = strdup("/var/run/cdi")) == NULL) {
 		ts_strv_freep(&dirs);
+		free(index_path);
 		return ts_error_set(err, ENOMEM, "out of memory");
 	}
-	*opts = (struct ts_cdi_options){
-		.spec_dirs = dirs, .require_root_owned = true, .env_requests = false};
+	*opts = (struct ts_cdi_options){.spec_dirs = dirs,
+					.require_root_owned = true,
+					.env_requests = false,
+					.index_path = index_path};
 	return 0;
 }
 
@@ -790,6 +893,31 @@ static int dirs_option(const struct ts_json *cdi, const char *config_name, char 
 	return 0;
 }
 
+static int index_option(const struct ts_json *cdi, const char *config_name, char **path,
+			struct ts_error **err)
+{
+	const struct ts_json *v = ts_json_get(cdi, "index_path");
+
+	if (v == NULL)
+		return 0;
+	if (v->type == TS_JSON_NULL) {
+		free(*path);
+		*path = NULL;
+		return 0;
+	}
+	if (v->type != TS_JSON_STRING)
+		return ts_error_set(err, 0, "%s: '/cdi/index_path': expected string, got %s",
+				    config_name, ts_json_type_name(v->type));
+	if (v->u.string[0] != '/')
+		return ts_error_set(err, 0, "%s: '/cdi/index_path': not absolute '%s'", config_name,
+				    v->u.string);
+	free(*path);
+	*path = strdup(v->u.string);
+	if (*path == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
 int ts_cdi_options_from_config(const struct ts_json *toposhim_config, const char *config_name,
 			       struct ts_cdi_options *ret, struct ts_error **err)
 {
@@ -811,7 +939,7 @@ int ts_cdi_options_from_config(const struct ts_json *toposhim_config, const char
 	ts_json_object_foreach (cdi, i, key, val) {
 		(void)val; /* keys only */
 		if (strcmp(key, "spec_dirs") != 0 && strcmp(key, "require_root_owned") != 0 &&
-		    strcmp(key, "env_requests") != 0) {
+		    strcmp(key, "env_requests") != 0 && strcmp(key, "index_path") != 0) {
 			ts_cdi_options_release(&o);
 			return ts_error_set(err, 0, "%s: '/cdi/%s': unknown key '%s'", config_name,
 					    key, key);
@@ -822,6 +950,8 @@ int ts_cdi_options_from_config(const struct ts_json *toposhim_config, const char
 		r = bool_option(cdi, "env_requests", config_name, &o.env_requests, err);
 	if (r >= 0)
 		r = dirs_option(cdi, config_name, &o.spec_dirs, err);
+	if (r >= 0)
+		r = index_option(cdi, config_name, &o.index_path, err);
 	if (r < 0) {
 		ts_cdi_options_release(&o);
 		return r;

@@ -828,6 +828,24 @@ static bool is_yaml_name(const char *path)
 	return len >= 5 && strcmp(path + len - 5, ".yaml") == 0;
 }
 
+/* Fill device_names from the validated document. */
+static int collect_names(struct ts_cdi_spec *spec)
+{
+	const struct ts_json *devs = ts_json_get(spec->doc, "devices"), *dev;
+	size_t i;
+
+	spec->device_names = calloc(devs->u.array.len + 1, sizeof(char *));
+	if (spec->device_names == NULL)
+		return -ENOMEM;
+	ts_json_array_foreach (devs, i, dev) {
+		spec->device_names[i] = strdup(ts_json_get_string(dev, "name"));
+		if (spec->device_names[i] == NULL)
+			return -ENOMEM;
+		spec->n_devices = i + 1;
+	}
+	return 0;
+}
+
 int ts_cdi_spec_parse(const char *buf, size_t len, const char *spec_path, unsigned priority,
 		      struct ts_cdi_spec **ret, struct ts_error **err)
 {
@@ -856,6 +874,11 @@ int ts_cdi_spec_parse(const char *buf, size_t len, const char *spec_path, unsign
 	spec->kind = TAKE_PTR(kind);
 	spec->doc = TAKE_PTR(doc);
 	spec->priority = priority;
+	r = collect_names(spec);
+	if (r < 0) {
+		ts_cdi_spec_free(spec);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
 	*ret = spec;
 	return 0;
 }
@@ -880,6 +903,9 @@ struct ts_cdi_spec *ts_cdi_spec_free(struct ts_cdi_spec *spec)
 	free(spec->path);
 	free(spec->kind);
 	ts_json_free(spec->doc);
+	for (size_t i = 0; i < spec->n_devices; i++)
+		free(spec->device_names[i]);
+	free(spec->device_names);
 	free(spec);
 	return NULL;
 }
@@ -897,4 +923,50 @@ const char *ts_cdi_spec_kind(const struct ts_cdi_spec *spec)
 const struct ts_json *ts_cdi_spec_json(const struct ts_cdi_spec *spec)
 {
 	return spec->doc;
+}
+
+struct ts_cdi_spec *ts_cdi_spec_new_lazy(const char *path, const char *kind, unsigned priority,
+					 char *const *names, size_t n_names)
+{
+	struct ts_cdi_spec *spec = calloc(1, sizeof(*spec));
+
+	if (spec == NULL)
+		return NULL;
+	spec->path = strdup(path);
+	spec->kind = strdup(kind);
+	spec->priority = priority;
+	spec->device_names = calloc(n_names + 1, sizeof(char *));
+	if (spec->path == NULL || spec->kind == NULL || spec->device_names == NULL)
+		return ts_cdi_spec_free(spec);
+	for (size_t i = 0; i < n_names; i++) {
+		spec->device_names[i] = strdup(names[i]);
+		if (spec->device_names[i] == NULL)
+			return ts_cdi_spec_free(spec);
+		spec->n_devices = i + 1;
+	}
+	return spec;
+}
+
+int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err)
+{
+	struct ts_cdi_spec *fresh = NULL;
+	bool same;
+	int r;
+
+	if (spec->doc != NULL)
+		return 0;
+	r = ts_cdi_spec_load(spec->path, spec->priority, &fresh, err);
+	if (r < 0)
+		return r;
+	/* the index matched the file's stat; check anyway that it says what the index says */
+	same = strcmp(fresh->kind, spec->kind) == 0 && fresh->n_devices == spec->n_devices;
+	for (size_t i = 0; same && i < spec->n_devices; i++)
+		same = strcmp(fresh->device_names[i], spec->device_names[i]) == 0;
+	if (!same) {
+		ts_cdi_spec_free(fresh);
+		return ts_error_set(err, ESTALE, "%s: changed while being read", spec->path);
+	}
+	spec->doc = TAKE_PTR(fresh->doc);
+	ts_cdi_spec_free(fresh);
+	return 0;
 }

@@ -20,7 +20,7 @@
 #include "cdi/internal.h"
 #include "util/cleanup.h"
 
-#define YAML_MAX_NODES 1000000
+#define YAML_MAX_NODES 200000 /* aliases can multiply a small text */
 #define YAML_MAX_DEPTH 64
 
 static inline void yaml_parser_freep(yaml_parser_t **p)
@@ -142,12 +142,18 @@ static struct ts_json *resolve_plain(const char *text)
 	bool neg;
 	size_t j = 0;
 
+	/* fast paths: most scalars are plain words or paths */
+	if (text[0] != '\0' && strchr("~nNyYtTfFoO", text[0]) == NULL &&
+	    strchr("0123456789+-.", text[0]) == NULL)
+		return ts_json_new_string(text);
 	if (one_of(text, nulls))
 		return ts_json_new_null();
 	if (one_of(text, trues))
 		return ts_json_new_bool(true);
 	if (one_of(text, falses))
 		return ts_json_new_bool(false);
+	if (strchr("0123456789+-.", text[0]) == NULL)
+		return ts_json_new_string(text);
 	plain = malloc(strlen(text) + 1);
 	if (plain == NULL)
 		return NULL;

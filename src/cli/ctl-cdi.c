@@ -3,7 +3,11 @@
  *
  *   toposhimctl cdi [--spec-dir DIR]... list [--json]
  *   toposhimctl cdi [--spec-dir DIR]... validate [FILE...]
- *   toposhimctl cdi [--spec-dir DIR]... resolve NAME... [--bundle DIR]
+ *   toposhimctl cdi [--spec-dir DIR]... resolve NAME... [--bundle DIR [--json]]
+ *
+ * resolve prints the edits applied to an empty config, or with --bundle a
+ * line diff of that bundle's config.json (--json: the whole would-be
+ * config.json); it never writes.
  *
  * Spec dirs come from the toposhim config file ($TOPOSHIM_CONFIG, else
  * /etc/toposhim/config.json, "cdi" object), unless --spec-dir is given.
@@ -26,10 +30,10 @@ int ts_ctl_cdi(int argc, char **argv);
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: toposhimctl cdi [--spec-dir DIR]... list [--json]\n"
-		"       toposhimctl cdi [--spec-dir DIR]... validate [FILE...]\n"
-		"       toposhimctl cdi [--spec-dir DIR]... resolve NAME... [--bundle DIR]\n");
+	fprintf(stderr, "usage: toposhimctl cdi [--spec-dir DIR]... list [--json]\n"
+			"       toposhimctl cdi [--spec-dir DIR]... validate [FILE...]\n"
+			"       toposhimctl cdi [--spec-dir DIR]... resolve NAME... [--bundle DIR "
+			"[--json]]\n");
 	return 2;
 }
 
@@ -243,6 +247,7 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 	struct ts_error *err = NULL;
 	const char *bundle = NULL;
 	size_t n = 0, len = 0, na = 0, nb = 0;
+	bool json = false;
 
 	if (names == NULL)
 		return report(NULL);
@@ -251,12 +256,14 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 			bundle = argv[++i];
 		else if (strncmp(argv[i], "--bundle=", 9) == 0)
 			bundle = argv[i] + 9;
+		else if (strcmp(argv[i], "--json") == 0)
+			json = true;
 		else if (argv[i][0] == '-')
 			return usage();
 		else
 			names[n++] = argv[i];
 	}
-	if (n == 0)
+	if (n == 0 || (json && bundle == NULL))
 		return usage();
 	if (bundle != NULL) {
 		if (asprintf(&bundle_config, "%s/config.json", bundle) < 0)
@@ -274,7 +281,7 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 			  NULL, &err) < 0 ||
 	    ts_json_serialize(config, true, &after, NULL, &err) < 0)
 		return report(err);
-	if (bundle == NULL) {
+	if (bundle == NULL || json) {
 		fputs(after, stdout);
 		return 0;
 	}

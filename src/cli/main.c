@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cmd-create.h"
+#include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
 #include "cli/scan.h"
@@ -94,6 +95,17 @@ int main(int argc, char **argv)
 	struct ts_cli_args args;
 	int r;
 
+	/* `toposhim hook <stage>`: only ever run by the runtime, from the
+	 * hooks ts_hook_inject() put into config.json; runc has no such
+	 * command, so this never shadows one of the runtime's. */
+	if (argc >= 2 && strcmp(argv[1], "hook") == 0) {
+		r = ts_cmd_hook(argc - 1, argv + 1, &err);
+		if (r < 0) {
+			ts_log_error(err);
+			return EXIT_FAILURE;
+		}
+		return EXIT_SUCCESS;
+	}
 	r = ts_cli_scan(argc, argv, &args, &err);
 	if (r < 0) {
 		ts_log_error(err);

@@ -482,6 +482,17 @@ char *ts_json_pointer_escape(const char *key)
 	return esc;
 }
 
+/* Whether what holds an even number of single quotes, i.e. its last quote closes one. */
+static bool quotes_closed(const char *what)
+{
+	size_t count = 0;
+
+	for (; *what != '\0'; what++)
+		if (*what == '\'')
+			count++;
+	return count % 2 == 0;
+}
+
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
 				      const char *what, struct ts_error **err)
 {
@@ -492,7 +503,8 @@ struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum
 	if (what == NULL)
 		what = "''";
 	if (obj == NULL || obj->type != TS_JSON_OBJECT || key == NULL) {
-		(void)ts_error_set(err, 0, "%s: expected object, got %s", what,
+		(void)ts_error_set(err, 0, "%s%s: expected object, got %s", what,
+				   quotes_closed(what) ? "" : "'",
 				   obj == NULL ? "nothing" : ts_json_type_name(obj->type));
 		return NULL;
 	}
@@ -505,9 +517,10 @@ struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum
 	}
 	if (cur != NULL && cur->type == type)
 		return cur;
-	/* what is "file: '/path'": put "/key" inside its closing quote */
+	/* what is "file: '/path'" (closed: put "/key" inside its closing quote) or
+	 * "file: '/path" (left open: append "/key" and close it) */
 	n = strlen(what);
-	if (n > 0 && what[n - 1] == '\'')
+	if (n > 0 && what[n - 1] == '\'' && quotes_closed(what))
 		n--;
 	esc = ts_json_pointer_escape(key);
 	if (esc == NULL) {

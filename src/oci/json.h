@@ -182,13 +182,15 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
  * object/array) at the end of obj.  With duplicate keys the last one counts.
  * @param[in] what  location of obj for messages: file, then the JSON pointer
  *                  in single quotes, e.g. "config.json: '/linux'" ("config.json: ''"
- *                  for the root); the key is put inside the closing quote.
+ *                  for the root), and the key is put inside the closing quote;
+ *                  or the same with the quote left open ("config.json: '/linux",
+ *                  "config.json: '" for the root), and "/key'" is appended.
  *                  NULL is written as "''".
  * @return the member, borrowed; NULL with *err set: -EINVAL when the member
  *         exists with another type, e.g. "config.json: '/linux/resources':
  *         expected object, got array" (key escaped as a JSON pointer token:
  *         '/' -> "~1", '~' -> "~0"); -EINVAL "<what>: expected object, got
- *         <type>" when obj is not an object; -EINVAL when a missing member
+ *         <type>" when obj is not an object (an open quote closed); -EINVAL when a missing member
  *         would have to be a scalar (only containers are created); -ENOMEM.
  */
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,

@@ -38,7 +38,8 @@ static int setup(void **state)
 	snprintf(config_path, sizeof(config_path), "%s/toposhim.json", root);
 	if (mkdir(dir, 0755) < 0 || mkdir(bundle, 0755) < 0)
 		return -1;
-	write_file(root, "toposhim.json", "{\"cdi\":{\"require_root_owned\":false}}");
+	write_file(root, "toposhim.json",
+		   "{\"cdi\":{\"require_root_owned\":false,\"index_path\":null}}");
 	write_file(dir, "a.yaml",
 		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\n"
 		   "devices:\n- {name: d0, containerEdits: {env: [D0=1]}}\n"
@@ -179,14 +180,27 @@ static void test_resolve_bundle_diff(void **state)
 	}
 }
 
+static void test_resolve_bundle_json(void **state)
+{
+	cleanup_free char *out = NULL;
+
+	assert_int_equal(run(&out, "resolve", "--bundle", bundle, "v.com/c=d0", "--json", NULL), 0);
+	assert_string_equal(out, "{\n    \"ociVersion\": \"1.0.2\",\n    \"process\": {\n"
+				 "        \"env\": [\n            \"PATH=/bin\",\n            "
+				 "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    },\n    "
+				 "\"annotations\": {\n        \"toposhim.io/cdi-injected\": "
+				 "\"v.com/c=d0\"\n    }\n}\n");
+}
+
 static void test_errors(void **state)
 {
-	cleanup_free char *out = NULL, *out2 = NULL, *out3 = NULL;
+	cleanup_free char *out = NULL, *out2 = NULL, *out3 = NULL, *out4 = NULL;
 
 	assert_int_equal(run(&out, "resolve", "v.com/c=nope", NULL), 1);
 	assert_string_equal(out, "");
 	assert_int_equal(run(&out2, "frobnicate", NULL), 2);
 	assert_int_equal(run(&out3, "list", "--yaml", NULL), 2);
+	assert_int_equal(run(&out4, "resolve", "v.com/c=d0", "--json", NULL), 2);
 }
 
 int main(void)
@@ -197,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_resolve_bundle_diff),
+		cmocka_unit_test(test_resolve_bundle_json),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -341,6 +341,18 @@ static void test_object_ensure(void **state)
 	assert_null(ts_json_object_ensure(j, "a", TS_JSON_ARRAY, "config.json: ''", &err));
 	assert_string_equal(err->msg, "config.json: '/a': expected array, got number");
 	ts_error_clear(&err);
+	/* the path may also be left open: "/key'" is appended */
+	assert_null(ts_json_object_ensure(linux_obj, "resources", TS_JSON_OBJECT,
+					  "config.json: '/linux", &err));
+	assert_string_equal(err->msg,
+			    "config.json: '/linux/resources': expected object, got array");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(j, "a", TS_JSON_OBJECT, "config.json: '", &err));
+	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(j, "a", TS_JSON_OBJECT, NULL, &err));
+	assert_string_equal(err->msg, "'/a': expected object, got number");
+	ts_error_clear(&err);
 	/* keys are escaped as JSON pointer tokens */
 	assert_non_null(ts_json_object_set(j, "x/y~", ts_json_new_null(), &err) == 0 ? j : NULL);
 	assert_null(ts_json_object_ensure(j, "x/y~", TS_JSON_OBJECT, "f: ''", &err));
@@ -349,6 +361,10 @@ static void test_object_ensure(void **state)
 	/* not an object at all */
 	assert_null(ts_json_object_ensure(ts_json_get(j, "a"), "b", TS_JSON_OBJECT,
 					  "config.json: '/a'", &err));
+	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
+	ts_error_clear(&err);
+	assert_null(ts_json_object_ensure(ts_json_get(j, "a"), "b", TS_JSON_OBJECT,
+					  "config.json: '/a", &err));
 	assert_string_equal(err->msg, "config.json: '/a': expected object, got number");
 	ts_error_clear(&err);
 	/* existing member of the right type is returned as is */

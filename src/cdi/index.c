@@ -1,0 +1,476 @@
+/*
+ * index.c - the persistent CDI index: what a scan of the spec dirs found,
+ * so that a create neither reads the dirs nor parses a spec file again.
+ *
+ * One text file, one record per line, written atomically (temp + rename):
+ *   toposhim-cdi-index 2 <require_root_owned 0|1> <number of dirs>
+ *   dir <path>                                  the configured dirs, in order
+ *   then for each dir and file the scan looked at, in scan order:
+ *   stat <exists> <dev> <ino> <size> <mtime s> <ns> <ctime s> <ns> <mode> <uid> <gid> <path>
+ *   fproblem <message>                          what was wrong with it, if anything
+ *   spec <priority> <kind>                      the spec it holds, if any,
+ *   name <device name>                          with its device names in order
+ *   then the result:
+ *   dev <spec number> <device index> <qualified name>   resolvable devices, sorted
+ *   problem <message>                                   every problem, in order
+ *   end
+ * When every recorded dir and file still has the same stat values (a dir's
+ * mtime catches files added, removed or renamed; a file's size, mtime and
+ * ctime catch edits, chmod, chown), the registry is built from the result
+ * lines alone and a spec file is parsed only when one of its devices is
+ * injected.  Otherwise the dirs are scanned again and only the files whose
+ * stat changed are parsed; the others are taken from their records.
+ * Nothing modified in the last 2 seconds is recorded (see racy()).  A text
+ * format parsed with strtoull keeps the warm path well under a millisecond
+ * of parsing at 1000 files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cdi/internal.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#define INDEX_MAGIC "toposhim-cdi-index 2"
+#define RACY_SEC 2
+
+bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec &&
+	       a->st_mode == b->st_mode && a->st_uid == b->st_uid && a->st_gid == b->st_gid;
+}
+
+/* Next whitespace-separated unsigned number of *p. */
+static bool next_u64(char **p, unsigned long long *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtoull(*p, &end, 10);
+	if (end == *p || errno != 0 || (*end != ' ' && *end != '\0'))
+		return false;
+	*p = *end == ' ' ? end + 1 : end;
+	return true;
+}
+
+/* Next word of *p (NUL-terminated in place). */
+static char *next_word(char **p)
+{
+	char *w = *p, *sp = strchr(w, ' ');
+
+	if (sp == NULL || sp == w)
+		return NULL;
+	*sp = '\0';
+	*p = sp + 1;
+	return w;
+}
+
+static bool parse_stat(char *p, struct ts_cdi_scanned *ret)
+{
+	unsigned long long v[11];
+
+	for (size_t i = 0; i < 11; i++)
+		if (!next_u64(&p, &v[i]))
+			return false;
+	*ret = (struct ts_cdi_scanned){.path = p, .exists = v[0] != 0};
+	ret->st.st_dev = (dev_t)v[1];
+	ret->st.st_ino = (ino_t)v[2];
+	ret->st.st_size = (off_t)v[3];
+	ret->st.st_mtim.tv_sec = (time_t)v[4];
+	ret->st.st_mtim.tv_nsec = (long)v[5];
+	ret->st.st_ctim.tv_sec = (time_t)v[6];
+	ret->st.st_ctim.tv_nsec = (long)v[7];
+	ret->st.st_mode = (mode_t)v[8];
+	ret->st.st_uid = (uid_t)v[9];
+	ret->st.st_gid = (gid_t)v[10];
+	return true;
+}
+
+/* Is the recorded state still the state on disk? */
+static bool still_valid(const struct ts_cdi_scanned *rec)
+{
+	struct stat st;
+
+	if (stat(rec->path, &st) < 0)
+		return !rec->exists && errno == ENOENT;
+	return rec->exists && ts_cdi_stat_equal(&st, &rec->st);
+}
+
+struct ts_cdi_index {
+	char *buf;			 /* the file, split into lines in place */
+	struct ts_cdi_index_file *files; /* records, in scan order */
+	size_t n_files;
+	struct ts_cdi_index_file **by_path; /* the same, sorted by path */
+	char **result;			    /* the "dev" and "problem" lines */
+	size_t n_result;
+};
+
+struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx)
+{
+	if (idx == NULL)
+		return NULL;
+	for (size_t i = 0; i < idx->n_files; i++)
+		free(idx->files[i].names);
+	free(idx->files);
+	free(idx->by_path);
+	free(idx->result);
+	free(idx->buf);
+	free(idx);
+	return NULL;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct ts_cdi_index_file *x = *(const struct ts_cdi_index_file *const *)a;
+	const struct ts_cdi_index_file *y = *(const struct ts_cdi_index_file *const *)b;
+
+	return strcmp(x->rec.path, y->rec.path);
+}
+
+const struct ts_cdi_index_file *ts_cdi_index_lookup(const struct ts_cdi_index *idx,
+						    const char *path)
+{
+	size_t lo = 0, hi = idx->n_files;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(path, idx->by_path[mid]->rec.path);
+
+		if (c == 0)
+			return idx->by_path[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+bool ts_cdi_index_fresh(const struct ts_cdi_index *idx)
+{
+	for (size_t i = 0; i < idx->n_files; i++)
+		if (!still_valid(&idx->files[i].rec))
+			return false;
+	return true;
+}
+
+static void *grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 64;
+	nv = realloc(v, *cap * size);
+	if (nv == NULL)
+		free(v);
+	return nv;
+}
+
+/* Parse the record and result lines. @return 1, 0 when malformed, -ENOMEM. */
+static int parse_records(struct ts_cdi_index *idx, char **lines, size_t n)
+{
+	size_t cap = 0, rcap = 0;
+	struct ts_cdi_index_file *cur = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		char *p = lines[i], *w = next_word(&p);
+		unsigned long long a;
+
+		if (w == NULL)
+			return strcmp(lines[i], "end") == 0 && i + 1 == n ? 1 : 0;
+		if (strcmp(w, "stat") == 0) {
+			if (idx->n_result > 0)
+				return 0;
+			idx->files = grow(idx->files, idx->n_files, &cap, sizeof(*idx->files));
+			if (idx->files == NULL)
+				return -ENOMEM;
+			cur = &idx->files[idx->n_files];
+			*cur = (struct ts_cdi_index_file){0};
+			if (!parse_stat(p, &cur->rec))
+				return 0;
+			idx->n_files++;
+		} else if (strcmp(w, "fproblem") == 0 && cur != NULL) {
+			cur->rec.problem = p;
+		} else if (strcmp(w, "spec") == 0 && cur != NULL) {
+			if (!next_u64(&p, &a) || *p == '\0')
+				return 0;
+			cur->priority = (unsigned)a;
+			cur->kind = p;
+		} else if (strcmp(w, "name") == 0 && cur != NULL && cur->kind != NULL) {
+			char **v = realloc(cur->names, (cur->n_names + 1) * sizeof(*v));
+
+			if (v == NULL)
+				return -ENOMEM;
+			cur->names = v;
+			v[cur->n_names++] = p;
+		} else if (strcmp(w, "dev") == 0 || strcmp(w, "problem") == 0) {
+			idx->result = grow(idx->result, idx->n_result, &rcap, sizeof(*idx->result));
+			if (idx->result == NULL)
+				return -ENOMEM;
+			p[-1] = ' '; /* keep the keyword: the line is read again by fill */
+			idx->result[idx->n_result++] = lines[i];
+		} else {
+			return 0;
+		}
+	}
+	return 0; /* no "end": truncated */
+}
+
+/* Split in place into lines; NULL on OOM. */
+static char **split_lines(char *buf, size_t *ret_n)
+{
+	size_t n = 0, cap = 256;
+	char **v = malloc(cap * sizeof(*v));
+
+	for (char *p = buf; v != NULL && *p != '\0';) {
+		char *nl = strchr(p, '\n');
+
+		if (n == cap) {
+			char **nv = realloc(v, (cap *= 2) * sizeof(*v));
+
+			if (nv == NULL) {
+				free(v);
+				return NULL;
+			}
+			v = nv;
+		}
+		v[n++] = p;
+		if (nl == NULL)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+	*ret_n = n;
+	return v;
+}
+
+int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
+		      struct ts_cdi_index **ret)
+{
+	cleanup_free char **lines = NULL;
+	cleanup_close int fd = -EBADF;
+	struct ts_cdi_index *idx;
+	unsigned long long root, n_dirs;
+	size_t n = 0, n_opt_dirs = 0, len = 0;
+	struct stat st;
+	char *p;
+	int r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	/* an index someone else could write would bypass require_root_owned */
+	if (opts->require_root_owned && (st.st_uid != 0 || (st.st_mode & 022) != 0))
+		return 0;
+	idx = calloc(1, sizeof(*idx));
+	if (idx == NULL)
+		return -ENOMEM;
+	r = ts_cdi_read_fd(fd, &idx->buf, &len);
+	if (r < 0) {
+		ts_cdi_index_free(idx);
+		return r == -ENOMEM ? r : 0;
+	}
+	lines = split_lines(idx->buf, &n);
+	if (lines == NULL) {
+		ts_cdi_index_free(idx);
+		return -ENOMEM;
+	}
+	r = 0;
+	if (n > 0 && strncmp(lines[0], INDEX_MAGIC " ", strlen(INDEX_MAGIC) + 1) == 0) {
+		p = lines[0] + strlen(INDEX_MAGIC) + 1;
+		while (opts->spec_dirs != NULL && opts->spec_dirs[n_opt_dirs] != NULL)
+			n_opt_dirs++;
+		if (next_u64(&p, &root) && next_u64(&p, &n_dirs) && *p == '\0' &&
+		    (root != 0) == opts->require_root_owned && n_dirs == n_opt_dirs &&
+		    n > n_dirs + 1) {
+			r = 1;
+			for (size_t i = 0; r == 1 && i < n_dirs; i++)
+				if (strncmp(lines[1 + i], "dir ", 4) != 0 ||
+				    strcmp(lines[1 + i] + 4, opts->spec_dirs[i]) != 0)
+					r = 0;
+		}
+	}
+	if (r == 1)
+		r = parse_records(idx, lines + 1 + n_dirs, n - 1 - n_dirs);
+	if (r == 1) {
+		idx->by_path = calloc(idx->n_files + 1, sizeof(*idx->by_path));
+		if (idx->by_path == NULL)
+			r = -ENOMEM;
+		for (size_t i = 0; r == 1 && i < idx->n_files; i++)
+			idx->by_path[i] = &idx->files[i];
+		if (r == 1 && idx->n_files > 0)
+			qsort(idx->by_path, idx->n_files, sizeof(*idx->by_path), cmp_file);
+	}
+	if (r <= 0) {
+		ts_cdi_index_free(idx);
+		return r;
+	}
+	*ret = idx;
+	return 1;
+}
+
+int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < idx->n_files; i++) {
+		const struct ts_cdi_index_file *f = &idx->files[i];
+		struct ts_cdi_scanned *rec;
+
+		if (ts_cdi_registry_add_scanned(reg, f->rec.path,
+						f->rec.exists ? &f->rec.st : NULL) < 0)
+			return -ENOMEM;
+		rec = &reg->scanned[reg->n_scanned - 1];
+		if (f->rec.problem != NULL && (rec->problem = strdup(f->rec.problem)) == NULL)
+			return -ENOMEM;
+		if (f->kind != NULL &&
+		    ts_cdi_registry_add_spec(reg,
+					     ts_cdi_spec_new_lazy(f->rec.path, f->kind, f->priority,
+								  f->names, f->n_names)) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < idx->n_result; i++) {
+		char *p = idx->result[i], *w = p;
+		unsigned long long a, b;
+
+		p = strchr(p, ' ') + 1;
+		if (strncmp(w, "problem ", 8) == 0) {
+			if (ts_cdi_registry_add_problem(reg, "%s", p) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (!next_u64(&p, &a) || !next_u64(&p, &b) || a >= reg->n_specs ||
+		    b >= reg->specs[a]->n_devices)
+			return -EINVAL;
+		reg->devices = grow(reg->devices, reg->n_devices, &cap, sizeof(*reg->devices));
+		if (reg->devices == NULL)
+			return -ENOMEM;
+		reg->devices[reg->n_devices] = (struct ts_cdi_entry){
+			.qualified_name = strdup(p), .spec = reg->specs[a], .index = b};
+		if (reg->devices[reg->n_devices].qualified_name == NULL)
+			return -ENOMEM;
+		reg->n_devices++;
+		/* lookups bisect: the names must be sorted */
+		if (reg->n_devices > 1 &&
+		    strcmp(reg->devices[reg->n_devices - 2].qualified_name, p) >= 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void write_stat(FILE *f, const struct ts_cdi_scanned *s)
+{
+	fprintf(f, "stat %d %llu %llu %llu %lld %ld %lld %ld %u %u %u %s\n", s->exists ? 1 : 0,
+		(unsigned long long)s->st.st_dev, (unsigned long long)s->st.st_ino,
+		(unsigned long long)s->st.st_size, (long long)s->st.st_mtim.tv_sec,
+		s->st.st_mtim.tv_nsec, (long long)s->st.st_ctim.tv_sec, s->st.st_ctim.tv_nsec,
+		(unsigned)s->st.st_mode, (unsigned)s->st.st_uid, (unsigned)s->st.st_gid, s->path);
+}
+
+/* keyword + text on one line (newlines in the text become spaces) */
+static void write_line(FILE *f, const char *keyword, const char *text)
+{
+	fputs(keyword, f);
+	for (const char *c = text; *c != '\0'; c++)
+		fputc(*c == '\n' ? ' ' : *c, f);
+	fputc('\n', f);
+}
+
+static size_t spec_number(const struct ts_cdi_registry *reg, const struct ts_cdi_spec *spec)
+{
+	for (size_t i = 0; i < reg->n_specs; i++)
+		if (reg->specs[i] == spec)
+			return i;
+	return SIZE_MAX;
+}
+
+static bool has_newline(const char *s)
+{
+	return strchr(s, '\n') != NULL;
+}
+
+/*
+ * File times are coarse (one clock tick), so a change made in the same tick
+ * as the scan keeps the recorded mtime.  Like git's "racily clean" entries,
+ * refuse to record anything modified in the last RACY_SEC seconds: the next
+ * load scans again and saves then.
+ */
+static bool racy(const struct ts_cdi_registry *reg)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return true;
+	for (size_t i = 0; i < reg->n_scanned; i++)
+		if (reg->scanned[i].exists &&
+		    reg->scanned[i].st.st_mtim.tv_sec + RACY_SEC >= now.tv_sec)
+			return true;
+	return false;
+}
+
+void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_options *opts,
+		       const char *path)
+{
+	cleanup_free char *buf = NULL, *dir = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_close int dfd = -EBADF;
+	const char *base = strrchr(path, '/');
+	size_t len = 0, n_dirs = 0;
+	FILE *f;
+
+	if (base == NULL || base[1] == '\0' || racy(reg))
+		return;
+	dir = base == path ? strdup("/") : strndup(path, (size_t)(base - path));
+	if (dir == NULL)
+		return;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return; /* no state dir: no index */
+	while (opts->spec_dirs != NULL && opts->spec_dirs[n_dirs] != NULL) {
+		if (has_newline(opts->spec_dirs[n_dirs]))
+			return;
+		n_dirs++;
+	}
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return;
+	fprintf(f, INDEX_MAGIC " %d %zu\n", opts->require_root_owned ? 1 : 0, n_dirs);
+	for (size_t i = 0; i < n_dirs; i++)
+		fprintf(f, "dir %s\n", opts->spec_dirs[i]);
+	for (size_t i = 0; i < reg->n_scanned; i++) {
+		const struct ts_cdi_scanned *rec = &reg->scanned[i];
+
+		if (has_newline(rec->path))
+			goto fail;
+		write_stat(f, rec);
+		if (rec->problem != NULL)
+			write_line(f, "fproblem ", rec->problem);
+		if (rec->spec == NULL)
+			continue;
+		fprintf(f, "spec %u %s\n", rec->spec->priority, rec->spec->kind);
+		for (size_t k = 0; k < rec->spec->n_devices; k++)
+			fprintf(f, "name %s\n", rec->spec->device_names[k]);
+	}
+	for (size_t i = 0; i < reg->n_devices; i++)
+		fprintf(f, "dev %zu %zu %s\n", spec_number(reg, reg->devices[i].spec),
+			reg->devices[i].index, reg->devices[i].qualified_name);
+	for (size_t i = 0; i < reg->n_problems; i++)
+		write_line(f, "problem ", reg->problems[i]);
+	fputs("end\n", f);
+	if (fclose(f) != 0)
+		return;
+	/* best effort: a create works without an index, only slower */
+	(void)ts_write_file_atomic_at(dfd, base + 1, buf, len, 0600, &err);
+	return;
+fail:
+	fclose(f);
+}

@@ -1,0 +1,242 @@
+/*
+ * ctl-alloc.c - `toposhimctl alloc`: the operator's view of the allocation
+ * store (src/state).
+ *   alloc list          one line per allocation under a header: CONTAINER ID,
+ *                       STATE, CLASS, CPUS, MEMS, PID, DEVICES ("-" for none),
+ *                       columns two spaces apart, in store order
+ *   alloc list --json   the "allocations" array of allocations.json, pretty
+ *   alloc gc [--grace SECONDS]
+ *                       collect stale allocations (ts_state_gc()), one line
+ *                       "collected <container id>" each; the grace period
+ *                       defaults to the config's "gc_grace_seconds" (60)
+ * The store is $TOPOSHIM_STATE_DIR, else the config's "state_dir", else
+ * /run/toposhim.  Exit codes and message shapes follow ctl.h.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd-hook.h"
+#include "cli/config.h"
+#include "cli/ctl.h"
+#include "oci/json.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+
+#define USAGE "usage: toposhimctl alloc list [--json] | toposhimctl alloc gc [--grace SECONDS]"
+
+enum column { COL_ID, COL_STATE, COL_CLASS, COL_CPUS, COL_MEMS, COL_PID, COL_DEVICES, _COL_MAX };
+
+static const char *const headers[_COL_MAX] = {"CONTAINER ID", "STATE", "CLASS",	 "CPUS",
+					      "MEMS",	      "PID",   "DEVICES"};
+
+static int print_error(struct ts_error *err)
+{
+	cleanup_free char *msg = ts_error_format(err);
+
+	fprintf(stderr, "toposhimctl: alloc: %s\n", msg ? msg : "out of memory");
+	return 1;
+}
+
+static int usage(const char *why)
+{
+	fprintf(stderr, "toposhimctl: alloc: %s\n%s\n", why, USAGE);
+	return 2;
+}
+
+/* The cells of one row; cells[COL_DEVICES] and [COL_PID] are owned by *owned. */
+static bool row_cells(const struct ts_alloc *a, const char *cells[_COL_MAX], char **owned_pid,
+		      char **owned_devices)
+{
+	size_t len = 0;
+
+	cells[COL_ID] = a->container_id;
+	cells[COL_STATE] = ts_alloc_status_to_string(a->status);
+	cells[COL_CLASS] = a->class_name && a->class_name[0] ? a->class_name : "-";
+	cells[COL_CPUS] = a->cpus_str && a->cpus_str[0] ? a->cpus_str : "-";
+	cells[COL_MEMS] = a->mems_str && a->mems_str[0] ? a->mems_str : "-";
+	cells[COL_PID] = "-";
+	cells[COL_DEVICES] = "-";
+	if (a->pid > 0) {
+		if (asprintf(owned_pid, "%d", (int)a->pid) < 0)
+			return false;
+		cells[COL_PID] = *owned_pid;
+	}
+	for (size_t i = 0; a->devices != NULL && a->devices[i] != NULL; i++)
+		len += strlen(a->devices[i]) + 1;
+	if (len > 0) {
+		char *p = malloc(len);
+
+		if (p == NULL)
+			return false;
+		*owned_devices = p;
+		for (size_t i = 0; a->devices[i] != NULL; i++)
+			p += sprintf(p, "%s%s", i ? "," : "", a->devices[i]);
+		cells[COL_DEVICES] = *owned_devices;
+	}
+	return true;
+}
+
+static void print_row(const char *const cells[_COL_MAX], const size_t width[_COL_MAX])
+{
+	for (int c = 0; c < _COL_MAX; c++)
+		if (c == _COL_MAX - 1)
+			printf("%s\n", cells[c]);
+		else
+			printf("%-*s  ", (int)width[c], cells[c]);
+}
+
+static int list_text(const struct ts_state *s)
+{
+	size_t n = ts_state_count(s);
+	size_t width[_COL_MAX];
+
+	for (int c = 0; c < _COL_MAX; c++)
+		width[c] = strlen(headers[c]);
+	/* two passes: widths, then rows */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			print_row(headers, width);
+		for (size_t i = 0; i < n; i++) {
+			cleanup_free char *pid = NULL, *devices = NULL;
+			const char *cells[_COL_MAX];
+
+			if (!row_cells(ts_state_at(s, i), cells, &pid, &devices)) {
+				fprintf(stderr, "toposhimctl: alloc: out of memory\n");
+				return 1;
+			}
+			for (int c = 0; pass == 0 && c < _COL_MAX; c++)
+				if (strlen(cells[c]) > width[c])
+					width[c] = strlen(cells[c]);
+			if (pass == 1)
+				print_row(cells, width);
+		}
+	}
+	return 0;
+}
+
+static int list_json(const struct ts_state *s)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *arr = NULL;
+	cleanup_free char *text = NULL;
+
+	if (ts_state_to_json(s, &arr, &err) < 0 ||
+	    ts_json_serialize(arr, true, &text, NULL, &err) < 0)
+		return print_error(err);
+	fputs(text, stdout);
+	return 0;
+}
+
+/* The config's state members; *config keeps the borrowed strings alive. */
+static int read_config(struct ts_json **config, struct ts_cli_state_config *ret)
+{
+	cleanup_error struct ts_error *err = NULL;
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+
+	if (path == NULL || path[0] == '\0')
+		path = TS_CLI_CONFIG_DEFAULT;
+	if (ts_cli_config_load(path, config, &err) < 0 ||
+	    ts_cli_state_config_read(*config, path, ret, &err) < 0)
+		return print_error(err);
+	return 0;
+}
+
+/* Open and load the store; prints errors and warnings. */
+static int open_store(const struct ts_cli_state_config *sc, struct ts_state **ret)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *warning = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_state_options opts = {.state_dir = sc->state_dir};
+
+	if (ts_state_open(&opts, &s, &err) < 0 || ts_state_load(s, &warning, &err) < 0)
+		return print_error(err);
+	if (warning != NULL)
+		fprintf(stderr, "toposhimctl: alloc: warning: %s\n", warning);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+static int cmd_gc(const struct ts_cli_state_config *sc, uint64_t grace_usec)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_alloc **collected = NULL;
+	size_t n = 0;
+
+	if (open_store(sc, &s) != 0)
+		return 1;
+	if (ts_state_gc(s, ts_state_now_usec(), grace_usec, &collected, &n, &err) < 0)
+		return print_error(err);
+	/* NEEDSWORK: the create path also runs plugin delete stages and grows the
+	 * shared pool for what it collects; ctl only forgets the records */
+	if (ts_state_commit(s, &err) < 0) {
+		ts_alloc_array_free(collected, n);
+		return print_error(err);
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("collected %s\n", collected[i]->container_id);
+	ts_alloc_array_free(collected, n);
+	return 0;
+}
+
+static bool parse_seconds(const char *s, uint64_t *ret_usec)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > UINT64_MAX / 1000000u)
+		return false;
+	*ret_usec = v * 1000000u;
+	return true;
+}
+
+int ts_ctl_alloc(int argc, char **argv)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	struct ts_cli_state_config sc;
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	uint64_t grace = 0;
+	bool json = false, has_grace = false;
+
+	if (sub == NULL)
+		return usage("missing command");
+	if (strcmp(sub, "gc") != 0 && strcmp(sub, "list") != 0) {
+		fprintf(stderr, "toposhimctl: alloc: unknown command '%s'\n%s\n", sub, USAGE);
+		return 2;
+	}
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0 &&
+			   i + 1 < argc) {
+			if (!parse_seconds(argv[++i], &grace)) {
+				fprintf(stderr,
+					"toposhimctl: alloc gc: --grace: invalid seconds '%s'\n",
+					argv[i]);
+				return 2;
+			}
+			has_grace = true;
+		} else {
+			fprintf(stderr, "toposhimctl: alloc %s: unexpected argument '%s'\n%s\n",
+				sub, argv[i], USAGE);
+			return 2;
+		}
+	}
+	if (read_config(&config, &sc) != 0)
+		return 1;
+	if (strcmp(sub, "gc") == 0)
+		return cmd_gc(&sc, has_grace ? grace : sc.gc_grace_usec);
+	if (open_store(&sc, &s) != 0)
+		return 1;
+	return json ? list_json(s) : list_text(s);
+}

@@ -1,0 +1,176 @@
+/* ctl-plan.c - `toposhimctl plan`: the placement toposhim would make, explained. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/ctl-placement.h"
+#include "oci/bundle.h"
+#include "oci/json.h"
+#include "placement/placement.h"
+#include "topology/topology.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+#ifndef TS_SYSCONFDIR
+#define TS_SYSCONFDIR "/etc"
+#endif
+
+struct plan_args {
+	const char *bundle;
+	const char *topology;
+	const char *config;
+	const char *container_id;
+	bool json;
+};
+
+/* The toposhim config: explicit, $TOPOSHIM_CONFIG, or the default file
+ * when it exists.  *ret stays NULL when there is none. */
+static int load_config(const char *explicit_path, struct ts_json **ret, const char **ret_path,
+		       struct ts_error **err)
+{
+	static const char def[] = TS_SYSCONFDIR "/toposhim/config.json";
+	const char *path = explicit_path;
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if (path == NULL)
+		path = secure_getenv("TOPOSHIM_CONFIG");
+	if (path == NULL) {
+		if (access(def, F_OK) < 0)
+			return 0;
+		path = def;
+	}
+	r = ts_read_file_at(AT_FDCWD, path, 1u << 20, &buf, &len, err);
+	if (r < 0)
+		return r;
+	*ret_path = path;
+	return ts_json_parse(buf, len, path, ret, err);
+}
+
+static void print_text(const struct ts_json *plan, const char *bundle, const char *source)
+{
+	struct ts_json *e;
+	size_t i;
+
+	printf("bundle: %s\n", bundle);
+	printf("topology: %s\n", source);
+	printf("class: %s\n", ts_json_get_string(plan, "class"));
+	printf("pool: %s\n", ts_json_get_string(plan, "pool"));
+	printf("cpus: %s\n", ts_json_get_string(plan, "cpus"));
+	printf("mems: %s\n", ts_json_get_string(plan, "mems"));
+	printf("shared pool after: %s\n", ts_json_get_string(plan, "shared_pool"));
+	printf("why:\n");
+	ts_json_array_foreach (ts_json_get_array(plan, "reasons"), i, e) {
+		printf("  - %s\n", e->u.string);
+	}
+}
+
+static int plan(const struct plan_args *a, struct ts_error **err)
+{
+	cleanup_json struct ts_json *config = NULL, *out = NULL;
+	cleanup_topology struct ts_topology *topo = NULL;
+	struct ts_oci_bundle *bundle = NULL;
+	struct ts_placement_config cfg = {0};
+	struct ts_placement_request req = {0};
+	struct ts_placement_result res = {0};
+	const char *cfg_path = "config.json";
+	const char *xml = a->topology;
+	int r;
+
+	r = load_config(a->config, &config, &cfg_path, err);
+	if (r >= 0 && xml == NULL)
+		xml = ts_json_get_string(ts_json_get_object(config, "topology"), "xml");
+	if (r >= 0)
+		r = ts_placement_config_parse(ts_json_get(config, "placement"), cfg_path, &cfg,
+					      err);
+	if (r >= 0)
+		r = a->topology != NULL ? ts_topology_load_xml(a->topology, &topo, err)
+					: ts_topology_load_default(xml, NULL, &topo, err);
+	if (r >= 0)
+		r = ts_oci_bundle_open(a->bundle, NULL, &bundle, err);
+	if (r >= 0)
+		r = ts_placement_request_from_config(bundle->config, bundle->config_path,
+						     a->container_id, &cfg, &req, err);
+	/* NEEDSWORK: pass the live allocations once src/state is merged. */
+	if (r >= 0)
+		r = ts_placement_place(&cfg, topo, NULL, 0, &req, &res, err);
+	if (r >= 0)
+		r = ts_placement_result_to_json(&res, a->container_id, &out, err);
+	if (r >= 0 && a->json) {
+		cleanup_free char *text = NULL;
+		r = ts_json_serialize(out, true, &text, NULL, err);
+		if (r >= 0)
+			fputs(text, stdout);
+	} else if (r >= 0) {
+		print_text(out, bundle->bundle_dir, topo->source);
+	}
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	ts_oci_bundle_free(bundle);
+	return r;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: toposhimctl plan --bundle DIR [--topology FILE] [--config FILE] "
+			"[--id ID] [--json]\n");
+}
+
+int ts_ctl_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"bundle", required_argument, NULL, 'b'},
+		{"topology", required_argument, NULL, 't'},
+		{"config", required_argument, NULL, 'c'},
+		{"id", required_argument, NULL, 'i'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct plan_args a = {.container_id = "plan"};
+	cleanup_error struct ts_error *err = NULL;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			a.bundle = optarg;
+			break;
+		case 't':
+			a.topology = optarg;
+			break;
+		case 'c':
+			a.config = optarg;
+			break;
+		case 'i':
+			a.container_id = optarg;
+			break;
+		case 'j':
+			a.json = true;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (a.bundle == NULL || optind != argc) {
+		usage();
+		return 2;
+	}
+	if (plan(&a, &err) < 0) {
+		cleanup_free char *msg = ts_error_format(err);
+		fprintf(stderr, "toposhimctl: plan: %s\n", msg != NULL ? msg : "out of memory");
+		return 1;
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}

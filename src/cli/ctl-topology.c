@@ -1,0 +1,138 @@
+/* ctl-topology.c - `toposhimctl topology`: what placement sees of the machine. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/ctl-placement.h"
+#include "oci/json.h"
+#include "placement/placement.h"
+#include "topology/topology.h"
+#include "util/cleanup.h"
+
+static const char *str(const struct ts_json *o, const char *key)
+{
+	const char *s = ts_json_get_string(o, key);
+
+	return s != NULL ? s : "";
+}
+
+static uint64_t num(const struct ts_json *o, const char *key)
+{
+	uint64_t v = 0;
+
+	(void)ts_json_get_uint64(ts_json_get(o, key), &v); /* built above: always a number */
+	return v;
+}
+
+static void print_list(const struct ts_json *root, const char *key, const char *label,
+		       const char *idx)
+{
+	struct ts_json *arr = ts_json_get_array(root, key), *e;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, e) {
+		printf("%s %" PRIu64 ": cpus %s\n", label, num(e, idx), str(e, "cpus"));
+	}
+}
+
+static void print_text(const struct ts_json *root)
+{
+	struct ts_json *arr, *e;
+	size_t i;
+
+	printf("topology: %s\n", str(root, "source"));
+	printf("online: %s (%" PRIu64 " pus, %" PRIu64 " cores, smt %" PRIu64 ")\n",
+	       str(root, "online"), num(root, "pus"), num(root, "cores"), num(root, "smt_width"));
+	print_list(root, "packages", "package", "os_index");
+	arr = ts_json_get_array(root, "numa_nodes");
+	ts_json_array_foreach (arr, i, e) {
+		bool mo = ts_json_get(e, "memory_only")->u.boolean;
+		printf("numa node %" PRIu64 ": %s%s, memory %" PRIu64 " MiB, tier %s\n",
+		       num(e, "os_index"), mo ? "memory-only, near cpus " : "cpus ",
+		       mo ? str(e, "local_cpus") : str(e, "cpus"), num(e, "memory_bytes") >> 20,
+		       str(e, "tier"));
+	}
+	print_list(root, "l3_groups", "l3 group", "logical_index");
+	e = ts_json_get_object(root, "cpu_kinds");
+	if (*str(e, "performance") != '\0')
+		printf("cpu kinds: performance %s, efficiency %s\n", str(e, "performance"),
+		       str(e, "efficiency"));
+	arr = ts_json_get_array(root, "devices");
+	ts_json_array_foreach (arr, i, e) {
+		const char *pci = ts_json_get_string(e, "pci");
+		printf("device %s%s%s: numa nodes %s\n", str(e, "name"), pci ? " pci " : "",
+		       pci ? pci : "", str(e, "numa_nodes"));
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: toposhimctl topology [--json] [--topology FILE] [--state-dir DIR]\n");
+}
+
+int ts_ctl_topology(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"topology", required_argument, NULL, 't'},
+		{"state-dir", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *xml = NULL, *state_dir = NULL;
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *report = NULL;
+	bool json = false;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			xml = optarg;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return 2;
+	}
+	r = xml != NULL ? ts_topology_load_xml(xml, &topo, &err)
+			: ts_topology_load_default(NULL, state_dir, &topo, &err);
+	if (r < 0) {
+		cleanup_free char *msg = ts_error_format(err);
+		fprintf(stderr, "toposhimctl: %s\n", msg != NULL ? msg : "out of memory");
+		return 1;
+	}
+	if (ts_placement_describe_topology(topo, &report, &err) < 0) {
+		fprintf(stderr, "toposhimctl: %s\n", err->msg);
+		return 1;
+	}
+	if (json) {
+		cleanup_free char *text = NULL;
+		if (ts_json_serialize(report, true, &text, NULL, &err) < 0) {
+			fprintf(stderr, "toposhimctl: %s\n", err->msg);
+			return 1;
+		}
+		fputs(text, stdout);
+	} else {
+		print_text(report);
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,362 @@
+/* parse.c - placement requests from config.json and the "placement" config object. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/spec.h"
+#include "placement/internal.h"
+#include "util/cleanup.h"
+
+#define ANN "/annotations/toposhim.io~1"
+
+/* Strict positive decimal below 65536. */
+static int parse_count(const char *s, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v == 0 || v > 65535)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int get_annotation(const struct ts_json *config, const char *file, const char *key,
+			  const char **ret, struct ts_error **err)
+{
+	cleanup_free char *full = NULL;
+	int r;
+
+	if (asprintf(&full, "toposhim.io/%s", key) < 0)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	*ret = NULL;
+	r = ts_oci_annotation_get(config, full, ret, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", file);
+	return r;
+}
+
+static int parse_set(const char *s, const char *file, const char *field, hwloc_bitmap_t *ret,
+		     struct ts_error **err)
+{
+	int r = ts_cpulist_parse(s, ret, err);
+
+	if (r < 0)
+		return ts_error_prefix(err, "%s: '%s'", file, field);
+	return 0;
+}
+
+/* The kubelet's rule: Guaranteed with an integer CPU limit -> exclusive. */
+static int derive_from_cpu(const struct ts_json *config, const char *file,
+			   struct ts_placement_request *req, unsigned *ret_limit,
+			   struct ts_error **err)
+{
+	int64_t quota = 0;
+	uint64_t period = 0, shares = 0;
+	int hq, hp, hs;
+
+	*ret_limit = 0;
+	hq = ts_oci_cpu_get_quota(config, &quota, err);
+	hp = hq < 0 ? 0 : ts_oci_cpu_get_period(config, &period, err);
+	hs = hp < 0 ? 0 : ts_oci_cpu_get_shares(config, &shares, err);
+	if (hq < 0 || hp < 0 || hs < 0)
+		return ts_error_prefix(err, "%s", file);
+	if (hq == 0 || hp == 0 || quota <= 0 || period == 0)
+		return 0;
+	uint64_t q = (uint64_t)quota;
+	*ret_limit = (unsigned)((q + period - 1) / period);
+	req->class_derived = true;
+	if (q % period == 0 && hs == 1 && shares == (q / period) * 1024) {
+		free(req->class_name);
+		req->class_name = strdup("critical");
+		if (req->class_name == NULL)
+			return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int read_class(const struct ts_json *config, const char *file,
+		      const struct ts_placement_config *cfg, struct ts_placement_request *req,
+		      unsigned *ret_limit, struct ts_error **err)
+{
+	const char *v = NULL;
+	int r = get_annotation(config, file, "class", &v, err);
+
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return derive_from_cpu(config, file, req, ret_limit, err);
+	if (ts_placement_config_class(cfg, v) == NULL)
+		return ts_error_set(err, 0, "%s: '" ANN "class': unknown class '%s'", file, v);
+	free(req->class_name);
+	req->class_name = strdup(v);
+	if (req->class_name == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	/* the limit still gives the default cpu count */
+	{
+		struct ts_placement_request tmp = {0};
+		r = derive_from_cpu(config, file, &tmp, ret_limit, err);
+		free(tmp.class_name);
+	}
+	return r;
+}
+
+static int read_numa_and_tier(const struct ts_json *config, const char *file,
+			      struct ts_placement_request *req, struct ts_error **err)
+{
+	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
+	const char *v = NULL;
+	int r = get_annotation(config, file, "numa", &v, err);
+
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		req->numa = TS_PLACEMENT_NUMA_INVALID;
+		for (size_t i = 0; i < ARRAY_SIZE(numa_names); i++)
+			if (strcmp(v, numa_names[i]) == 0)
+				req->numa = (enum ts_placement_numa)i;
+		if ((int)req->numa < 0)
+			return ts_error_set(err, 0,
+					    "%s: '" ANN "numa': invalid numa policy '%s' (prefer, "
+					    "single or exclusive)",
+					    file, v);
+	}
+	r = get_annotation(config, file, "memory-tier", &v, err);
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		req->memory_tier = ts_memory_tier_from_string(v);
+		if ((int)req->memory_tier < 0)
+			return ts_error_set(err, 0,
+					    "%s: '" ANN "memory-tier': invalid memory tier '%s' "
+					    "(dram, hbm, cxl, pmem or gpu)",
+					    file, v);
+	}
+	return 0;
+}
+
+static int read_user_sets(const struct ts_json *config, const char *file,
+			  struct ts_placement_request *req, struct ts_error **err)
+{
+	const char *s = NULL;
+	int r = ts_oci_cpu_get_cpus(config, &s, err);
+
+	if (r < 0)
+		return ts_error_prefix(err, "%s", file);
+	if (r == 1 && *s != '\0') {
+		r = parse_set(s, file, "/linux/resources/cpu/cpus", &req->user_cpus, err);
+		if (r < 0)
+			return r;
+	}
+	r = ts_oci_cpu_get_mems(config, &s, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", file);
+	if (r == 1 && *s != '\0') {
+		cleanup_error struct ts_error *e = NULL;
+
+		if (ts_cpulist_parse(s, &req->user_mems, &e) < 0)
+			return ts_error_set(
+				err, 0, "%s: '/linux/resources/cpu/mems': invalid mems list '%s'",
+				file, s);
+	}
+	return 0;
+}
+
+int ts_placement_request_from_config(const struct ts_json *config, const char *config_name,
+				     const char *container_id,
+				     const struct ts_placement_config *cfg,
+				     struct ts_placement_request *ret, struct ts_error **err)
+{
+	struct ts_placement_request req;
+	const char *file = config_name != NULL ? config_name : "config.json";
+	const char *v = NULL;
+	unsigned limit = 0;
+	int r;
+
+	r = ts_placement_request_init(&req, container_id, err);
+	if (r < 0)
+		return r;
+	req.config_name = file;
+	r = read_class(config, file, cfg, &req, &limit, err);
+	if (r == 0)
+		r = get_annotation(config, file, "cpus", &v, err);
+	if (r == 1 && parse_count(v, &req.cpus) < 0)
+		r = ts_error_set(err, 0, "%s: '" ANN "cpus': invalid cpu count '%s'", file, v);
+	else if (r == 0)
+		req.cpus = limit;
+	if (r >= 0)
+		r = read_numa_and_tier(config, file, &req, err);
+	if (r >= 0)
+		r = read_user_sets(config, file, &req, err);
+	if (r < 0) {
+		ts_placement_request_release(&req);
+		return r;
+	}
+	*ret = req;
+	return 0;
+}
+
+/* ---- the "placement" config object ---------------------------------- */
+
+static int expect(const struct ts_json *v, enum ts_json_type type, const char *file,
+		  const char *path, struct ts_error **err)
+{
+	if (v->type == type)
+		return 0;
+	return ts_error_set(err, 0, "%s: '/placement/%s': expected %s, got %s", file, path,
+			    ts_json_type_name(type), ts_json_type_name(v->type));
+}
+
+static int parse_reserved(const struct ts_json *obj, const char *file,
+			  struct ts_placement_config *cfg, struct ts_error **err)
+{
+	const char *key;
+	struct ts_json *val;
+	size_t i;
+	int r = expect(obj, TS_JSON_OBJECT, file, "reserved", err);
+
+	if (r < 0)
+		return r;
+	ts_json_object_foreach (obj, i, key, val) {
+		if (strcmp(key, "cpus") == 0) {
+			r = expect(val, TS_JSON_STRING, file, "reserved/cpus", err);
+			if (r == 0 && cfg->reserved_cpus != NULL)
+				hwloc_bitmap_free(cfg->reserved_cpus);
+			cfg->reserved_cpus = NULL;
+			if (r == 0)
+				r = parse_set(val->u.string, file, "/placement/reserved/cpus",
+					      &cfg->reserved_cpus, err);
+		} else if (strcmp(key, "count") == 0) {
+			uint64_t n = 0;
+			r = expect(val, TS_JSON_NUMBER, file, "reserved/count", err);
+			if (r == 0 && (ts_json_get_uint64(val, &n) < 0 || n > 65535))
+				r = ts_error_set(
+					err, 0,
+					"%s: '/placement/reserved/count': invalid cpu count "
+					"'%s'",
+					file, val->u.number);
+			cfg->reserved_count = (unsigned)n;
+		} else if (strcmp(key, "shared_may_use") == 0) {
+			r = expect(val, TS_JSON_BOOL, file, "reserved/shared_may_use", err);
+			cfg->shared_may_use_reserved = r == 0 && val->u.boolean;
+		} else {
+			r = ts_error_set(err, 0, "%s: '/placement/reserved/%s': unknown key", file,
+					 key);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_class(const char *name, const struct ts_json *obj, const char *file,
+		       struct ts_placement_config *cfg, struct ts_error **err)
+{
+	static const char *const kinds[] = {"any", "performance", "efficiency"};
+	const struct ts_placement_class *old = ts_placement_config_class(cfg, name);
+	enum ts_placement_pool pool = old ? old->pool : TS_PLACEMENT_POOL_SHARED;
+	enum ts_placement_kind kind = old ? old->cpu_kind : TS_PLACEMENT_KIND_ANY;
+	const char *s;
+
+	if (obj->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s: '/placement/classes/%s': expected object, got %s",
+				    file, name, ts_json_type_name(obj->type));
+	if ((s = ts_json_get_string(obj, "pool")) != NULL) {
+		pool = ts_placement_pool_from_string(s);
+		if (pool != TS_PLACEMENT_POOL_SHARED && pool != TS_PLACEMENT_POOL_EXCLUSIVE &&
+		    pool != TS_PLACEMENT_POOL_RESERVED)
+			return ts_error_set(err, 0,
+					    "%s: '/placement/classes/%s/pool': invalid pool '%s' "
+					    "(shared, exclusive or reserved)",
+					    file, name, s);
+	}
+	if ((s = ts_json_get_string(obj, "cpu_kind")) != NULL) {
+		kind = TS_PLACEMENT_KIND_INVALID;
+		for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+			if (strcmp(s, kinds[i]) == 0)
+				kind = (enum ts_placement_kind)i;
+		if ((int)kind < 0)
+			return ts_error_set(
+				err, 0,
+				"%s: '/placement/classes/%s/cpu_kind': invalid cpu kind "
+				"'%s' (any, performance or efficiency)",
+				file, name, s);
+	}
+	if (ts_placement_config_add_class(cfg, name, pool, kind) < 0)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int parse_bool(const struct ts_json *val, const char *file, const char *key, bool *out,
+		      struct ts_error **err)
+{
+	int r = expect(val, TS_JSON_BOOL, file, key, err);
+
+	if (r == 0)
+		*out = val->u.boolean;
+	return r;
+}
+
+static int parse_member(const char *key, const struct ts_json *val, const char *file,
+			struct ts_placement_config *cfg, struct ts_error **err)
+{
+	const char *ckey;
+	struct ts_json *cval;
+	size_t i;
+	int r;
+
+	if (strcmp(key, "reserved") == 0)
+		return parse_reserved(val, file, cfg, err);
+	if (strcmp(key, "full_cores_only") == 0)
+		return parse_bool(val, file, key, &cfg->full_cores_only, err);
+	if (strcmp(key, "align_l3") == 0)
+		return parse_bool(val, file, key, &cfg->align_l3, err);
+	if (strcmp(key, "manage_all") == 0)
+		return parse_bool(val, file, key, &cfg->manage_all, err);
+	if (strcmp(key, "classes") != 0)
+		return ts_error_set(err, 0, "%s: '/placement/%s': unknown key", file, key);
+	r = expect(val, TS_JSON_OBJECT, file, key, err);
+	if (r < 0)
+		return r;
+	ts_json_object_foreach (val, i, ckey, cval) {
+		r = parse_class(ckey, cval, file, cfg, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int ts_placement_config_parse(const struct ts_json *placement, const char *file,
+			      struct ts_placement_config *ret, struct ts_error **err)
+{
+	struct ts_placement_config cfg;
+	const char *key;
+	struct ts_json *val;
+	size_t i;
+	int r;
+
+	file = file != NULL ? file : "config.json";
+	r = ts_placement_config_init(&cfg, err);
+	if (r < 0)
+		return r;
+	if (placement != NULL && placement->type != TS_JSON_OBJECT)
+		r = ts_error_set(err, 0, "%s: '/placement': expected object, got %s", file,
+				 ts_json_type_name(placement->type));
+	ts_json_object_foreach (placement, i, key, val) {
+		if (r < 0)
+			break;
+		r = parse_member(key, val, file, &cfg, err);
+	}
+	if (r < 0) {
+		ts_placement_config_release(&cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}

@@ -1,0 +1,745 @@
+/* place.c - pools, classes and the placement decision for one container. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "placement/internal.h"
+#include "util/cleanup.h"
+
+#define ANNOTATION_PATH "/annotations/toposhim.io~1"
+
+static const char *const pool_names[_TS_PLACEMENT_POOL_MAX] = {
+	[TS_PLACEMENT_POOL_SHARED] = "shared",
+	[TS_PLACEMENT_POOL_EXCLUSIVE] = "exclusive",
+	[TS_PLACEMENT_POOL_NUMA_EXCLUSIVE] = "numa-exclusive",
+	[TS_PLACEMENT_POOL_RESERVED] = "reserved",
+	[TS_PLACEMENT_POOL_PINNED] = "pinned",
+};
+
+const char *ts_placement_pool_to_string(enum ts_placement_pool pool)
+{
+	if ((int)pool < 0 || pool >= _TS_PLACEMENT_POOL_MAX)
+		return NULL;
+	return pool_names[pool];
+}
+
+enum ts_placement_pool ts_placement_pool_from_string(const char *s)
+{
+	for (int i = 0; s != NULL && i < _TS_PLACEMENT_POOL_MAX; i++)
+		if (strcmp(s, pool_names[i]) == 0)
+			return (enum ts_placement_pool)i;
+	return TS_PLACEMENT_POOL_INVALID;
+}
+
+static int add_class(struct ts_placement_config *cfg, const char *name, enum ts_placement_pool pool,
+		     enum ts_placement_kind kind)
+{
+	struct ts_placement_class *c = NULL;
+
+	for (size_t i = 0; i < cfg->n_classes; i++)
+		if (strcmp(cfg->classes[i].name, name) == 0)
+			c = &cfg->classes[i];
+	if (c == NULL) {
+		c = realloc(cfg->classes, (cfg->n_classes + 1) * sizeof(*c));
+		if (c == NULL)
+			return -ENOMEM;
+		cfg->classes = c;
+		c = &cfg->classes[cfg->n_classes];
+		c->name = strdup(name);
+		if (c->name == NULL)
+			return -ENOMEM;
+		cfg->n_classes++;
+	}
+	c->pool = pool;
+	c->cpu_kind = kind;
+	return 0;
+}
+
+int ts_placement_config_add_class(struct ts_placement_config *cfg, const char *name,
+				  enum ts_placement_pool pool, enum ts_placement_kind kind)
+{
+	return add_class(cfg, name, pool, kind);
+}
+
+int ts_placement_config_init(struct ts_placement_config *cfg, struct ts_error **err)
+{
+	*cfg = (struct ts_placement_config){
+		.shared_may_use_reserved = true,
+		.align_l3 = true,
+	};
+	if (add_class(cfg, "critical", TS_PLACEMENT_POOL_EXCLUSIVE, TS_PLACEMENT_KIND_PERFORMANCE) <
+		    0 ||
+	    add_class(cfg, "standard", TS_PLACEMENT_POOL_SHARED, TS_PLACEMENT_KIND_ANY) < 0 ||
+	    add_class(cfg, "batch", TS_PLACEMENT_POOL_SHARED, TS_PLACEMENT_KIND_EFFICIENCY) < 0) {
+		ts_placement_config_release(cfg);
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	}
+	return 0;
+}
+
+void ts_placement_config_release(struct ts_placement_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_classes; i++)
+		free(cfg->classes[i].name);
+	free(cfg->classes);
+	if (cfg->reserved_cpus != NULL)
+		hwloc_bitmap_free(cfg->reserved_cpus);
+	*cfg = (struct ts_placement_config){0};
+}
+
+const struct ts_placement_class *ts_placement_config_class(const struct ts_placement_config *cfg,
+							   const char *name)
+{
+	for (size_t i = 0; name != NULL && i < cfg->n_classes; i++)
+		if (strcmp(cfg->classes[i].name, name) == 0)
+			return &cfg->classes[i];
+	return NULL;
+}
+
+void ts_placement_result_release(struct ts_placement_result *res)
+{
+	struct ts_strv a = {.v = res->affected}, r = {.v = res->reasons};
+
+	for (a.n = 0; a.v != NULL && a.v[a.n] != NULL; a.n++)
+		;
+	for (r.n = 0; r.v != NULL && r.v[r.n] != NULL; r.n++)
+		;
+	ts_strv_release(&a);
+	ts_strv_release(&r);
+	free(res->class_name);
+	if (res->cpus != NULL)
+		hwloc_bitmap_free(res->cpus);
+	if (res->mems != NULL)
+		hwloc_bitmap_free(res->mems);
+	if (res->shared_pool != NULL)
+		hwloc_bitmap_free(res->shared_pool);
+	*res = (struct ts_placement_result){0};
+}
+
+/* PUs of the lowest cores (by lowest PU) until count PUs are collected. */
+static int reserved_by_count(const struct ts_topology *topo, unsigned count, hwloc_bitmap_t out,
+			     struct ts_error **err)
+{
+	int total = hwloc_bitmap_weight(topo->online);
+
+	if (total < 0 || count >= (unsigned)total)
+		return ts_error_set(
+			err, 0,
+			"placement: '/placement/reserved/count': cannot reserve %u of %d "
+			"cpus",
+			count, total);
+	while ((unsigned)hwloc_bitmap_weight(out) < count) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t rest = hwloc_bitmap_alloc();
+		if (rest == NULL)
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		hwloc_bitmap_andnot(rest, topo->online, out);
+		int first = hwloc_bitmap_first(rest);
+		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo->hwloc, (unsigned)first);
+		hwloc_obj_t core =
+			pu != NULL ? hwloc_get_ancestor_obj_by_type(topo->hwloc, HWLOC_OBJ_CORE, pu)
+				   : NULL;
+		hwloc_const_bitmap_t set = core != NULL ? core->cpuset : NULL;
+		unsigned i;
+
+		if (set == NULL) {
+			hwloc_bitmap_set(out, (unsigned)first);
+			continue;
+		}
+		hwloc_bitmap_foreach_begin(i, set)
+			{
+				if ((unsigned)hwloc_bitmap_weight(out) < count &&
+				    hwloc_bitmap_isset(topo->online, i))
+					hwloc_bitmap_set(out, i);
+			}
+		hwloc_bitmap_foreach_end();
+	}
+	return 0;
+}
+
+int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			  hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t out = hwloc_bitmap_alloc();
+	int r;
+
+	if (out == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (cfg->reserved_cpus != NULL && cfg->reserved_count > 0 &&
+	    (unsigned)hwloc_bitmap_weight(cfg->reserved_cpus) != cfg->reserved_count) {
+		cleanup_free char *s = NULL;
+		(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
+		/* the kubelet refuses this too (unable to reserve the required amount) */
+		return ts_error_set(
+			err, 0,
+			"placement: '/placement/reserved': count %u does not match cpus "
+			"'%s'",
+			cfg->reserved_count, s != NULL ? s : "?");
+	}
+	if (cfg->reserved_cpus != NULL) {
+		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online)) {
+			cleanup_free char *s = NULL;
+			(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
+			return ts_error_set(
+				err, 0,
+				"placement: '/placement/reserved/cpus': cpus not online "
+				"'%s'",
+				s != NULL ? s : "?");
+		}
+		hwloc_bitmap_copy(out, cfg->reserved_cpus);
+	} else if (cfg->reserved_count > 0) {
+		r = reserved_by_count(topo, cfg->reserved_count, out, err);
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_config *cfg,
+						    const char *class_name, bool pinned,
+						    bool numa_exclusive, bool cpus_held)
+{
+	const struct ts_placement_class *cls = ts_placement_config_class(cfg, class_name);
+
+	if (pinned)
+		return TS_PLACEMENT_POOL_PINNED;
+	if (numa_exclusive)
+		return TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
+	if (cls != NULL)
+		return cls->pool;
+	return cpus_held ? TS_PLACEMENT_POOL_EXCLUSIVE : TS_PLACEMENT_POOL_SHARED;
+}
+
+static bool alloc_is_exclusive(const struct ts_allocation *a)
+{
+	return a->pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
+	       a->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE || a->numa_exclusive;
+}
+
+int ts_placement_shared_pool(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			     const struct ts_allocation *allocs, size_t nallocs,
+			     hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t reserved = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = hwloc_bitmap_dup(topo->online);
+	int r;
+
+	if (pool == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	r = ts_placement_reserved(cfg, topo, &reserved, err);
+	if (r < 0)
+		return r;
+	if (!cfg->shared_may_use_reserved)
+		hwloc_bitmap_andnot(pool, pool, reserved);
+	for (size_t i = 0; i < nallocs; i++)
+		if (alloc_is_exclusive(&allocs[i]) && allocs[i].cpus != NULL)
+			hwloc_bitmap_andnot(pool, pool, allocs[i].cpus);
+	*ret = TAKE_PTR(pool);
+	return 0;
+}
+
+/* ---- the decision ---------------------------------------------------- */
+
+struct placer {
+	const struct ts_placement_config *cfg;
+	const struct ts_topology *topo;
+	const struct ts_allocation *allocs;
+	size_t nallocs;
+	const struct ts_placement_request *req;
+	const struct ts_placement_class *cls;
+	const char *file;
+	hwloc_bitmap_t reserved;
+	hwloc_bitmap_t avail; /* free for exclusive use */
+	struct ts_strv reasons;
+	bool oom;
+};
+
+static void reason(struct placer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct placer *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0 || ts_strv_push(&p->reasons, s) < 0)
+		p->oom = true;
+	va_end(ap);
+}
+
+static const char *list_of(hwloc_const_bitmap_t set, char *buf, size_t len)
+{
+	if (hwloc_bitmap_iszero(set))
+		snprintf(buf, len, "none");
+	else
+		hwloc_bitmap_list_snprintf(buf, len, set);
+	return buf;
+}
+
+/* Memory-only nodes of a tier nearest to the nodes in base: those local to
+ * the cpus, else the closest by the NUMA latency matrix, else all. */
+static void add_tier_nodes(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t mems,
+			   enum ts_memory_tier tier)
+{
+	const struct ts_topology *t = p->topo;
+	cleanup_hwloc_bitmap hwloc_bitmap_t cand = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t local = hwloc_bitmap_alloc();
+
+	if (cand == NULL || local == NULL) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < t->n_numa_nodes; i++) {
+		const struct ts_numa_node *n = &t->numa_nodes[i];
+		if (n->tier != tier || !n->has_memory || hwloc_bitmap_isset(mems, n->os_index))
+			continue;
+		hwloc_bitmap_set(cand, n->os_index);
+		if (hwloc_bitmap_intersects(n->local_cpus, cpus))
+			hwloc_bitmap_set(local, n->os_index);
+	}
+	if (!hwloc_bitmap_iszero(local)) {
+		hwloc_bitmap_or(mems, mems, local);
+		return;
+	}
+	struct hwloc_distances_s *d = NULL;
+	unsigned nr = 1;
+	if (hwloc_distances_get_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, &nr, &d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
+	    nr == 1) {
+		hwloc_uint64_t best = UINT64_MAX;
+		cleanup_hwloc_bitmap hwloc_bitmap_t near = hwloc_bitmap_alloc();
+		for (unsigned i = 0; near != NULL && i < d->nbobjs; i++) {
+			if (!hwloc_bitmap_isset(mems, d->objs[i]->os_index))
+				continue;
+			for (unsigned j = 0; j < d->nbobjs; j++) {
+				if (!hwloc_bitmap_isset(cand, d->objs[j]->os_index))
+					continue;
+				hwloc_uint64_t v = d->values[i * d->nbobjs + j];
+				if (v < best) {
+					best = v;
+					hwloc_bitmap_zero(near);
+				}
+				if (v == best)
+					hwloc_bitmap_set(near, d->objs[j]->os_index);
+			}
+		}
+		hwloc_distances_release(t->hwloc, d);
+		if (near != NULL && !hwloc_bitmap_iszero(near)) {
+			hwloc_bitmap_or(mems, mems, near);
+			return;
+		}
+	} else if (d != NULL) {
+		hwloc_distances_release(t->hwloc, d);
+	}
+	hwloc_bitmap_or(mems, mems, cand);
+}
+
+static int compute_mems(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t *ret,
+			struct ts_error **err)
+{
+	const struct ts_topology *t = p->topo;
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+	enum ts_memory_tier tier = p->req->memory_tier;
+	char buf[256];
+
+	if (mems == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	for (size_t i = 0; i < t->n_numa_nodes; i++) {
+		const struct ts_numa_node *n = &t->numa_nodes[i];
+		if (!n->memory_only && n->has_memory && hwloc_bitmap_intersects(n->cpus, cpus))
+			hwloc_bitmap_set(mems, n->os_index);
+	}
+	/* CPU nodes without memory: fall back to the nearest DRAM nodes. */
+	if (hwloc_bitmap_iszero(mems))
+		add_tier_nodes(p, cpus, mems, TS_MEMORY_TIER_DRAM);
+	if (tier != TS_MEMORY_TIER_DRAM) {
+		int before = hwloc_bitmap_weight(mems);
+		add_tier_nodes(p, cpus, mems, tier);
+		if (hwloc_bitmap_weight(mems) == before)
+			return ts_error_set(err, 0,
+					    "%s: '" ANNOTATION_PATH
+					    "memory-tier': no memory node of "
+					    "tier '%s' on this machine",
+					    p->file, ts_memory_tier_to_string(tier));
+		reason(p, "memory tier %s: mems %s", ts_memory_tier_to_string(tier),
+		       list_of(mems, buf, sizeof(buf)));
+	}
+	if (p->oom)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	*ret = TAKE_PTR(mems);
+	return 0;
+}
+
+static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_t *ret,
+		     struct ts_error **err);
+
+/* PUs of the preferred CPU kind, or NULL when the machine is not hybrid. */
+static hwloc_const_bitmap_t kind_cpus(struct placer *p)
+{
+	const struct ts_topology *t = p->topo;
+
+	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE &&
+	    !hwloc_bitmap_iszero(t->performance_cpus))
+		return t->performance_cpus;
+	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_EFFICIENCY &&
+	    !hwloc_bitmap_iszero(t->efficiency_cpus))
+		return t->efficiency_cpus;
+	return NULL;
+}
+
+/* Exclusive PUs from scope: device-local NUMA nodes first, else the class's
+ * CPU kind first; the allocator's steps become reasons. */
+static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_t *ret,
+		     struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	struct ts_placement_take_opts opts = {
+		.align_l3 = p->cfg->align_l3,
+		.full_cores_only = p->cfg->full_cores_only,
+	};
+	cleanup_hwloc_bitmap hwloc_bitmap_t pref = hwloc_bitmap_alloc();
+	cleanup_strv char **steps = NULL;
+	hwloc_const_bitmap_t kind = kind_cpus(p);
+	char buf[256];
+	int r;
+
+	if (pref == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	ts_topology_cpus_of_numa(p->topo, req->device_numa, pref);
+	if (!hwloc_bitmap_iszero(pref)) {
+		reason(p, "prefer numa nodes %s (local to the requested devices)",
+		       list_of(req->device_numa, buf, sizeof(buf)));
+	} else if (kind != NULL) {
+		hwloc_bitmap_copy(pref, kind);
+		reason(p, "prefer %s cores: cpus %s",
+		       p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE ? "performance"
+									 : "efficiency",
+		       list_of(kind, buf, sizeof(buf)));
+	}
+	r = ts_placement_take(p->topo, scope, req->cpus, hwloc_bitmap_iszero(pref) ? NULL : pref,
+			      &opts, ret, &steps, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s: '" ANNOTATION_PATH "cpus'", p->file);
+	for (size_t i = 0; steps[i] != NULL; i++)
+		reason(p, "%s", steps[i]);
+	return 0;
+}
+
+/* NUMA nodes with CPUs, device-local ones flagged. Picks the node for
+ * "single"/"exclusive": device-local first, then the fullest that fits. */
+static int pick_node(struct placer *p, unsigned n, bool whole, unsigned *ret)
+{
+	const struct ts_topology *t = p->topo;
+	int best = -1, best_free = 0;
+	bool best_local = false;
+
+	for (size_t i = 0; i < t->n_numa_nodes; i++) {
+		const struct ts_numa_node *nd = &t->numa_nodes[i];
+		cleanup_hwloc_bitmap hwloc_bitmap_t f = hwloc_bitmap_alloc();
+
+		if (nd->memory_only || f == NULL || hwloc_bitmap_iszero(nd->cpus))
+			continue;
+		hwloc_bitmap_and(f, nd->cpus, p->avail);
+		int free_pus = hwloc_bitmap_weight(f);
+		if (whole && !hwloc_bitmap_isequal(f, nd->cpus))
+			continue;
+		if (free_pus < (int)n || free_pus == 0)
+			continue;
+		bool local = hwloc_bitmap_isset(p->req->device_numa, nd->os_index);
+		if (best >= 0 && best_local && !local)
+			continue;
+		if (best < 0 || (local && !best_local) || free_pus < best_free) {
+			best = (int)i;
+			best_free = free_pus;
+			best_local = local;
+		}
+	}
+	if (best < 0)
+		return -ENOSPC;
+	*ret = (unsigned)best;
+	return 0;
+}
+
+static int place_numa(struct placer *p, bool whole, hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	const char *what = whole ? "exclusive" : "single";
+	unsigned idx;
+	char buf[256];
+
+	if (pick_node(p, req->cpus, whole, &idx) < 0)
+		return ts_error_set(
+			err, ENOSPC,
+			"%s: '" ANNOTATION_PATH "numa': no numa node has %u free cpus%s "
+			"for '%s'",
+			p->file, req->cpus, whole ? " and no exclusive user" : "", what);
+	const struct ts_numa_node *nd = &p->topo->numa_nodes[idx];
+	bool local = hwloc_bitmap_isset(req->device_numa, nd->os_index);
+	reason(p, "numa %s: node %u (%s)", what, nd->os_index,
+	       local ? "local to the requested devices" : "fullest node that fits");
+	if (whole) {
+		*ret = hwloc_bitmap_dup(nd->cpus);
+		if (*ret == NULL)
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		reason(p, "whole numa node %u: cpus %s", nd->os_index,
+		       list_of(nd->cpus, buf, sizeof(buf)));
+		return 0;
+	}
+	cleanup_hwloc_bitmap hwloc_bitmap_t scope = hwloc_bitmap_alloc();
+	if (scope == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	hwloc_bitmap_and(scope, nd->cpus, p->avail);
+	return take_into(p, scope, ret, err);
+}
+
+static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+
+	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
+		return place_numa(p, true, ret, err);
+	if (req->cpus == 0)
+		return ts_error_set(err, 0,
+				    "%s: '" ANNOTATION_PATH "cpus': class '%s' needs a cpu count "
+				    "(toposhim.io/cpus or an integer cpu limit)",
+				    p->file, p->cls->name);
+	if (req->numa == TS_PLACEMENT_NUMA_SINGLE)
+		return place_numa(p, false, ret, err);
+	return take_into(p, p->avail, ret, err);
+}
+
+static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitmap_t *ret,
+			struct ts_error **err)
+{
+	hwloc_const_bitmap_t kind = kind_cpus(p);
+	hwloc_bitmap_t cpus;
+	char buf[256];
+
+	if (p->cls->pool == TS_PLACEMENT_POOL_RESERVED) {
+		if (hwloc_bitmap_iszero(p->reserved))
+			return ts_error_set(err, 0,
+					    "%s: '" ANNOTATION_PATH "class': class '%s' uses the "
+					    "reserved pool, but no cpus are reserved",
+					    p->file, p->cls->name);
+		cpus = hwloc_bitmap_dup(p->reserved);
+	} else {
+		cpus = hwloc_bitmap_dup(pool);
+		if (cpus != NULL && kind != NULL && hwloc_bitmap_intersects(cpus, kind)) {
+			hwloc_bitmap_and(cpus, cpus, kind);
+			reason(p, "prefer %s cores of the shared pool",
+			       p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE ? "performance"
+										 : "efficiency");
+		}
+	}
+	if (cpus == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (hwloc_bitmap_iszero(cpus)) {
+		hwloc_bitmap_free(cpus);
+		return ts_error_set(err, ENOSPC,
+				    "%s: '" ANNOTATION_PATH "class': the %s pool is empty", p->file,
+				    ts_placement_pool_to_string(p->cls->pool));
+	}
+	reason(p, "%s pool: cpus %s", ts_placement_pool_to_string(p->cls->pool),
+	       list_of(cpus, buf, sizeof(buf)));
+	*ret = cpus;
+	return 0;
+}
+
+static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	char buf[256];
+
+	if (!hwloc_bitmap_isincluded(req->user_cpus, p->topo->online)) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t off = hwloc_bitmap_alloc();
+		if (off == NULL)
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		hwloc_bitmap_andnot(off, req->user_cpus, p->topo->online);
+		return ts_error_set(err, 0, "%s: '/linux/resources/cpu/cpus': cpus not online '%s'",
+				    p->file, list_of(off, buf, sizeof(buf)));
+	}
+	*ret = hwloc_bitmap_dup(req->user_cpus);
+	if (*ret == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	reason(p, "pinned: cpus %s given in config.json are honoured",
+	       list_of(req->user_cpus, buf, sizeof(buf)));
+	return 0;
+}
+
+static int copy_existing(const struct ts_allocation *a, struct ts_placement_result *res)
+{
+	struct ts_strv rs = {0};
+	char *line = NULL;
+
+	res->existing = true;
+	res->pool = a->pool;
+	res->class_name = strdup(a->class_name != NULL ? a->class_name : "");
+	res->cpus = hwloc_bitmap_dup(a->cpus);
+	res->mems = a->mems != NULL ? hwloc_bitmap_dup(a->mems) : hwloc_bitmap_alloc();
+	if (asprintf(&line, "existing allocation of '%s' kept", a->container_id) < 0)
+		line = NULL;
+	if (ts_strv_push(&rs, line) < 0)
+		return -ENOMEM;
+	res->reasons = ts_strv_take(&rs);
+	res->affected = calloc(1, sizeof(char *));
+	if (res->class_name == NULL || res->cpus == NULL || res->mems == NULL ||
+	    res->reasons == NULL || res->affected == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static int affected_ids(const struct ts_allocation *allocs, size_t n, hwloc_const_bitmap_t taken,
+			char ***ret)
+{
+	struct ts_strv sv = {0};
+
+	for (size_t i = 0; taken != NULL && i < n; i++) {
+		const struct ts_allocation *a = &allocs[i];
+		if (a->pool != TS_PLACEMENT_POOL_SHARED || a->cpus == NULL ||
+		    !hwloc_bitmap_intersects(a->cpus, taken))
+			continue;
+		if (ts_strv_push(&sv, strdup(a->container_id)) < 0) {
+			ts_strv_release(&sv);
+			return -ENOMEM;
+		}
+	}
+	*ret = ts_strv_take(&sv);
+	return *ret == NULL ? -ENOMEM : 0;
+}
+
+static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_result *res,
+		  struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	int r;
+
+	if (req->user_cpus != NULL && !p->cfg->manage_all) {
+		res->pool = TS_PLACEMENT_POOL_PINNED;
+		return place_pinned(p, &res->cpus, err);
+	}
+	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
+		res->pool = TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
+	else
+		res->pool = p->cls->pool;
+	if (res->pool == TS_PLACEMENT_POOL_SHARED || res->pool == TS_PLACEMENT_POOL_RESERVED)
+		return place_pooled(p, pool, &res->cpus, err);
+	r = place_exclusive(p, &res->cpus, err);
+	if (r < 0)
+		return r;
+	hwloc_bitmap_andnot(pool, pool, res->cpus);
+	if (hwloc_bitmap_iszero(pool)) {
+		char buf[256];
+		return ts_error_set(err, ENOSPC,
+				    "%s: '" ANNOTATION_PATH "cpus': taking cpus %s would leave the "
+				    "shared pool empty",
+				    p->file, list_of(res->cpus, buf, sizeof(buf)));
+	}
+	return 0;
+}
+
+static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_error **err)
+{
+	int r = ts_placement_reserved(p->cfg, p->topo, &p->reserved, err);
+
+	if (r < 0)
+		return r;
+	r = ts_placement_shared_pool(p->cfg, p->topo, p->allocs, p->nallocs, ret_pool, err);
+	if (r < 0)
+		return r;
+	p->avail = hwloc_bitmap_dup(p->topo->online);
+	if (p->avail == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	hwloc_bitmap_andnot(p->avail, p->avail, p->reserved);
+	for (size_t i = 0; i < p->nallocs; i++) {
+		const struct ts_allocation *a = &p->allocs[i];
+		if (a->cpus != NULL &&
+		    (alloc_is_exclusive(a) || a->pool == TS_PLACEMENT_POOL_PINNED || a->pinned))
+			hwloc_bitmap_andnot(p->avail, p->avail, a->cpus);
+	}
+	return 0;
+}
+
+int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+		       const struct ts_allocation *allocs, size_t nallocs,
+		       const struct ts_placement_request *req, struct ts_placement_result *ret,
+		       struct ts_error **err)
+{
+	struct placer p = {
+		.cfg = cfg,
+		.topo = topo,
+		.allocs = allocs,
+		.nallocs = nallocs,
+		.req = req,
+		.file = req->config_name != NULL ? req->config_name : "config.json",
+	};
+	struct ts_placement_result res = {0};
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
+	char buf[256];
+	int r;
+
+	for (size_t i = 0; req->container_id != NULL && i < nallocs; i++) {
+		if (allocs[i].container_id == NULL ||
+		    strcmp(allocs[i].container_id, req->container_id) != 0)
+			continue;
+		r = copy_existing(&allocs[i], &res);
+		if (r == 0)
+			r = ts_placement_shared_pool(cfg, topo, allocs, nallocs, &res.shared_pool,
+						     err);
+		else
+			r = ts_error_set(err, ENOMEM, "placement: out of memory");
+		if (r < 0) {
+			ts_placement_result_release(&res);
+			return r;
+		}
+		*ret = res;
+		return 0;
+	}
+	p.cls = ts_placement_config_class(cfg, req->class_name);
+	if (p.cls == NULL)
+		return ts_error_set(err, 0, "%s: '" ANNOTATION_PATH "class': unknown class '%s'",
+				    p.file, req->class_name != NULL ? req->class_name : "");
+	r = placer_init(&p, &pool, err);
+	if (r == 0) {
+		reason(&p, "class %s%s", p.cls->name,
+		       req->class_derived ? " (derived from the cpu limit and request)" : "");
+		r = decide(&p, pool, &res, err);
+	}
+	if (r == 0)
+		r = compute_mems(&p, res.cpus, &res.mems, err);
+	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus */
+	if (r == 0 && req->user_mems != NULL && !p.cfg->manage_all) {
+		hwloc_bitmap_copy(res.mems, req->user_mems);
+		reason(&p, "mems %s given in config.json are honoured",
+		       list_of(req->user_mems, buf, sizeof(buf)));
+	}
+	if (r == 0) {
+		reason(&p, "mems %s", list_of(res.mems, buf, sizeof(buf)));
+		res.class_name = strdup(p.cls->name);
+		res.shared_pool = TAKE_PTR(pool);
+		if (res.class_name == NULL || res.shared_pool == NULL || p.oom ||
+		    affected_ids(allocs, nallocs,
+				 res.pool == TS_PLACEMENT_POOL_SHARED ||
+						 res.pool == TS_PLACEMENT_POOL_PINNED ||
+						 res.pool == TS_PLACEMENT_POOL_RESERVED
+					 ? NULL
+					 : res.cpus,
+				 &res.affected) < 0)
+			r = ts_error_set(err, ENOMEM, "placement: out of memory");
+	}
+	if (r == 0 && (res.reasons = ts_strv_take(&p.reasons)) == NULL)
+		r = ts_error_set(err, ENOMEM, "placement: out of memory");
+	ts_strv_release(&p.reasons);
+	if (p.reserved != NULL)
+		hwloc_bitmap_free(p.reserved);
+	if (p.avail != NULL)
+		hwloc_bitmap_free(p.avail);
+	if (r < 0) {
+		ts_placement_result_release(&res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}

@@ -1,0 +1,335 @@
+/*
+ * placement.h - the CPU/NUMA placement policy: which PUs and memory nodes a
+ * container gets, given the topology, the live allocations and the request.
+ *
+ * Pure functions: nothing here reads state, takes locks or writes files.  The
+ * caller (create path, `toposhimctl plan`) loads the topology, reads the
+ * allocations under the state lock, calls ts_placement_place(), records the
+ * result and writes linux.resources.cpu.{cpus,mems}.
+ *
+ * Pools (all sets of PU OS indexes):
+ *   reserved   config "reserved" (list, or count = PUs of the lowest cores);
+ *              never handed out as exclusive CPUs.
+ *   exclusive  union of the cpus of live allocations in the exclusive or
+ *              NUMA-exclusive pool.
+ *   shared     online − exclusive − (reserved unless reserved.shared_may_use);
+ *              every shared-pool container gets the whole pool.
+ *   pinned     containers whose config.json already names cpus: honoured as
+ *              given; their PUs stay in the shared pool but are never given
+ *              as exclusive CPUs.
+ *
+ * Exclusive allocation follows the kubelet CPU manager's static policy
+ * (pkg/kubelet/cm/cpumanager/cpu_assignment.go, takeByTopologyNUMAPacked):
+ * whole packages/NUMA nodes (the level with fewer objects first) when the
+ * request is at least that big, whole L3 groups (then one partly used L3
+ * that can hold the rest: the kubelet's prefer-align-cpus-by-uncorecache),
+ * whole cores, then single PUs.  At each level the domain with the fewest
+ * free PUs comes first ("busiest first"), ties by OS index.  An exclusive
+ * request that would leave the shared pool empty fails (-ENOSPC).
+ * Not implemented from the kubelet: distribute-cpus-across-numa, align by
+ * socket, and its state-file validation (src/state owns the records).
+ *
+ * Config object ("placement" in the toposhim config; every key optional):
+ *   "reserved": {"cpus": "0-1"} or {"count": 2},
+ *               "shared_may_use": true        (default true)
+ *   "full_cores_only": false     fail requests that are not a multiple of
+ *                                the SMT width (kubelet full-pcpus-only)
+ *   "align_l3": true             take whole / one L3 group before cores
+ *   "manage_all": false          true: explicit cpus in config.json are
+ *                                replaced instead of honoured as pinned
+ *   "classes": {"<name>": {"pool": "exclusive"|"shared"|"reserved",
+ *                          "cpu_kind": "performance"|"efficiency"|"any"}}
+ *               added to / overriding the built-ins: critical (exclusive,
+ *               performance), standard (shared, any), batch (shared,
+ *               efficiency).
+ *
+ * Requests come from config.json (OCI runtime-spec v1.x config.md
+ * "annotations", config-linux.md "CPU"): toposhim.io/class, toposhim.io/cpus,
+ * toposhim.io/numa (prefer|single|exclusive), toposhim.io/memory-tier
+ * (dram|hbm|cxl|pmem|gpu), linux.resources.cpu.{shares,quota,period,cpus,mems}.
+ * toposhim.io/cpus sets the count only; the class still comes from
+ * toposhim.io/class or the quota rule.
+ */
+#ifndef TS_PLACEMENT_PLACEMENT_H
+#define TS_PLACEMENT_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hwloc.h>
+
+#include "oci/json.h"
+#include "topology/topology.h"
+#include "util/error.h"
+
+enum ts_placement_pool {
+	TS_PLACEMENT_POOL_SHARED,
+	TS_PLACEMENT_POOL_EXCLUSIVE,
+	TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
+	TS_PLACEMENT_POOL_RESERVED,
+	TS_PLACEMENT_POOL_PINNED,
+	_TS_PLACEMENT_POOL_MAX,
+	TS_PLACEMENT_POOL_INVALID = -22, /* -EINVAL */
+};
+
+/** "shared", "exclusive", "numa-exclusive", "reserved", "pinned"; NULL if invalid. */
+const char *ts_placement_pool_to_string(enum ts_placement_pool pool);
+/** Inverse of ts_placement_pool_to_string(); TS_PLACEMENT_POOL_INVALID if unknown. */
+enum ts_placement_pool ts_placement_pool_from_string(const char *s);
+
+enum ts_placement_numa {
+	TS_PLACEMENT_NUMA_PREFER,
+	TS_PLACEMENT_NUMA_SINGLE,
+	TS_PLACEMENT_NUMA_EXCLUSIVE,
+	_TS_PLACEMENT_NUMA_MAX,
+	TS_PLACEMENT_NUMA_INVALID = -22,
+};
+
+enum ts_placement_kind {
+	TS_PLACEMENT_KIND_ANY,
+	TS_PLACEMENT_KIND_PERFORMANCE,
+	TS_PLACEMENT_KIND_EFFICIENCY,
+	_TS_PLACEMENT_KIND_MAX,
+	TS_PLACEMENT_KIND_INVALID = -22,
+};
+
+struct ts_placement_class {
+	char *name;
+	enum ts_placement_pool pool; /* SHARED, EXCLUSIVE or RESERVED */
+	enum ts_placement_kind cpu_kind;
+};
+
+struct ts_placement_config {
+	hwloc_bitmap_t reserved_cpus; /* explicit list, or NULL */
+	unsigned reserved_count;      /* used when reserved_cpus is NULL */
+	bool shared_may_use_reserved;
+	bool full_cores_only;
+	bool align_l3;
+	bool manage_all;
+	struct ts_placement_class *classes;
+	size_t n_classes;
+};
+
+/**
+ * Fill cfg with the defaults (no reserved CPUs, shared_may_use true,
+ * align_l3 true, the three built-in classes).
+ * @return 0; -ENOMEM.  Release with ts_placement_config_release().
+ */
+int ts_placement_config_init(struct ts_placement_config *cfg, struct ts_error **err);
+
+/**
+ * Defaults, then the keys of a "placement" object (documented above).
+ * @param[in] placement  the object, or NULL for defaults only; borrowed.
+ * @param[in] file       config file name for messages.
+ * @param[out] ret       filled on success; release with ts_placement_config_release().
+ * @return 0; -EINVAL "<file>: '/placement/<key>': <problem> '<value>'" for a
+ *         wrong type, unknown key, invalid cpu list or pool; -ENOMEM.
+ */
+int ts_placement_config_parse(const struct ts_json *placement, const char *file,
+			      struct ts_placement_config *ret, struct ts_error **err);
+
+/** Free the members of cfg (the struct itself is the caller's). */
+void ts_placement_config_release(struct ts_placement_config *cfg);
+
+/** Class by name; borrowed from cfg; NULL if unknown. */
+const struct ts_placement_class *ts_placement_config_class(const struct ts_placement_config *cfg,
+							   const char *name);
+
+/* A live allocation, as the state module records it.  All borrowed. */
+struct ts_allocation {
+	const char *container_id;
+	const char *class_name;
+	enum ts_placement_pool pool;
+	hwloc_const_bitmap_t cpus;
+	hwloc_const_bitmap_t mems; /* may be NULL */
+	bool numa_exclusive;	   /* pool == NUMA_EXCLUSIVE */
+	bool pinned;		   /* pool == PINNED */
+};
+
+/**
+ * The pool of a recorded allocation (src/state keeps class, pinned and
+ * numa_exclusive, not the pool): pinned -> PINNED, numa_exclusive ->
+ * NUMA_EXCLUSIVE, else the pool of the class in cfg; an unknown class (the
+ * config changed since) counts as EXCLUSIVE when it held cpus, so that its
+ * PUs are never handed out twice.
+ * @param[in] cpus_held  whether the record has a non-empty cpuset.
+ */
+enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_config *cfg,
+						    const char *class_name, bool pinned,
+						    bool numa_exclusive, bool cpus_held);
+
+struct ts_placement_request {
+	char *container_id;
+	char *class_name;
+	bool class_derived; /* no toposhim.io/class: derived from quota */
+	unsigned cpus;	    /* exclusive PUs wanted (0: none / whole node) */
+	enum ts_placement_numa numa;
+	enum ts_memory_tier memory_tier;
+	hwloc_bitmap_t user_cpus;   /* linux.resources.cpu.cpus, NULL if absent */
+	hwloc_bitmap_t user_mems;   /* linux.resources.cpu.mems, NULL if absent */
+	hwloc_bitmap_t device_numa; /* NUMA nodes local to requested devices; never NULL */
+	char **devices;		    /* host paths with a known NUMA node (for reasons) */
+	size_t n_devices;
+	const char *config_name; /* for messages, borrowed */
+};
+
+/**
+ * Initialise an empty request (class "standard", numa prefer, tier dram).
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_request_init(struct ts_placement_request *req, const char *container_id,
+			      struct ts_error **err);
+
+/** Free the members of req. */
+void ts_placement_request_release(struct ts_placement_request *req);
+
+/**
+ * Read a request from an OCI config tree.
+ *
+ * Class: toposhim.io/class (must name a class of cfg); without it an integer
+ * CPU limit equal to the request (cpu.quota % cpu.period == 0, quota > 0,
+ * shares == limit * 1024) derives "critical", anything else "standard" (the
+ * kubelet's Guaranteed-with-integer-CPUs rule).  CPU count:
+ * toposhim.io/cpus, else quota/period rounded up.
+ * @param[in] config       config.json tree; borrowed.
+ * @param[in] config_name  for messages ("config.json"); borrowed, must
+ *                         outlive ret.
+ * @param[in] container_id borrowed (copied).
+ * @param[in] cfg          placement config; borrowed.
+ * @param[out] ret         filled on success; release with
+ *                         ts_placement_request_release().
+ * @return 0; -EINVAL with "<config_name>: '/annotations/toposhim.io~1cpus':
+ *         invalid cpu count 'x'" (and likewise for class, numa,
+ *         memory-tier, '/linux/resources/cpu/cpus' invalid cpu list, ...);
+ *         -ENOMEM.
+ */
+int ts_placement_request_from_config(const struct ts_json *config, const char *config_name,
+				     const char *container_id,
+				     const struct ts_placement_config *cfg,
+				     struct ts_placement_request *ret, struct ts_error **err);
+
+/**
+ * Add the locality of requested devices (CDI device nodes' host paths) to
+ * req->device_numa.  Devices whose locality is unknown add nothing (not an
+ * error: they give no hint).
+ * @param[in] roots  sysfs/proc roots (ts_devloc_roots_from_env()).
+ * @param[in] paths  n host paths; borrowed.
+ * @return 0; -errno "<path>: cannot stat device" (a device that does not
+ *         exist on the host); -ENOMEM.
+ */
+int ts_placement_request_add_devices(struct ts_placement_request *req,
+				     const struct ts_devloc_roots *roots, const char *const *paths,
+				     size_t n, struct ts_error **err);
+
+struct ts_placement_result {
+	char *class_name;
+	enum ts_placement_pool pool;
+	hwloc_bitmap_t cpus;	    /* what linux.resources.cpu.cpus gets */
+	hwloc_bitmap_t mems;	    /* what linux.resources.cpu.mems gets */
+	hwloc_bitmap_t shared_pool; /* the shared pool once this is recorded */
+	char **affected;	    /* NULL-terminated container ids of shared-pool
+				     * containers that must leave PUs this takes */
+	char **reasons;		    /* NULL-terminated human-readable lines */
+	bool existing;		    /* container_id already had an allocation */
+};
+
+/** Free the members of a result. */
+void ts_placement_result_release(struct ts_placement_result *res);
+
+/**
+ * Compute the reserved PUs of cfg on topo.
+ * @param[out] ret  new bitmap; caller frees.
+ * @return 0; -EINVAL "placement: '/placement/reserved/cpus': cpus not online
+ *         '<list>'"; -EINVAL when count exceeds the online PUs, or when both
+ *         cpus and count are given and disagree (kubelet R5); -ENOMEM.
+ */
+int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			  hwloc_bitmap_t *ret, struct ts_error **err);
+
+/**
+ * The shared pool for the given allocations (see the pool table above).
+ * @param[out] ret  new bitmap; caller frees.
+ * @return 0; errors of ts_placement_reserved(); -ENOMEM.
+ */
+int ts_placement_shared_pool(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			     const struct ts_allocation *allocs, size_t nallocs,
+			     hwloc_bitmap_t *ret, struct ts_error **err);
+
+/* Options of the exclusive allocator. */
+struct ts_placement_take_opts {
+	bool align_l3;
+	bool full_cores_only;
+	bool spread; /* kubelet distribute-cpus-across-cores: skip whole cores */
+};
+
+/**
+ * The kubelet-order exclusive allocator on its own: choose n PUs from avail.
+ * @param[in] avail      PUs that may be taken; borrowed.
+ * @param[in] n          PUs wanted.
+ * @param[in] preferred  PUs to take first (device-local NUMA, CPU kind), or
+ *                       NULL; the rest comes from avail as usual.
+ * @param[out] ret       new bitmap; caller frees.
+ * @param[out] ret_steps may be NULL; a NULL-terminated list of the steps
+ *                       ("whole package 0", ...) the caller frees with
+ *                       the strv cleanup.
+ * @return 0; -ENOSPC "not enough cpus available to satisfy request:
+ *         requested=N, available=M"; -EINVAL "smt alignment error: requested
+ *         N cpus not a multiple of cpus per core = W" or "smt alignment
+ *         error: not enough free physical cpus: available physical cpus = A,
+ *         requested cpus = N, cpus per core = W" (full_cores_only); -ENOMEM.
+ */
+int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail, unsigned n,
+		      hwloc_const_bitmap_t preferred, const struct ts_placement_take_opts *opts,
+		      hwloc_bitmap_t *ret, char ***ret_steps, struct ts_error **err);
+
+/**
+ * Place one container.
+ *
+ * An allocation with the same container id is returned unchanged (existing
+ * = true).  Pinned requests (explicit cpus, manage_all false) get their cpus.
+ * Shared/reserved classes get the pool.  Exclusive classes get cpus from
+ * online − reserved − exclusive − pinned PUs: numa "single" within one NUMA
+ * node (device-local ones first), "exclusive" a whole free NUMA node,
+ * "prefer" device-local nodes first; critical prefers P-cores and batch
+ * E-cores on hybrid CPUs.  mems: the NUMA nodes (with memory) of the cpus,
+ * plus the nearest memory-only nodes of the requested tier.
+ * @param[in] cfg, topo, allocs, req  borrowed.
+ * @param[out] ret  filled on success; release with ts_placement_result_release().
+ * @return 0; -ENOSPC (not enough free cpus, no free NUMA node, would leave
+ *         the shared pool empty); -EINVAL (full_cores_only alignment, user
+ *         cpus not online, no memory node of the requested tier); -ENOMEM.
+ *         Messages name the config file and annotation, e.g.
+ *         "config.json: '/annotations/toposhim.io~1cpus': not enough cpus
+ *         available to satisfy request: requested=8, available=7".
+ */
+int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+		       const struct ts_allocation *allocs, size_t nallocs,
+		       const struct ts_placement_request *req, struct ts_placement_result *ret,
+		       struct ts_error **err);
+
+/**
+ * Describe a topology for `toposhimctl topology --json`: an object with
+ * "source", "online" (cpu list), "pus", "smt_width", "packages"
+ * [{"os_index","cpus"}], "numa_nodes" [{"os_index","cpus","local_cpus",
+ * "memory_bytes","tier","memory_only"}], "l3_groups" [{"logical_index",
+ * "cpus"}], "cores", "cpu_kinds" {"performance","efficiency"} and
+ * "devices" [{"name","pci" (or null),"numa_nodes"}] (hwloc OS devices, plus
+ * GPU/InfiniBand/NVMe/accelerator PCI devices that have none).
+ * @param[out] ret  new tree; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_describe_topology(const struct ts_topology *topo, struct ts_json **ret,
+				   struct ts_error **err);
+
+/**
+ * A placement result as JSON for `toposhimctl plan --json`: {"container_id",
+ * "class", "pool", "cpus", "mems", "shared_pool" (cpu lists), "existing",
+ * "affected" [ids], "reasons" [lines]}.
+ * @param[out] ret  new tree; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_result_to_json(const struct ts_placement_result *res, const char *container_id,
+				struct ts_json **ret, struct ts_error **err);
+
+#endif

@@ -1,0 +1,70 @@
+/* request.c - a placement request: lifecycle and device locality. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/internal.h"
+#include "util/cleanup.h"
+
+int ts_placement_request_init(struct ts_placement_request *req, const char *container_id,
+			      struct ts_error **err)
+{
+	*req = (struct ts_placement_request){
+		.numa = TS_PLACEMENT_NUMA_PREFER,
+		.memory_tier = TS_MEMORY_TIER_DRAM,
+		.config_name = "config.json",
+	};
+	req->container_id = strdup(container_id != NULL ? container_id : "");
+	req->class_name = strdup("standard");
+	req->device_numa = hwloc_bitmap_alloc();
+	if (req->container_id == NULL || req->class_name == NULL || req->device_numa == NULL) {
+		ts_placement_request_release(req);
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	}
+	return 0;
+}
+
+void ts_placement_request_release(struct ts_placement_request *req)
+{
+	free(req->container_id);
+	free(req->class_name);
+	if (req->user_cpus != NULL)
+		hwloc_bitmap_free(req->user_cpus);
+	if (req->user_mems != NULL)
+		hwloc_bitmap_free(req->user_mems);
+	if (req->device_numa != NULL)
+		hwloc_bitmap_free(req->device_numa);
+	for (size_t i = 0; i < req->n_devices; i++)
+		free(req->devices[i]);
+	free(req->devices);
+	*req = (struct ts_placement_request){0};
+}
+
+int ts_placement_request_add_devices(struct ts_placement_request *req,
+				     const struct ts_devloc_roots *roots, const char *const *paths,
+				     size_t n, struct ts_error **err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ts_device_locality loc;
+		int r = ts_device_locality(roots, paths[i], &loc, err);
+
+		if (r < 0)
+			return r;
+		if (loc.numa_node >= 0) {
+			char **v = realloc(req->devices, (req->n_devices + 1) * sizeof(*v));
+			char *copy = strdup(paths[i]);
+
+			if (v != NULL)
+				req->devices = v;
+			if (v == NULL || copy == NULL) {
+				free(copy);
+				ts_device_locality_release(&loc);
+				return ts_error_set(err, ENOMEM, "placement: out of memory");
+			}
+			req->devices[req->n_devices++] = copy;
+			hwloc_bitmap_set(req->device_numa, (unsigned)loc.numa_node);
+		}
+		ts_device_locality_release(&loc);
+	}
+	return 0;
+}

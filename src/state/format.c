@@ -1,0 +1,476 @@
+/* format.c - allocations.json <-> records; the format is described in state.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/json.h"
+#include "state/internal.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+
+#define CHECKSUM_PREFIX "fnv1a64:"
+
+uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+uint64_t ts_state_fnv1a64(const void *buf, size_t len)
+{
+	return ts_state_fnv1a64_update(0xcbf29ce484222325ull, buf, len);
+}
+
+/* obj[key] = s; a NULL s leaves the member out. */
+static int put_string(struct ts_json *obj, const char *key, const char *s, struct ts_error **err)
+{
+	if (s == NULL)
+		return 0;
+	return ts_json_object_set(obj, key, ts_json_new_string(s), err);
+}
+
+static struct ts_json *encode_devices(char *const *devices, struct ts_error **err)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+
+	if (arr == NULL) {
+		ts_error_set(err, ENOMEM, "devices");
+		return NULL;
+	}
+	for (size_t i = 0; devices != NULL && devices[i] != NULL; i++)
+		if (ts_json_array_append(arr, ts_json_new_string(devices[i]), err) < 0)
+			return NULL;
+	return TAKE_PTR(arr);
+}
+
+static struct ts_json *encode_one(const struct ts_alloc *a, struct ts_error **err)
+{
+	cleanup_json struct ts_json *o = ts_json_new_object();
+	int r;
+
+	if (o == NULL) {
+		ts_error_set(err, ENOMEM, "allocation");
+		return NULL;
+	}
+	r = put_string(o, "container_id", a->container_id, err);
+	if (r >= 0)
+		r = put_string(o, "runtime_root", a->runtime_root, err);
+	if (r >= 0)
+		r = put_string(o, "runtime", a->runtime_path, err);
+	if (r >= 0)
+		r = put_string(o, "bundle", a->bundle, err);
+	if (r >= 0)
+		r = put_string(o, "class", a->class_name, err);
+	if (r >= 0)
+		r = put_string(o, "cpus", a->cpus_str ? a->cpus_str : "", err);
+	if (r >= 0)
+		r = put_string(o, "mems", a->mems_str ? a->mems_str : "", err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "devices", encode_devices(a->devices, err), err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "pinned", ts_json_new_bool(a->pinned), err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "numa_exclusive", ts_json_new_bool(a->numa_exclusive),
+				       err);
+	if (r >= 0)
+		r = put_string(o, "state", ts_alloc_status_to_string(a->status), err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "created_usec", ts_json_new_uint(a->created_usec), err);
+	if (r >= 0 && a->pid > 0) {
+		r = ts_json_object_set(o, "pid", ts_json_new_int(a->pid), err);
+		if (r >= 0)
+			r = ts_json_object_set(o, "pid_start_ticks",
+					       ts_json_new_uint(a->pid_start_ticks), err);
+		if (r >= 0)
+			r = put_string(o, "cgroup_path", a->cgroup_path, err);
+	}
+	if (r < 0)
+		return NULL;
+	return TAKE_PTR(o);
+}
+
+int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_error **err)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+
+	if (arr == NULL)
+		return ts_error_set(err, ENOMEM, "allocations");
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (ts_json_array_append(arr, encode_one(s->allocs[i], err), err) < 0)
+			return ts_error_prefix(err, "allocations");
+	*ret = TAKE_PTR(arr);
+	return 0;
+}
+
+/* Hash "<key>:<length>:<bytes>;" into *h; a NULL value is left out. */
+static void canon_str(uint64_t *h, const char *key, const char *val)
+{
+	char head[64];
+	int n;
+
+	if (val == NULL)
+		return;
+	n = snprintf(head, sizeof(head), "%s:%zu:", key, strlen(val));
+	*h = ts_state_fnv1a64_update(*h, head, (size_t)n);
+	*h = ts_state_fnv1a64_update(*h, val, strlen(val));
+	*h = ts_state_fnv1a64_update(*h, ";", 1);
+}
+
+static void canon_uint(uint64_t *h, const char *key, uint64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	canon_str(h, key, num);
+}
+
+uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
+{
+	uint64_t h = ts_state_fnv1a64(NULL, 0);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_alloc *a = v[i];
+		size_t ndev = 0;
+
+		while (a->devices != NULL && a->devices[ndev] != NULL)
+			ndev++;
+		/* the same members, values and order as encode_one() writes */
+		canon_str(&h, "container_id", a->container_id);
+		canon_str(&h, "runtime_root", a->runtime_root);
+		canon_str(&h, "runtime", a->runtime_path);
+		canon_str(&h, "bundle", a->bundle);
+		canon_str(&h, "class", a->class_name);
+		canon_str(&h, "cpus", a->cpus_str ? a->cpus_str : "");
+		canon_str(&h, "mems", a->mems_str ? a->mems_str : "");
+		canon_uint(&h, "devices", ndev);
+		for (size_t k = 0; k < ndev; k++)
+			canon_str(&h, "device", a->devices[k]);
+		canon_str(&h, "pinned", a->pinned ? "true" : "false");
+		canon_str(&h, "numa_exclusive", a->numa_exclusive ? "true" : "false");
+		canon_str(&h, "state", ts_alloc_status_to_string(a->status));
+		canon_uint(&h, "created_usec", a->created_usec);
+		if (a->pid > 0) {
+			canon_uint(&h, "pid", (uint64_t)a->pid);
+			canon_uint(&h, "pid_start_ticks", a->pid_start_ticks);
+			canon_str(&h, "cgroup_path", a->cgroup_path);
+		}
+		h = ts_state_fnv1a64_update(h, "\n", 1);
+	}
+	return h;
+}
+
+int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
+			   size_t *ret_len, struct ts_error **err)
+{
+	cleanup_json struct ts_json *root = ts_json_new_object();
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+	char sum[sizeof(CHECKSUM_PREFIX) + 16];
+	int r;
+
+	if (root == NULL || arr == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i]->container_id == NULL || v[i]->container_id[0] == '\0')
+			return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': empty",
+					    path, i);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(v[j]->container_id, v[i]->container_id) == 0)
+				return ts_error_set(err, 0,
+						    "%s: '/allocations/%zu/container_id': "
+						    "duplicate '%s'",
+						    path, i, v[i]->container_id);
+		r = ts_json_array_append(arr, encode_one(v[i], err), err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s: '/allocations/%zu'", path, i);
+	}
+	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, ts_state_checksum(v, n));
+	r = ts_json_object_set(root, "version", ts_json_new_int(TS_STATE_FORMAT_VERSION), err);
+	if (r >= 0)
+		r = ts_json_object_set(root, "checksum", ts_json_new_string(sum), err);
+	if (r >= 0)
+		r = ts_json_object_set(root, "allocations", TAKE_PTR(arr), err);
+	if (r >= 0)
+		r = ts_json_serialize(root, true, ret_buf, ret_len, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", path);
+	return 0;
+}
+
+/* Why the record at /allocations/<i> is refused, or NULL (with *ret set)
+ * when it is valid.  -ENOMEM is reported through *oom. */
+struct decoder {
+	char *problem; /* first problem seen, owned */
+	bool oom;
+};
+
+static bool note(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record a problem (the first one wins). @return false, for `return note(...)`. */
+static bool note(struct decoder *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->problem != NULL || d->oom)
+		return false;
+	va_start(ap, fmt);
+	if (vasprintf(&d->problem, fmt, ap) < 0) {
+		d->problem = NULL;
+		d->oom = true;
+	}
+	va_end(ap);
+	return false;
+}
+
+static bool take_string(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
+			char **dst)
+{
+	if (val->type != TS_JSON_STRING)
+		return note(d, "'/allocations/%zu/%s': expected string, got %s", i, key,
+			    ts_json_type_name(val->type));
+	free(*dst);
+	*dst = strdup(val->u.string);
+	if (*dst == NULL)
+		d->oom = true;
+	return *dst != NULL;
+}
+
+static bool take_bool(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
+		      bool *dst)
+{
+	if (val->type != TS_JSON_BOOL)
+		return note(d, "'/allocations/%zu/%s': expected boolean, got %s", i, key,
+			    ts_json_type_name(val->type));
+	*dst = val->u.boolean;
+	return true;
+}
+
+static bool take_uint(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
+		      uint64_t *dst)
+{
+	if (ts_json_get_uint64(val, dst) < 0)
+		return note(d, "'/allocations/%zu/%s': expected unsigned integer, got '%s'", i, key,
+			    val->type == TS_JSON_NUMBER ? val->u.number
+							: ts_json_type_name(val->type));
+	return true;
+}
+
+static bool take_devices(struct decoder *d, size_t i, const struct ts_json *val, char ***dst)
+{
+	const struct ts_json *item;
+	size_t k;
+
+	if (val->type != TS_JSON_ARRAY)
+		return note(d, "'/allocations/%zu/devices': expected array, got %s", i,
+			    ts_json_type_name(val->type));
+	ts_strv_freep(dst);
+	*dst = calloc(val->u.array.len + 1, sizeof(char *));
+	if (*dst == NULL) {
+		d->oom = true;
+		return false;
+	}
+	ts_json_array_foreach (val, k, item) {
+		if (item->type != TS_JSON_STRING)
+			return note(d, "'/allocations/%zu/devices/%zu': expected string, got %s", i,
+				    k, ts_json_type_name(item->type));
+		(*dst)[k] = strdup(item->u.string);
+		if ((*dst)[k] == NULL) {
+			d->oom = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool take_member(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
+			struct ts_alloc *a)
+{
+	uint64_t u = 0;
+
+	if (strcmp(key, "container_id") == 0)
+		return take_string(d, i, key, val, &a->container_id);
+	if (strcmp(key, "runtime_root") == 0)
+		return take_string(d, i, key, val, &a->runtime_root);
+	if (strcmp(key, "runtime") == 0)
+		return take_string(d, i, key, val, &a->runtime_path);
+	if (strcmp(key, "bundle") == 0)
+		return take_string(d, i, key, val, &a->bundle);
+	if (strcmp(key, "class") == 0)
+		return take_string(d, i, key, val, &a->class_name);
+	if (strcmp(key, "cpus") == 0)
+		return take_string(d, i, key, val, &a->cpus_str);
+	if (strcmp(key, "mems") == 0)
+		return take_string(d, i, key, val, &a->mems_str);
+	if (strcmp(key, "cgroup_path") == 0)
+		return take_string(d, i, key, val, &a->cgroup_path);
+	if (strcmp(key, "devices") == 0)
+		return take_devices(d, i, val, &a->devices);
+	if (strcmp(key, "pinned") == 0)
+		return take_bool(d, i, key, val, &a->pinned);
+	if (strcmp(key, "numa_exclusive") == 0)
+		return take_bool(d, i, key, val, &a->numa_exclusive);
+	if (strcmp(key, "created_usec") == 0)
+		return take_uint(d, i, key, val, &a->created_usec);
+	if (strcmp(key, "pid_start_ticks") == 0)
+		return take_uint(d, i, key, val, &a->pid_start_ticks);
+	if (strcmp(key, "pid") == 0) {
+		if (!take_uint(d, i, key, val, &u))
+			return false;
+		if (u == 0 || u > INT_MAX)
+			return note(d, "'/allocations/%zu/pid': out of range '%s'", i,
+				    val->u.number);
+		a->pid = (pid_t)u;
+		return true;
+	}
+	if (strcmp(key, "state") == 0) {
+		if (val->type != TS_JSON_STRING)
+			return note(d, "'/allocations/%zu/state': expected string, got %s", i,
+				    ts_json_type_name(val->type));
+		a->status = ts_alloc_status_from_string(val->u.string);
+		if (a->status == TS_ALLOC_STATUS_INVALID)
+			return note(d, "'/allocations/%zu/state': unknown state '%s'", i,
+				    val->u.string);
+		return true;
+	}
+	return note(d, "'/allocations/%zu/%s': unknown member", i, key);
+}
+
+/* Decode one record; NULL when invalid (the problem is noted) or on OOM. */
+static struct ts_alloc *decode_one(struct decoder *d, size_t i, const struct ts_json *o)
+{
+	cleanup_alloc struct ts_alloc *a = NULL;
+	const struct ts_json *val;
+	const char *key;
+	bool has_state = false, has_time = false;
+	size_t k;
+
+	if (o->type != TS_JSON_OBJECT) {
+		note(d, "'/allocations/%zu': expected object, got %s", i,
+		     ts_json_type_name(o->type));
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		d->oom = true;
+		return NULL;
+	}
+	ts_json_object_foreach (o, k, key, val) {
+		if (!take_member(d, i, key, val, a))
+			return NULL;
+		has_state |= strcmp(key, "state") == 0;
+		has_time |= strcmp(key, "created_usec") == 0;
+	}
+	if (a->container_id == NULL || a->container_id[0] == '\0')
+		note(d, "'/allocations/%zu/container_id': missing or empty", i);
+	else if (!has_state)
+		note(d, "'/allocations/%zu/state': missing", i);
+	else if (!has_time)
+		note(d, "'/allocations/%zu/created_usec': missing", i);
+	else if (a->pid == 0 && (a->pid_start_ticks != 0 || a->cgroup_path != NULL))
+		note(d, "'/allocations/%zu/pid': missing", i);
+	else
+		return TAKE_PTR(a);
+	return NULL;
+}
+
+static bool is_duplicate(struct ts_alloc *const *v, size_t n, const char *container_id)
+{
+	for (size_t j = 0; j < n; j++)
+		if (strcmp(v[j]->container_id, container_id) == 0)
+			return true;
+	return false;
+}
+
+/* Check the version of a parsed root; notes the problem. */
+static void check_version(struct decoder *d, const struct ts_json *root)
+{
+	const struct ts_json *version = ts_json_get(root, "version");
+	int64_t v = 0;
+
+	if (version == NULL || ts_json_get_int64(version, &v) < 0)
+		note(d, "'/version': missing or not an integer");
+	else if (v != TS_STATE_FORMAT_VERSION)
+		note(d, "'/version': unsupported version '%s'", version->u.number);
+}
+
+/* Compare the stored checksum with the records'; notes a mismatch. */
+static void check_checksum(struct decoder *d, const struct ts_json *root, struct ts_alloc *const *v,
+			   size_t n)
+{
+	const char *stored = ts_json_get_string(root, "checksum");
+	char computed[sizeof(CHECKSUM_PREFIX) + 16];
+
+	snprintf(computed, sizeof(computed), CHECKSUM_PREFIX "%016" PRIx64,
+		 ts_state_checksum(v, n));
+	if (stored == NULL || strcmp(stored, computed) != 0)
+		note(d, "checksum mismatch (stored '%s', computed '%s')",
+		     stored ? stored : "(none)", computed);
+}
+
+int ts_state_format_decode(const char *buf, size_t len, const char *path, struct ts_alloc ***ret_v,
+			   size_t *ret_n, char **ret_problem, struct ts_error **err)
+{
+	cleanup_error struct ts_error *parse_err = NULL;
+	cleanup_json struct ts_json *root = NULL;
+	struct decoder d = {0};
+	struct ts_alloc **v = NULL;
+	const struct ts_json *arr, *item;
+	size_t n = 0, i;
+	int r;
+
+	r = ts_json_parse(buf, len, path, &root, &parse_err);
+	if (r == -ENOMEM)
+		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	if (r < 0) {
+		/* the message starts with "<path>: "; the caller names the path */
+		const char *why = parse_err->msg;
+		size_t plen = strlen(path);
+
+		if (strncmp(why, path, plen) == 0 && strncmp(why + plen, ": ", 2) == 0)
+			why += plen + 2;
+		note(&d, "does not parse (%s)", why);
+	} else if (root->type != TS_JSON_OBJECT) {
+		note(&d, "'/': expected object, got %s", ts_json_type_name(root->type));
+	} else if ((arr = ts_json_get_array(root, "allocations")) == NULL) {
+		note(&d, "'/allocations': missing or not an array");
+	} else {
+		check_version(&d, root);
+		v = calloc(arr->u.array.len + 1, sizeof(*v));
+		if (v == NULL)
+			d.oom = true;
+		ts_json_array_foreach (arr, i, item) {
+			struct ts_alloc *a;
+
+			if (d.oom)
+				break;
+			a = decode_one(&d, i, item);
+			if (a != NULL && is_duplicate(v, n, a->container_id)) {
+				note(&d, "'/allocations/%zu/container_id': duplicate '%s'", i,
+				     a->container_id);
+				a = ts_alloc_free(a);
+			}
+			if (a != NULL)
+				v[n++] = a;
+		}
+		/* only a file whose records all decode has a checksum to compare */
+		if (!d.oom)
+			check_checksum(&d, root, v, n);
+	}
+	if (d.oom) {
+		ts_alloc_array_free(v, n);
+		free(d.problem);
+		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	}
+	*ret_v = v;
+	*ret_n = n;
+	*ret_problem = d.problem;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * internal.h - shared inside src/state only: the store's layout, the file
+ * format codec (format.c) and the liveness checks (proc.c).
+ */
+#ifndef TS_STATE_INTERNAL_H
+#define TS_STATE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state/state.h"
+
+#define TS_STATE_LOCK_FILE "lock"
+#define TS_STATE_ALLOC_FILE "allocations.json"
+/* allocations.json larger than this is treated as corrupt */
+#define TS_STATE_ALLOC_FILE_MAX_BYTES (16u << 20)
+
+struct ts_state {
+	char *dir_path;	 /* absolute state directory */
+	char *proc_root; /* "/proc" or a fake tree */
+	int dir_fd;	 /* O_DIRECTORY of dir_path */
+	int lock_fd;	 /* holds the exclusive flock */
+	struct ts_alloc **allocs;
+	size_t n_allocs, cap_allocs;
+	bool dirty; /* differs from allocations.json */
+};
+
+/** FNV-1a, 64 bit, of len bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
+uint64_t ts_state_fnv1a64(const void *buf, size_t len);
+
+/** Continue an FNV-1a hash h over len more bytes. */
+uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len);
+
+/** The checksum of records, as defined in state.h (before the "fnv1a64:" prefix). */
+uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
+
+/**
+ * Serialise records into the text of allocations.json (pretty, '\n' at the end).
+ * @param[in] path  file name for messages.
+ * @return 0; -EINVAL for a record with an empty container id or a duplicate
+ *         ("<path>: '/allocations/<i>/container_id': ..."); -ENOMEM.
+ */
+int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
+			   size_t *ret_len, struct ts_error **err);
+
+/**
+ * Parse the text of allocations.json.
+ * @param[out] ret_v, ret_n   every record that is individually valid (all of
+ *                            them for a sound file); caller frees.
+ * @param[out] ret_problem    NULL for a sound file, else why it cannot be
+ *                            trusted, e.g. "checksum mismatch (stored 'x',
+ *                            computed 'y')"; caller frees.
+ * @return 0; -ENOMEM.
+ */
+int ts_state_format_decode(const char *buf, size_t len, const char *path, struct ts_alloc ***ret_v,
+			   size_t *ret_n, char **ret_problem, struct ts_error **err);
+
+/**
+ * Whether a record's container is gone (see ts_state_gc()).
+ * @param[in] grace_usec  grace period of records without a pid.
+ */
+bool ts_state_alloc_is_stale(const char *proc_root, const struct ts_alloc *a, uint64_t now_usec,
+			     uint64_t grace_usec);
+
+#endif

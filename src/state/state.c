@@ -1,0 +1,450 @@
+/* state.c - the locked allocation store; see state.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "state/internal.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+static const char *const status_names[_TS_ALLOC_STATUS_MAX] = {
+	[TS_ALLOC_CREATING] = "creating",
+	[TS_ALLOC_CREATED] = "created",
+};
+
+const char *ts_alloc_status_to_string(enum ts_alloc_status s)
+{
+	if (s < 0 || s >= _TS_ALLOC_STATUS_MAX)
+		return NULL;
+	return status_names[s];
+}
+
+enum ts_alloc_status ts_alloc_status_from_string(const char *s)
+{
+	for (int i = 0; s != NULL && i < _TS_ALLOC_STATUS_MAX; i++)
+		if (strcmp(status_names[i], s) == 0)
+			return (enum ts_alloc_status)i;
+	return TS_ALLOC_STATUS_INVALID;
+}
+
+uint64_t ts_state_now_usec(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts); /* cannot fail for CLOCK_REALTIME */
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+struct ts_alloc *ts_alloc_new(const char *container_id, struct ts_error **err)
+{
+	struct ts_alloc *a;
+
+	if (container_id == NULL || container_id[0] == '\0') {
+		ts_error_set(err, 0, "allocation: empty container id");
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL || (a->container_id = strdup(container_id)) == NULL) {
+		free(a);
+		ts_error_set(err, ENOMEM, "allocation '%s'", container_id);
+		return NULL;
+	}
+	a->status = TS_ALLOC_CREATING;
+	a->created_usec = ts_state_now_usec();
+	return a;
+}
+
+struct ts_alloc *ts_alloc_free(struct ts_alloc *a)
+{
+	if (a == NULL)
+		return NULL;
+	free(a->container_id);
+	free(a->runtime_root);
+	free(a->runtime_path);
+	free(a->bundle);
+	free(a->class_name);
+	free(a->cpus_str);
+	free(a->mems_str);
+	ts_strv_freep(&a->devices);
+	free(a->cgroup_path);
+	free(a);
+	return NULL;
+}
+
+void ts_alloc_array_free(struct ts_alloc **v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++)
+		ts_alloc_free(v[i]);
+	free(v);
+}
+
+/* strdup that maps NULL to NULL; *ok turns false on OOM. */
+static char *dup_or_null(const char *s, bool *ok)
+{
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	d = strdup(s);
+	if (d == NULL)
+		*ok = false;
+	return d;
+}
+
+struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
+{
+	cleanup_alloc struct ts_alloc *d = NULL;
+	bool ok = true;
+	size_t n = 0;
+
+	if (a == NULL)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	*d = *a;
+	d->container_id = dup_or_null(a->container_id, &ok);
+	d->runtime_root = dup_or_null(a->runtime_root, &ok);
+	d->runtime_path = dup_or_null(a->runtime_path, &ok);
+	d->bundle = dup_or_null(a->bundle, &ok);
+	d->class_name = dup_or_null(a->class_name, &ok);
+	d->cpus_str = dup_or_null(a->cpus_str, &ok);
+	d->mems_str = dup_or_null(a->mems_str, &ok);
+	d->cgroup_path = dup_or_null(a->cgroup_path, &ok);
+	d->devices = NULL;
+	if (a->devices != NULL) {
+		while (a->devices[n] != NULL)
+			n++;
+		d->devices = calloc(n + 1, sizeof(char *));
+		if (d->devices == NULL)
+			return NULL;
+		for (size_t i = 0; i < n; i++)
+			d->devices[i] = dup_or_null(a->devices[i], &ok);
+	}
+	if (!ok)
+		return NULL;
+	return TAKE_PTR(d);
+}
+
+const char *ts_state_dir_resolve(const char *config_state_dir)
+{
+	const char *env = secure_getenv(TS_STATE_DIR_ENV);
+
+	if (env != NULL && env[0] != '\0')
+		return env;
+	if (config_state_dir != NULL && config_state_dir[0] != '\0')
+		return config_state_dir;
+	return TS_STATE_DIR_DEFAULT;
+}
+
+/* mkdir -p: parents 0755, the last component 0700. */
+static int make_state_dir(const char *path, struct ts_error **err)
+{
+	cleanup_free char *p = strdup(path);
+
+	if (p == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot create state directory", path);
+	for (char *slash = strchr(p + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (p[0] != '\0' && mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ts_error_set(err, errno, "%s: cannot create state directory", p);
+		*slash = '/';
+	}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return ts_error_set(err, errno, "%s: cannot create state directory", path);
+	return 0;
+}
+
+/* Take the exclusive flock on fd, polling so that the wait is bounded. */
+static int lock_bounded(int fd, const char *dir, uint64_t timeout_usec, struct ts_error **err)
+{
+	uint64_t start = ts_state_now_usec();
+	uint64_t delay_usec = 500;
+
+	for (;;) {
+		uint64_t now;
+
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot lock",
+					    dir);
+		now = ts_state_now_usec();
+		/* CLOCK_REALTIME may step back: count such a step as no time */
+		if (now >= start && now - start >= timeout_usec)
+			return ts_error_set(err, ETIMEDOUT,
+					    "%s/" TS_STATE_LOCK_FILE
+					    ": still held by another process after %llu ms",
+					    dir, (unsigned long long)(timeout_usec / 1000));
+		usleep((useconds_t)delay_usec);
+		if (delay_usec < 20000)
+			delay_usec *= 2;
+	}
+}
+
+int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, struct ts_error **err)
+{
+	static const struct ts_state_options defaults;
+	cleanup_state struct ts_state *s = NULL;
+	const char *dir;
+	uint64_t timeout;
+	int r;
+
+	if (opts == NULL)
+		opts = &defaults;
+	dir = ts_state_dir_resolve(opts->state_dir);
+	timeout = opts->lock_timeout_usec ? opts->lock_timeout_usec
+					  : TS_STATE_LOCK_TIMEOUT_USEC_DEFAULT;
+	if (dir[0] != '/')
+		return ts_error_set(err, 0, "state directory: not absolute '%s'", dir);
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
+	s->dir_fd = -EBADF;
+	s->lock_fd = -EBADF;
+	s->dir_path = strdup(dir);
+	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
+	if (s->dir_path == NULL || s->proc_root == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
+	r = make_state_dir(dir, err);
+	if (r < 0)
+		return r;
+	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dir_fd < 0)
+		return ts_error_set(err, errno, "%s: cannot open state directory", dir);
+	s->lock_fd = openat(s->dir_fd, TS_STATE_LOCK_FILE,
+			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (s->lock_fd < 0)
+		return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot open lock file",
+				    dir);
+	r = lock_bounded(s->lock_fd, dir, timeout, err);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+static void store_clear(struct ts_state *s)
+{
+	ts_alloc_array_free(s->allocs, s->n_allocs);
+	s->allocs = NULL;
+	s->n_allocs = s->cap_allocs = 0;
+}
+
+struct ts_state *ts_state_close(struct ts_state *s)
+{
+	if (s == NULL)
+		return NULL;
+	store_clear(s);
+	/* closing the only fd of the open file description drops the flock */
+	ts_closep(&s->lock_fd);
+	ts_closep(&s->dir_fd);
+	free(s->dir_path);
+	free(s->proc_root);
+	free(s);
+	return NULL;
+}
+
+const char *ts_state_dir(const struct ts_state *s)
+{
+	return s->dir_path;
+}
+
+const char *ts_state_proc_root(const struct ts_state *s)
+{
+	return s->proc_root;
+}
+
+size_t ts_state_count(const struct ts_state *s)
+{
+	return s->n_allocs;
+}
+
+struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i)
+{
+	return i < s->n_allocs ? s->allocs[i] : NULL;
+}
+
+static ssize_t find_index(const struct ts_state *s, const char *container_id)
+{
+	for (size_t i = 0; container_id != NULL && i < s->n_allocs; i++)
+		if (strcmp(s->allocs[i]->container_id, container_id) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+struct ts_alloc *ts_state_find(const struct ts_state *s, const char *container_id)
+{
+	ssize_t i = find_index(s, container_id);
+
+	return i < 0 ? NULL : s->allocs[i];
+}
+
+int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
+{
+	cleanup_alloc struct ts_alloc *owned = a;
+	ssize_t i;
+
+	if (a == NULL || a->container_id == NULL || a->container_id[0] == '\0')
+		return ts_error_set(err, 0, "allocation: empty container id");
+	i = find_index(s, a->container_id);
+	if (i >= 0) {
+		ts_alloc_free(s->allocs[i]);
+		s->allocs[i] = TAKE_PTR(owned);
+		s->dirty = true;
+		return 0;
+	}
+	if (s->n_allocs == s->cap_allocs) {
+		size_t cap = s->cap_allocs ? s->cap_allocs * 2 : 16;
+		struct ts_alloc **v = reallocarray(s->allocs, cap, sizeof(*v));
+
+		if (v == NULL)
+			return ts_error_set(err, ENOMEM, "allocation '%s'", a->container_id);
+		s->allocs = v;
+		s->cap_allocs = cap;
+	}
+	s->allocs[s->n_allocs++] = TAKE_PTR(owned);
+	s->dirty = true;
+	return 0;
+}
+
+int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_alloc **ret_removed)
+{
+	ssize_t i = find_index(s, container_id);
+	struct ts_alloc *a;
+
+	if (i < 0)
+		return 0;
+	a = s->allocs[i];
+	memmove(&s->allocs[i], &s->allocs[i + 1],
+		(s->n_allocs - (size_t)i - 1) * sizeof(*s->allocs));
+	s->n_allocs--;
+	s->dirty = true;
+	if (ret_removed != NULL)
+		*ret_removed = a;
+	else
+		ts_alloc_free(a);
+	return 1;
+}
+
+int ts_state_commit(struct ts_state *s, struct ts_error **err)
+{
+	cleanup_free char *path = NULL;
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!s->dirty)
+		return 0;
+	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", TS_STATE_ALLOC_FILE);
+	r = ts_state_format_encode(s->allocs, s->n_allocs, path, &buf, &len, err);
+	if (r < 0)
+		return r;
+	r = ts_write_file_atomic_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", s->dir_path);
+	s->dirty = false;
+	return 0;
+}
+
+/* Keep the records that are not provably gone; set *ret_kept. */
+static void keep_live(struct ts_state *s, size_t *ret_kept)
+{
+	uint64_t now = ts_state_now_usec();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		/* grace 0: a record without a pid must show its runtime dir */
+		if (ts_state_alloc_is_stale(s->proc_root, s->allocs[i], now, 0))
+			ts_alloc_free(s->allocs[i]);
+		else
+			s->allocs[kept++] = s->allocs[i];
+	}
+	*ret_kept = kept;
+	s->n_allocs = kept;
+}
+
+int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
+{
+	cleanup_error struct ts_error *read_err = NULL;
+	cleanup_free char *path = NULL;
+	cleanup_free char *buf = NULL;
+	cleanup_free char *problem = NULL;
+	cleanup_free char *warning = NULL;
+	struct ts_alloc **v = NULL;
+	size_t len = 0, n = 0, kept = 0;
+	int r;
+
+	store_clear(s);
+	s->dirty = false;
+	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
+		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
+	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
+			    &len, &read_err);
+	if (r == -ENOENT) {
+		if (ret_warning != NULL)
+			*ret_warning = NULL;
+		return 0;
+	}
+	if (r == -ENOMEM)
+		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	if (r < 0) {
+		cleanup_free char *why = ts_error_format(read_err);
+
+		if (asprintf(&problem, "unreadable (%s)", why ? why : "out of memory") < 0)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	} else {
+		r = ts_state_format_decode(buf, len, path, &v, &n, &problem, err);
+		if (r < 0)
+			return r;
+	}
+	s->allocs = v;
+	s->n_allocs = s->cap_allocs = n;
+	if (problem != NULL) {
+		keep_live(s, &kept);
+		s->dirty = true;
+		if (asprintf(&warning,
+			     "%s: %s: store rebuilt from live containers, kept %zu of %zu "
+			     "allocations",
+			     path, problem, kept, n) < 0)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	}
+	if (ret_warning != NULL)
+		*ret_warning = TAKE_PTR(warning);
+	return 0;
+}
+
+int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
+		struct ts_alloc ***ret_collected, size_t *ret_n, struct ts_error **err)
+{
+	cleanup_free struct ts_alloc **collected = NULL;
+	size_t n = 0, kept = 0;
+
+	if (s->n_allocs > 0) {
+		collected = calloc(s->n_allocs, sizeof(*collected));
+		if (collected == NULL)
+			return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
+	}
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		struct ts_alloc *a = s->allocs[i];
+
+		if (ts_state_alloc_is_stale(s->proc_root, a, now_usec, grace_usec))
+			collected[n++] = a;
+		else
+			s->allocs[kept++] = a;
+	}
+	s->n_allocs = kept;
+	if (n > 0)
+		s->dirty = true;
+	*ret_collected = n > 0 ? TAKE_PTR(collected) : NULL;
+	*ret_n = n;
+	return 0;
+}

@@ -1,0 +1,311 @@
+/*
+ * state.h - the allocation store: what toposhim must remember between two
+ * short-lived invocations, kept in a state directory without any daemon.
+ *
+ * Layout of the state directory (default /run/toposhim, a tmpfs that dies
+ * with the containers at reboot; created 0700 when missing):
+ *   lock               empty file; an exclusive flock(2) on it serialises
+ *                      every reader and writer of the store.
+ *   allocations.json   the allocations, replaced atomically (same-directory
+ *                      temporary file, fsync, rename) while the lock is held.
+ *
+ * Format of allocations.json (version 1):
+ *   {
+ *       "version": 1,
+ *       "checksum": "fnv1a64:<16 lowercase hex digits>",
+ *       "allocations": [ <allocation>, ... ]
+ *   }
+ * The checksum is FNV-1a (64 bit; offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3) of a canonical byte stream of the records, independent of
+ * JSON whitespace and escaping (so a yajl upgrade that escapes differently
+ * does not invalidate the file).  Per record, in order, each member below
+ * that is present contributes "<name>:<byte length>:<value>;" with numbers
+ * in decimal and booleans as "true"/"false", except "devices", which
+ * contributes "devices:<n>:<count>;" followed by "device:<len>:<name>;" for
+ * each name; each record ends with "\n".  E.g. a record {"container_id": "a",
+ * "cpus": "", "mems": "", "devices": [], "pinned": false, "numa_exclusive":
+ * false, "state": "creating", "created_usec": 5} streams as
+ *   container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;
+ *   numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n
+ * (one line).  One allocation is an object with, in this order:
+ *   "container_id"     string, non-empty, unique in the file
+ *   "runtime_root"     string: the runtime's --root; the runtime keeps its
+ *                      state of the container in <runtime_root>/<container_id>
+ *   "runtime"          string, optional: the runtime binary that created it,
+ *                      used for `<runtime> update` when its cpuset changes
+ *   "bundle"           string: absolute bundle directory
+ *   "class"            string: QoS class name ("critical", "standard", ...)
+ *   "cpus"             string: cpuset as a list ("0-3,8"), "" for none
+ *   "mems"             string: NUMA node list ("0"), "" for none
+ *   "devices"          array of strings: qualified device names
+ *   "pinned"           boolean: cpus came from the user, not from placement
+ *   "numa_exclusive"   boolean: the NUMA nodes in mems are held whole
+ *   "state"            string: "creating" (written by create before the
+ *                      runtime runs) or "created" (the createRuntime hook saw
+ *                      the init process)
+ *   "created_usec"     integer: CLOCK_REALTIME of the create, microseconds
+ *   "pid"              integer > 0, only once known: the container's init pid
+ *   "pid_start_ticks"  integer, with pid: field 22 of /proc/<pid>/stat (clock
+ *                      ticks since boot), which tells a recycled pid apart
+ *   "cgroup_path"      string, with pid: the init process's cgroup (the
+ *                      cpuset line of /proc/<pid>/cgroup on cgroup v1 and
+ *                      hybrid hosts, else the "0::" line)
+ * Unknown members are refused (a record is trusted only when fully
+ * understood).  A file that cannot be read, does not parse, has another
+ * version, a wrong checksum or an invalid record is never fatal: the store is
+ * rebuilt from the records whose containers are provably alive (see
+ * ts_state_load()) and a warning is handed to the caller to log.
+ *
+ * Ownership: struct ts_state owns its records; pointers returned by
+ * ts_state_find()/ts_state_at() are borrowed until the next put, remove, gc
+ * or close.  To change a record, put a changed copy (ts_alloc_dup()): only
+ * put, remove, gc and a rebuilding load mark the store for ts_state_commit().
+ * Nothing here prints, exits or keeps global state.
+ *
+ * The lock belongs to the open file description of the lock file: it is
+ * released when the store is closed or the process execs (O_CLOEXEC) or
+ * exits.  A child forked while the store is open shares it and keeps the
+ * lock held until it closes its copy (ts_state_close() in the child) or
+ * execs.
+ *
+ * Lifecycle of a record: create puts it as "creating" under the lock, commits
+ * and execs the runtime (the lock fd is O_CLOEXEC, so exec releases it); the
+ * injected createRuntime hook records pid, start time and cgroup and sets
+ * "created"; the poststop hook removes it.  A crash anywhere leaves a record
+ * that ts_state_gc() collects at a later create.
+ */
+#ifndef TS_STATE_STATE_H
+#define TS_STATE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+/** Default state directory, used when neither the environment nor the config names one. */
+#define TS_STATE_DIR_DEFAULT "/run/toposhim"
+/** Environment variable that names the state directory (wins over the config). */
+#define TS_STATE_DIR_ENV "TOPOSHIM_STATE_DIR"
+/** Version written to and accepted from allocations.json. */
+#define TS_STATE_FORMAT_VERSION 1
+/** Default bounded wait for the lock: 10 s. */
+#define TS_STATE_LOCK_TIMEOUT_USEC_DEFAULT (10ull * 1000 * 1000)
+/** Default grace period of a "creating" record without a runtime state dir: 60 s. */
+#define TS_STATE_GC_GRACE_USEC_DEFAULT (60ull * 1000 * 1000)
+
+enum ts_alloc_status {
+	TS_ALLOC_CREATING,
+	TS_ALLOC_CREATED,
+	_TS_ALLOC_STATUS_MAX,
+	TS_ALLOC_STATUS_INVALID = -22, /* -EINVAL */
+};
+
+/** One container's allocation.  Every pointer is owned by the record. */
+struct ts_alloc {
+	char *container_id; /* never NULL in a stored record */
+	char *runtime_root; /* runtime --root (absolute); NULL = unknown */
+	char *runtime_path; /* the runtime binary that created it (for `update`); NULL = unknown */
+	char *bundle;	    /* absolute bundle directory; NULL = unknown */
+	char *class_name;   /* QoS class; NULL = none */
+	char *cpus_str;	    /* PU OS indexes as a list ("0-3,8"); NULL = none */
+	char *mems_str;	    /* NUMA node OS indexes as a list; NULL = none */
+	char **devices;	    /* NULL-terminated qualified device names; NULL = none */
+	bool pinned;
+	bool numa_exclusive;
+	enum ts_alloc_status status;
+	uint64_t created_usec;	  /* CLOCK_REALTIME, microseconds */
+	pid_t pid;		  /* init pid in the runtime's pid namespace; 0 = not yet known */
+	uint64_t pid_start_ticks; /* field 22 of /proc/<pid>/stat; valid when pid > 0 */
+	char *cgroup_path;	  /* valid when pid > 0; may be NULL */
+};
+
+struct ts_state;
+
+struct ts_state_options {
+	/* State directory from the config ("state_dir"), or NULL.  The
+	 * environment variable TOPOSHIM_STATE_DIR wins over it, so that the
+	 * hooks, which receive that variable, agree with the create that
+	 * injected them; without either, /run/toposhim. */
+	const char *state_dir;
+	/* Root of procfs, NULL = "/proc" (tests point it at a fake tree). */
+	const char *proc_root;
+	/* Longest wait for the lock in microseconds; 0 = the default (10 s). */
+	uint64_t lock_timeout_usec;
+};
+
+/**
+ * Name of an allocation status as stored in the file.
+ * @return "creating", "created", or NULL for a value out of range.
+ */
+const char *ts_alloc_status_to_string(enum ts_alloc_status s);
+
+/** Parse "creating"/"created". @return the status, or TS_ALLOC_STATUS_INVALID. */
+enum ts_alloc_status ts_alloc_status_from_string(const char *s);
+
+/**
+ * A new record in state "creating", created_usec = now.
+ * @param[in] container_id  copied.
+ * @return the record (caller frees with ts_alloc_free()); NULL with *err
+ *         set: -EINVAL for a NULL or empty container id, -ENOMEM.
+ */
+struct ts_alloc *ts_alloc_new(const char *container_id, struct ts_error **err);
+
+/** Free a record and everything it owns (NULL accepted). @return NULL. */
+struct ts_alloc *ts_alloc_free(struct ts_alloc *a);
+
+/** Deep copy of a record. @return the copy (caller frees), or NULL on OOM. */
+struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a);
+
+/** Free n records and the array holding them (NULL accepted). */
+void ts_alloc_array_free(struct ts_alloc **v, size_t n);
+
+static inline void ts_alloc_freep(struct ts_alloc **a)
+{
+	*a = ts_alloc_free(*a);
+}
+#define cleanup_alloc __attribute__((cleanup(ts_alloc_freep)))
+
+/**
+ * The state directory that ts_state_open() will use.
+ * @param[in] config_state_dir  "state_dir" from the config, or NULL.
+ * @return $TOPOSHIM_STATE_DIR when set and non-empty, else config_state_dir
+ *         when non-NULL and non-empty, else TS_STATE_DIR_DEFAULT; borrowed
+ *         (from the environment, the argument or a literal).
+ */
+const char *ts_state_dir_resolve(const char *config_state_dir);
+
+/**
+ * Create the state directory if missing (mode 0700, parents 0755) and take
+ * the exclusive lock, waiting at most opts->lock_timeout_usec.  The store is
+ * empty until ts_state_load().
+ * @param[in]  opts  options; borrowed for the call only; NULL = defaults.
+ * @param[out] ret   the locked store; release with ts_state_close().
+ * @return 0; -ETIMEDOUT "<dir>/lock: still held by another process after
+ *         <n> ms"; -errno of mkdir/open/flock with "<path>: cannot create
+ *         state directory" / "cannot open lock file" / "cannot lock";
+ *         -EINVAL for a relative state directory; -ENOMEM.
+ */
+int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret,
+		  struct ts_error **err);
+
+/**
+ * Read allocations.json into the store (replacing what it holds).  A missing
+ * file is an empty store.  A file that cannot be read or trusted (see the
+ * header comment) is not an error: the records that can still be parsed and
+ * whose containers are provably alive (recorded pid alive with the same
+ * start time, or <runtime_root>/<container_id> exists) are kept, the rest
+ * dropped, and *ret_warning explains, e.g.
+ *   "/run/toposhim/allocations.json: checksum mismatch (stored
+ *   'fnv1a64:0000000000000000', computed 'fnv1a64:...'): store rebuilt from
+ *   live containers, kept 1 of 2 allocations"
+ * The rebuilt store is written at the next ts_state_commit().
+ * @param[out] ret_warning  NULL when the file was sound, else a message the
+ *                          caller logs and frees; may be NULL to ignore it.
+ * @return 0; -ENOMEM.
+ */
+int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err);
+
+/** Number of records in the store. */
+size_t ts_state_count(const struct ts_state *s);
+
+/** Record at index i (0 ≤ i < count), in insertion order; borrowed. NULL when out of range. */
+struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i);
+
+/** Record of a container id, borrowed; NULL when there is none. */
+struct ts_alloc *ts_state_find(const struct ts_state *s, const char *container_id);
+
+/**
+ * Insert a record, replacing (and freeing) any record of the same container
+ * id in place.  Takes ownership of a, also on failure.
+ * @return 0; -EINVAL when a or its container id is NULL/empty; -ENOMEM.
+ */
+int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err);
+
+/**
+ * Remove the record of a container id.
+ * @param[out] ret_removed  the removed record (caller frees); may be NULL,
+ *                          then the record is freed.  Untouched when absent.
+ * @return 1 when a record was removed, 0 when there was none.
+ */
+int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_alloc **ret_removed);
+
+/**
+ * Write the store to allocations.json (atomically, mode 0600) if it changed
+ * since it was loaded or last committed; the lock stays held.
+ * @return 0; -EINVAL "<dir>/allocations.json: '/allocations/<i>': ..." when
+ *         a record is not storable (empty container id, duplicate); -errno of
+ *         the write ("<dir>/allocations.json: cannot replace"); -ENOMEM.
+ */
+int ts_state_commit(struct ts_state *s, struct ts_error **err);
+
+/**
+ * Collect stale records and remove them from the store (the caller commits).
+ * A record is stale when <runtime_root>/<container_id> does not exist and
+ * either its recorded pid is gone (no /proc/<pid>, a zombie, or a start time
+ * other than the recorded one: a recycled pid) or it has no pid and is older
+ * than grace_usec.  When in doubt (procfs or the runtime dir cannot be read
+ * for a reason other than absence) the record is kept: handing out CPUs that
+ * are still used is worse than holding them a while longer.
+ * @param[in]  now_usec       CLOCK_REALTIME now, microseconds (ts_state_now_usec()).
+ * @param[in]  grace_usec     grace period of records without a pid.
+ * @param[out] ret_collected  the removed records, in store order; caller
+ *                            frees with ts_alloc_array_free(); NULL when none.
+ * @param[out] ret_n          how many.
+ * @return 0; -ENOMEM (the store is then unchanged).
+ */
+int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
+		struct ts_alloc ***ret_collected, size_t *ret_n, struct ts_error **err);
+
+/** Unlock and free the store without writing (NULL accepted). @return NULL. */
+struct ts_state *ts_state_close(struct ts_state *s);
+
+static inline void ts_state_closep(struct ts_state **s)
+{
+	*s = ts_state_close(*s);
+}
+#define cleanup_state __attribute__((cleanup(ts_state_closep)))
+
+struct ts_json;
+
+/**
+ * The records as allocations.json holds them (its "allocations" array), e.g.
+ * for `toposhimctl alloc list --json`.
+ * @param[out] ret  a new array; caller frees with ts_json_free().
+ * @return 0; -ENOMEM.
+ */
+int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_error **err);
+
+/** Path of the state directory, borrowed from s. */
+const char *ts_state_dir(const struct ts_state *s);
+
+/** Root of procfs the store uses ("/proc" unless overridden), borrowed from s. */
+const char *ts_state_proc_root(const struct ts_state *s);
+
+/** CLOCK_REALTIME in microseconds. */
+uint64_t ts_state_now_usec(void);
+
+/**
+ * Start time of a process: field 22 of <proc_root>/<pid>/stat.
+ * @param[in]  proc_root  "/proc" or a fake tree; NULL = "/proc".
+ * @param[out] ret_ticks  clock ticks after boot.
+ * @param[out] ret_alive  false when the process is a zombie ('Z') or dead ('X'); may be NULL.
+ * @return 0; -ENOENT "<proc>/<pid>/stat: cannot open" when there is no such
+ *         process; -errno of the read; -EINVAL "<proc>/<pid>/stat: cannot
+ *         parse '<text>'" for a malformed file.
+ */
+int ts_state_proc_start_ticks(const char *proc_root, pid_t pid, uint64_t *ret_ticks,
+			      bool *ret_alive, struct ts_error **err);
+
+/**
+ * Cgroup of a process from <proc_root>/<pid>/cgroup: the path of the line
+ * whose controller list holds "cpuset" (cgroup v1 or hybrid), else the path
+ * of the "0::" line (cgroup v2).
+ * @param[out] ret_path  the path, e.g. "/system.slice/x.scope"; caller frees.
+ * @return 0; -ENOENT when the process is gone; -errno of the read; -ENODATA
+ *         "<proc>/<pid>/cgroup: no cpuset or '0::' line" when neither exists.
+ */
+int ts_state_proc_cgroup(const char *proc_root, pid_t pid, char **ret_path, struct ts_error **err);
+
+#endif

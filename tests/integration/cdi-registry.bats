@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# cdi-registry.bats - the CDI spec dirs as operators meet them, through
+# `toposhimctl cdi`: a broken file next to good ones, a conflict in one dir,
+# an override across dirs, YAML octal fileMode, a world-writable spec.
+# Spec files come from ../shared/corpus/cdi (TS_SHARED_DIR).
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+TS_SRCDIR=${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+TS_BUILDDIR=${TS_BUILDDIR:-$TS_SRCDIR}
+CORPUS=${TS_SHARED_DIR:-$TS_SRCDIR/../shared}/corpus/cdi
+C=cncf-tags_container-device-interface_
+
+# toposhimctl once its command table has `cdi`, else the test build of ts_ctl_cdi.
+ctl() {
+	"${CTL[@]}" cdi "$@"
+}
+
+setup() {
+	if "$TS_BUILDDIR/toposhimctl" help 2>/dev/null | grep -q '^  cdi '; then
+		CTL=("$TS_BUILDDIR/toposhimctl")
+	elif [ -x "$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi" ]; then
+		CTL=("$TS_BUILDDIR/tests/unit/cdi/toposhimctl-cdi")
+	else
+		fail "neither toposhimctl with cdi nor tests/unit/cdi/toposhimctl-cdi is built"
+	fi
+	ETC="$BATS_TEST_TMPDIR/etc"
+	RUN="$BATS_TEST_TMPDIR/run"
+	mkdir -p "$ETC" "$RUN"
+	chmod 755 "$BATS_TEST_TMPDIR" "$ETC" "$RUN"
+	ROOT_OWNED=false
+	[ "$(id -u)" = 0 ] && ROOT_OWNED=true
+	export TOPOSHIM_CONFIG="$BATS_TEST_TMPDIR/toposhim.json"
+	printf '{"cdi":{"spec_dirs":["%s","%s"],"require_root_owned":%s,"index_path":null}}\n' \
+		"$ETC" "$RUN" "$ROOT_OWNED" >"$TOPOSHIM_CONFIG"
+}
+
+spec() { # spec CORPUS-FILE DIR [NAME]
+	[ -d "$CORPUS" ] || skip "CDI corpus not found at $CORPUS"
+	install -m 0644 "$CORPUS/$1" "$2/${3:-$1}"
+}
+
+@test "a broken spec file is reported and does not hide good ones" {
+	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
+	spec cri-o_cri-o_vendor1.yaml "$ETC" vendor1.yaml
+	spec ${C}regressions_test-vendor2.yaml "$RUN" vendor2.yaml
+	run ctl list
+	assert_success
+	assert_output "vendor0.com/device=loop8	$ETC/vendor0.yaml
+vendor0.com/device=loop9	$ETC/vendor0.yaml
+vendor2.com/device=bar	$RUN/vendor2.yaml
+rejected	$ETC/vendor1.yaml: '/devices': expected array, got string"
+	run ctl validate
+	assert_failure 1
+	assert_output "$ETC/vendor1.yaml: devices: expected array, got string"
+	run ctl validate "$ETC/vendor0.yaml"
+	assert_success
+	assert_output ""
+}
+
+@test "two files of one dir defining a device make it unavailable" {
+	spec ${C}cache_test-conflict-run-vendor1.yaml "$RUN" vendor1.yaml
+	spec ${C}cache_test-conflict-run-vendor1-other.yaml "$RUN" vendor1-other.yaml
+	run ctl list
+	assert_success
+	assert_output "vendor1.com/device=dev2	$RUN/vendor1.yaml
+rejected	$RUN/vendor1-other.yaml: conflicting device 'vendor1.com/device=dev1' (defined by 2 spec files of the same dir), device unavailable
+rejected	$RUN/vendor1.yaml: conflicting device 'vendor1.com/device=dev1' (defined by 2 spec files of the same dir), device unavailable"
+	run ctl resolve vendor1.com/device=dev1
+	assert_failure 1
+	assert_output "toposhimctl: cdi: unresolvable CDI devices vendor1.com/device=dev1"
+}
+
+@test "a later spec dir overrides an earlier one" {
+	spec ${C}cache_test-override-etc-vendor1.yaml "$ETC" vendor1.yaml
+	spec ${C}cache_test-override-run-vendor1.yaml "$RUN" vendor1.yaml
+	run ctl list --json
+	assert_success
+	run jq -c '.devices' <<<"$output"
+	assert_output "[{\"name\":\"vendor1.com/device=dev1\",\"spec\":\"$RUN/vendor1.yaml\"},{\"name\":\"vendor1.com/device=dev2\",\"spec\":\"$ETC/vendor1.yaml\"}]"
+}
+
+@test "YAML octal fileMode is injected as its value" {
+	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
+	run ctl resolve vendor0.com/device=loop8 vendor0.com/device=loop9
+	assert_success
+	run jq -c '.linux.devices' <<<"$output"
+	assert_output '[{"path":"/dev/loop8","type":"b","major":7,"minor":8,"fileMode":416},{"path":"/dev/loop9","type":"b","major":7,"minor":9,"fileMode":420}]'
+}
+
+@test "a world-writable spec file is refused" {
+	[ "$(id -u)" = 0 ] || skip "needs root: spec files must be root-owned (uid $(id -u))"
+	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
+	spec ${C}regressions_test-vendor2.yaml "$ETC" vendor2.yaml
+	chmod 0666 "$ETC/vendor2.yaml"
+	run ctl list
+	assert_success
+	assert_output "vendor0.com/device=loop8	$ETC/vendor0.yaml
+vendor0.com/device=loop9	$ETC/vendor0.yaml
+rejected	$ETC/vendor2.yaml: refusing spec file writable by non-root (mode 0666, gid 0)"
+	run ctl resolve vendor2.com/device=bar
+	assert_failure 1
+	assert_output "toposhimctl: cdi: unresolvable CDI devices vendor2.com/device=bar"
+}
+
+# Differential test against podman 4.3.1's own CDI support: the same spec
+# injected by `podman run --device` and by toposhim through the annotation
+# (into the config podman writes without the device).  A fake runtime records
+# the config.json podman hands it.  podman 4.3 reads only /etc/cdi and
+# /var/run/cdi, so the spec goes to /var/run/cdi under a unique name.  The
+# spec declares 0.5.0 because it uses hostPath: podman 4.3 also accepts it
+# declared as 0.3.0 (its CDI predates the minimum-version checks), toposhim
+# rejects that, as CDI main does.
+DIFF_SPEC='{"cdiVersion":"0.5.0","kind":"toposhim-difftest.example.com/dev",
+ "containerEdits":{"env":["SPEC=1","TERM=cdi"]},
+ "devices":[{"name":"a","containerEdits":{"env":["A=1"],
+  "deviceNodes":[{"path":"/dev/xzero","hostPath":"/dev/zero"}],
+  "mounts":[{"hostPath":"/etc/hostname","containerPath":"/etc/cdi-host","options":["ro","bind"]}],
+  "hooks":[{"hookName":"prestart","path":"/bin/true","args":["true"]}]}}]}'
+
+teardown() {
+	[ -n "${DIFF_SPEC_FILE:-}" ] && rm -f "$DIFF_SPEC_FILE"
+	[ -n "${DIFF_MADE_DIR:-}" ] && rmdir /var/run/cdi 2>/dev/null
+	return 0
+}
+
+# podman_config OUT ARG...: run podman with the recording runtime, copy its config.json to OUT.
+podman_config() {
+	local out=$1
+	shift
+	rm -f "$BATS_TEST_TMPDIR/recorded.json"
+	podman --runtime "$BATS_TEST_TMPDIR/record-runtime" run --rm \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 "$@" \
+		--rootfs "$BATS_TEST_TMPDIR/rootfs" true >/dev/null 2>&1 || true
+	[ -s "$BATS_TEST_TMPDIR/recorded.json" ] || fail "podman did not call the runtime: $*"
+	cp "$BATS_TEST_TMPDIR/recorded.json" "$out"
+}
+
+@test "injection matches podman 4.3's CDI support, differences explained" {
+	[ "$(id -u)" = 0 ] || skip "needs root for podman and /var/run/cdi (uid $(id -u))"
+	command -v podman >/dev/null || skip "podman is not installed"
+	command -v jq >/dev/null || skip "jq is not installed"
+	[ -x /bin/busybox ] || skip "busybox-static is not installed"
+	mkdir -p "$BATS_TEST_TMPDIR/rootfs/bin" "$BATS_TEST_TMPDIR/bundle"
+	cp /bin/busybox "$BATS_TEST_TMPDIR/rootfs/bin/"
+	ln -s busybox "$BATS_TEST_TMPDIR/rootfs/bin/true"
+	cat >"$BATS_TEST_TMPDIR/record-runtime" <<-SCRIPT
+		#!/bin/sh
+		prev=
+		for a in "\$@"; do
+			[ "\$prev" = --bundle ] && cp "\$a/config.json" "$BATS_TEST_TMPDIR/recorded.json"
+			prev=\$a
+		done
+		echo "recording runtime: not running containers" >&2
+		exit 1
+	SCRIPT
+	chmod +x "$BATS_TEST_TMPDIR/record-runtime"
+	[ -d /var/run/cdi ] || { mkdir -m 0755 /var/run/cdi && DIFF_MADE_DIR=1; }
+	DIFF_SPEC_FILE=/var/run/cdi/toposhim-difftest-$$.json
+	printf '%s\n' "$DIFF_SPEC" >"$DIFF_SPEC_FILE"
+	printf '{"cdi":{"spec_dirs":["/var/run/cdi"],"index_path":null}}\n' >"$TOPOSHIM_CONFIG"
+
+	podman_config "$BATS_TEST_TMPDIR/podman.json" --device toposhim-difftest.example.com/dev=a
+	podman_config "$BATS_TEST_TMPDIR/bundle/config.json" \
+		--annotation cdi.k8s.io/difftest=toposhim-difftest.example.com/dev=a
+	run ctl resolve toposhim-difftest.example.com/dev=a --bundle "$BATS_TEST_TMPDIR/bundle" --json
+	assert_success
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/toposhim.json"
+	P=$BATS_TEST_TMPDIR/podman.json
+	T=$BATS_TEST_TMPDIR/toposhim.json
+
+	# env: podman 4.3 vendors CDI v0.5, which appends "TERM=cdi" after the
+	# image's TERM=xterm; CDI main (and toposhim) replaces TERM= in place.
+	# (podman's own entries come in varying order, so compare by rule.)
+	run jq -c '.process.env[-3:]' "$P"
+	assert_output '["SPEC=1","TERM=cdi","A=1"]'
+	run jq -c '[.process.env[] | select(startswith("TERM="))]' "$P"
+	assert_output '["TERM=xterm","TERM=cdi"]'
+	want=$(jq -c '[.process.env[] | if startswith("TERM=") then "TERM=cdi" else . end] + ["SPEC=1","A=1"]' \
+		"$BATS_TEST_TMPDIR/bundle/config.json")
+	run jq -c '.process.env' "$T"
+	assert_output "$want"
+	run jq -c '[.process.env[] | select(startswith("TERM="))]' "$T"
+	assert_output '["TERM=cdi"]'
+
+	# device node: CDI main fills fileMode from the host node (/dev/zero is
+	# 0666 = 438); podman 4.3's CDI leaves it to the runtime.  Otherwise equal.
+	run jq -c '.linux.devices' "$P"
+	assert_output '[{"path":"/dev/xzero","type":"c","major":1,"minor":5}]'
+	run jq -c '.linux.devices' "$T"
+	assert_output '[{"path":"/dev/xzero","type":"c","major":1,"minor":5,"fileMode":438}]'
+
+	# cgroup rule, mount, hook: identical.
+	for f in "$P" "$T"; do
+		run jq -cS '[.linux.resources.devices[] | select(.allow)]' "$f"
+		assert_output '[{"access":"rwm","allow":true,"major":1,"minor":5,"type":"c"}]'
+		run jq -cS '[.mounts[] | select(.destination == "/etc/cdi-host")]' "$f"
+		assert_output '[{"destination":"/etc/cdi-host","options":["ro","bind"],"source":"/etc/hostname"}]'
+		run jq -c '.hooks' "$f"
+		assert_output '{"prestart":[{"path":"/bin/true","args":["true"]}]}'
+	done
+
+	# toposhim records what it injected; podman records nothing.
+	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$T"
+	assert_output "toposhim-difftest.example.com/dev=a"
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# The create path with bad input, against a recording fake runtime: a clear
+# one-line error, exit 1, config.json byte-identical, the runtime never run.
+
+load containers
+
+setup() {
+	containers_setup
+	write_demo_spec
+	write_config
+	export TOPOSHIM_RUNTIME="$TS_SRCDIR/tests/fixtures/fake-runtime"
+	export TS_FAKE_RECORD="$WORK/fake"
+	mkdir -p "$WORK/b"
+	cat >"$WORK/b/config.json" <<'JSON'
+{"ociVersion": "1.0.2", "process": {"args": ["sh"], "env": ["PATH=/bin"]},
+ "root": {"path": "rootfs"}, "x-unknown": {"keep": [1, 2.50, 1e3]},
+ "linux": {"resources": {"memory": {"limit": 18446744073709551615, "swap": -1}}},
+ "annotations": {"cdi.k8s.io/test": "toposhim.test/dev=zero"}}
+JSON
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+}
+
+teardown() {
+	rm -rf "$WORK"
+}
+
+@test "create: the edits are written, unknown keys and raw numbers kept byte-exact" {
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = $'fake-runtime stdout\nfake-runtime stderr' ]
+	grep -q '"limit": 18446744073709551615' "$WORK/b/config.json"
+	grep -q '"swap": -1' "$WORK/b/config.json"
+	# (jq would normalise the numbers: compare the text with blanks removed)
+	tr -d ' \n' <"$WORK/b/config.json" | grep -qF '"x-unknown":{"keep":[1,2.50,1e3]}'
+	run jq -c '.process.env' "$WORK/b/config.json"
+	[ "$output" = '["PATH=/bin","XZERO=present"]' ]
+	# the runtime read the rewritten file
+	cmp "$WORK/b/config.json" "$WORK/fake.config.json"
+}
+
+@test "create: no CDI request leaves config.json byte-identical" {
+	jq 'del(.annotations)' "$WORK/orig.json" >"$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/noreq.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	cmp "$WORK/noreq.json" "$WORK/b/config.json"
+}
+
+@test "create: malformed config.json names the file, line and column" {
+	printf '{"ociVersion": "1.0.2",\n "process": {"args": ["sh",]}}\n' >"$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/bad.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "toposhim: $WORK/b/config.json: line 2 column "*": "* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	cmp "$WORK/bad.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+@test "create: a missing bundle is a clear error" {
+	run "$TOPOSHIM" create --bundle "$WORK/nope" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: bundle '$WORK/nope': cannot open: No such file or directory" ]
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+@test "create: an unknown device lists every unresolved name, config.json untouched" {
+	set_annotation "$WORK/b" cdi.k8s.io/a "toposhim.test/dev=nope,toposhim.test/dev=zero"
+	set_annotation "$WORK/b" cdi.k8s.io/b "other.vendor/x=y"
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: unresolvable CDI devices toposhim.test/dev=nope, other.vendor/x=y" ]
+	cmp "$WORK/before.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+@test "create: an invalid qualified name is refused" {
+	set_annotation "$WORK/b" cdi.k8s.io/test "foobar"
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: unresolvable CDI devices foobar" ]
+	cmp "$WORK/before.json" "$WORK/b/config.json"
+}
+
+@test "create: a broken spec file is reported and does not hide the good one" {
+	printf 'cdiVersion: "0.6.0"\nkind: broken.test/dev\ndevices: "oops"\n' >"$WORK/cdi/broken.yaml"
+	chmod 0644 "$WORK/cdi/broken.yaml"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "toposhim: warning: CDI registry: $WORK/cdi/broken.yaml: "*", ignoring" ]]
+	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$WORK/b/config.json"
+	[ "$output" = "toposhim.test/dev=zero" ]
+}
+
+@test "create: the error goes to --log as one JSON line" {
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=nope"
+	run "$TOPOSHIM" --log "$WORK/log.json" --log-format json create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$(wc -l <"$WORK/log.json")" -eq 1 ]
+	run jq -r '.level + " " + .msg' "$WORK/log.json"
+	[ "$output" = "error unresolvable CDI devices toposhim.test/dev=nope" ]
+	jq -e '.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")' "$WORK/log.json"
+}
+
+@test "create: a world-writable spec file is refused with its path and mode" {
+	chmod 0666 "$WORK/cdi/test.yaml"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WORK/cdi/test.yaml"*"0666"* ]]
+	[[ "${lines[-1]}" == "toposhim: unresolvable CDI devices toposhim.test/dev=zero" ]]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+}

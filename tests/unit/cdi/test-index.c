@@ -1,0 +1,338 @@
+/* Unit tests of src/cdi/index.c: the persistent index is used, invalidated and rebuilt. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cdi/cdi.h"
+#include "util/cleanup.h"
+#include "select.h"
+#include "util/fileio.h"
+
+struct fixture {
+	char root[64];
+	char etc[80], run[80], state[80], index[96];
+	char *dirs[3];
+};
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(dfd >= 0);
+	assert_int_equal(ts_write_file_atomic_at(dfd, name, text, strlen(text), 0644, &err), 0);
+}
+
+/* Move a path's mtime 100 s into the past, out of the index's racy window. */
+static void age(const char *dir, const char *name)
+{
+	struct timespec t[2];
+	char path[256];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 100;
+	t[1] = t[0];
+	snprintf(path, sizeof(path), "%s%s%s", dir, name ? "/" : "", name ? name : "");
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static const char spec_a[] = "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [S=1]}\n"
+			     "devices: [{name: a, containerEdits: {env: [A=1]}}]\n";
+static const char spec_b[] = "cdiVersion: 0.3.0\nkind: v.com/c\n"
+			     "devices: [{name: b, containerEdits: {env: [B=1]}}]\n";
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->root, "/tmp/ts-cdi-index-XXXXXX");
+	if (mkdtemp(f->root) == NULL)
+		return -1;
+	snprintf(f->etc, sizeof(f->etc), "%s/etc", f->root);
+	snprintf(f->run, sizeof(f->run), "%s/run", f->root);
+	snprintf(f->state, sizeof(f->state), "%s/state", f->root);
+	snprintf(f->index, sizeof(f->index), "%s/cdi-index", f->state);
+	if (mkdir(f->etc, 0755) < 0 || mkdir(f->state, 0755) < 0)
+		return -1;
+	f->dirs[0] = f->etc;
+	f->dirs[1] = f->run; /* missing at first */
+	write_file(f->etc, "a.yaml", spec_a);
+	write_file(f->etc, "bad.json", "{");
+	age(f->etc, "a.yaml");
+	age(f->etc, "bad.json");
+	age(f->etc, NULL);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+	(void)!system(cmd);
+	free(f);
+	return 0;
+}
+
+static struct ts_cdi_registry *load(struct fixture *f, bool root)
+{
+	struct ts_cdi_options opts = {
+		.spec_dirs = f->dirs, .require_root_owned = root, .index_path = f->index};
+	struct ts_cdi_registry *reg = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_cdi_registry_load(&opts, &reg, &err), 0);
+	return reg;
+}
+
+static const char *problem(const struct ts_cdi_registry *reg, size_t i)
+{
+	const char *const *msgs;
+	size_t n = ts_cdi_registry_problems(reg, &msgs);
+
+	return i < n ? msgs[i] : "(none)";
+}
+
+/* Add a marker problem to the index file: it shows up only when the index is used. */
+static void mark_index(struct fixture *f)
+{
+	cleanup_free char *buf = NULL, *marked = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	size_t len = 0;
+	char *end;
+
+	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, &len, &err), 0);
+	end = strstr(buf, "\nend\n");
+	assert_non_null(end);
+	*end = '\0';
+	assert_true(asprintf(&marked, "%s\nproblem marker\nend\n", buf) > 0);
+	write_file(f->state, "cdi-index", marked);
+}
+
+static void test_index_used_when_valid(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg = load(f, false);
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_free char *out = NULL, *buf = NULL, *want_problem = NULL;
+	const char *const *names;
+	struct stat st;
+
+	assert_int_equal(stat(f->index, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(asprintf(&want_problem,
+			     "%s/bad.json: line 1 column 2: parse error: premature EOF",
+			     f->etc) > 0);
+	assert_string_equal(problem(reg, 0), want_problem);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	ts_cdi_registry_free(reg);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+	assert_int_equal(strncmp(buf, "toposhim-cdi-index 2 0 2\ndir ", 29), 0);
+	assert_non_null(strstr(buf, "/etc/a.yaml\nspec 0 v.com/c\nname a\n"));
+	assert_non_null(strstr(buf, "/etc/bad.json\nfproblem "));
+	assert_non_null(strstr(buf, "\ndev 0 0 v.com/c=a\nproblem "));
+	assert_int_equal(strcmp(buf + strlen(buf) - 5, "\nend\n"), 0);
+
+	mark_index(f);
+	reg = load(f, false);
+	assert_string_equal(problem(reg, 0), want_problem);
+	assert_string_equal(problem(reg, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	assert_string_equal(names[0], "v.com/c=a");
+	/* specs from the index are read on first use */
+	config = ts_json_new_object();
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=a"}, 1,
+				       "config.json", NULL, &err),
+			 1);
+	assert_int_equal(ts_json_serialize(config, false, &out, NULL, &err), 0);
+	assert_string_equal(out, "{\"process\":{\"env\":[\"S=1\",\"A=1\"]},\"annotations\":{"
+				 "\"toposhim.io/cdi-injected\":\"v.com/c=a\"}}");
+	ts_cdi_registry_free(reg);
+}
+
+static void test_index_rebuilt_on_change(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg = load(f, false);
+	const char *const *names;
+
+	ts_cdi_registry_free(reg);
+	/* a changed file */
+	mark_index(f);
+	write_file(f->etc, "a.yaml", spec_b);
+	age(f->etc, "a.yaml");
+	age(f->etc, NULL);
+	reg = load(f, false);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	assert_string_equal(names[0], "v.com/c=b");
+	ts_cdi_registry_free(reg);
+
+	/* a dir that appears */
+	mark_index(f);
+	assert_int_equal(mkdir(f->run, 0755), 0);
+	write_file(f->run, "x.yaml", spec_a);
+	age(f->run, "x.yaml");
+	age(f->run, NULL);
+	reg = load(f, false);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 2);
+	ts_cdi_registry_free(reg);
+
+	/* a file added to a dir */
+	mark_index(f);
+	write_file(f->run, "y.yaml", spec_b);
+	age(f->run, "y.yaml");
+	reg = load(f, false);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+
+	/* other options */
+	reg = load(f, false);
+	ts_cdi_registry_free(reg);
+	mark_index(f);
+	reg = load(f, true);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+}
+
+static void test_index_not_saved_when_racy_or_no_dir(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	struct stat st;
+
+	write_file(f->etc, "new.yaml", spec_b); /* modified just now */
+	reg = load(f, false);
+	ts_cdi_registry_free(reg);
+	assert_int_equal(stat(f->index, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	age(f->etc, "new.yaml");
+	age(f->etc, NULL);
+	assert_int_equal(rmdir(f->state), 0);
+	reg = load(f, false);
+	ts_cdi_registry_free(reg);
+	assert_int_equal(stat(f->index, &st), -1);
+}
+
+/* Replace text in the index file (keeping everything else). */
+static void edit_index(struct fixture *f, const char *from, const char *to)
+{
+	cleanup_free char *buf = NULL, *out = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *at;
+
+	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+	at = strstr(buf, from);
+	assert_non_null(at);
+	*at = '\0';
+	assert_true(asprintf(&out, "%s%s%s", buf, to, at + strlen(from)) > 0);
+	write_file(f->state, "cdi-index", out);
+}
+
+/* When one file changes, the others are taken from the index, not parsed again. */
+static void test_index_reparses_only_changed_files(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	const char *const *names;
+
+	write_file(f->etc, "b.yaml", spec_b);
+	age(f->etc, "b.yaml");
+	age(f->etc, NULL);
+	reg = load(f, false);
+	ts_cdi_registry_free(reg);
+	/* a record saying a.yaml defines "zz": only visible if a.yaml is not parsed */
+	edit_index(f, "spec 0 v.com/c\nname a\n", "spec 0 v.com/c\nname zz\n");
+	write_file(f->etc, "b.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\n"
+		   "devices: [{name: b2, containerEdits: {env: [B=2]}}]\n");
+	age(f->etc, "b.yaml");
+	age(f->etc, NULL);
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 2);
+	assert_string_equal(names[0], "v.com/c=b2");
+	assert_string_equal(names[1], "v.com/c=zz");
+	/* and using a device whose record does not match the file is refused */
+	{
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_json struct ts_json *config = ts_json_new_object();
+		cleanup_free char *want = NULL;
+
+		assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=zz"}, 1,
+					       "config.json", NULL, &err),
+				 -ESTALE);
+		assert_true(asprintf(&want, "%s/a.yaml: changed while being read", f->etc) > 0);
+		assert_string_equal(err->msg, want);
+	}
+	ts_cdi_registry_free(reg);
+}
+
+/* With require_root_owned, an index others could write is not trusted. */
+static void test_index_must_be_root_owned(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+
+	reg = load(f, true);
+	ts_cdi_registry_free(reg);
+	mark_index(f);
+	reg = load(f, true);
+	assert_string_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+	mark_index(f);
+	assert_int_equal(chmod(f->index, 0666), 0);
+	reg = load(f, true);
+	assert_string_not_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+}
+
+static void test_index_garbage_ignored(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	const char *const *names;
+
+	write_file(f->state, "cdi-index", "toposhim-cdi-index 1 0 2\ndir /nope\n");
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	ts_cdi_registry_free(reg);
+	write_file(f->state, "cdi-index", "garbage");
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	ts_cdi_registry_free(reg);
+}
+
+int main(void)
+{
+	const struct ts_test tests[] = {
+		{cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_reparses_only_changed_files, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
+		 TS_NEEDS_ROOT},
+		{cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
+		 TS_NEEDS_NOTHING},
+	};
+	return ts_run_selected("test-index", tests, ARRAY_SIZE(tests));
+}

@@ -1,0 +1,187 @@
+/*
+ * Tests of src/cli/ctl-topology.c and src/cli/ctl-plan.c (toposhimctl
+ * topology / plan), run in-process with stdout captured.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cli/ctl-placement.h"
+#include "oci/json.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+/* Run fn(argc, argv) with stdout going to a file; return what it wrote. */
+static char *capture(int (*fn)(int, char **), int argc, char **argv, int *ret_status)
+{
+	char path[] = "/tmp/ts-ctl-XXXXXX";
+	int fd = mkstemp(path);
+	int saved = dup(STDOUT_FILENO);
+	char *buf = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stdout);
+	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	*ret_status = fn(argc, argv);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+	close(fd);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
+	unlink(path);
+	return buf;
+}
+
+static char *corpus(const char *file)
+{
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/corpus/topology/%s", getenv("TS_SHARED_DIR"), file) > 0);
+	return p;
+}
+
+static void test_topology_text(void **state)
+{
+	cleanup_free char *xml = corpus("14-hwloc-linux-fakeheteromemtiers-dram-hbm-nvm.xml");
+	cleanup_free char *want = NULL, *out = NULL;
+	char *argv[] = {"topology", "--topology", xml, NULL};
+	int status;
+
+	out = capture(ts_ctl_topology, 3, argv, &status);
+	assert_int_equal(status, 0);
+	assert_true(asprintf(&want,
+			     "topology: %s\n"
+			     "online: 0-5 (6 pus, 6 cores, smt 1)\n"
+			     "package 0: cpus 0-5\n"
+			     "numa node 0: cpus 0-1, memory 2934 MiB, tier dram\n"
+			     "numa node 1: cpus 2-3, memory 978 MiB, tier dram\n"
+			     "numa node 2: cpus 4-5, memory 512 MiB, tier hbm\n"
+			     "numa node 4: memory-only, near cpus 2-3, memory 512 MiB, tier hbm\n"
+			     "numa node 6: memory-only, near cpus 2-3, memory 384 MiB, tier pmem\n"
+			     "numa node 8: memory-only, near cpus 0-1, memory 384 MiB, tier pmem\n"
+			     "numa node 9: memory-only, near cpus 4-5, memory 384 MiB, tier pmem\n",
+			     xml) > 0);
+	if (strncmp(out, want, strlen(want)) != 0)
+		fail_msg("got:\n%s", out);
+	assert_non_null(strstr(out, "device dax0.0: numa nodes 0,8\n"));
+	assert_non_null(strstr(out, "device dax2.0: numa nodes 1,4,6\n"));
+}
+
+static void test_topology_json(void **state)
+{
+	cleanup_free char *xml = corpus("06-hwloc-xml-32em64t-2n8c2t-pci-gpu-ib.xml");
+	cleanup_free char *out = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *argv[] = {"topology", "--json", "--topology", xml, NULL};
+	struct ts_json *dev;
+	size_t i;
+	bool found = false;
+	int status;
+
+	out = capture(ts_ctl_topology, 4, argv, &status);
+	assert_int_equal(status, 0);
+	assert_int_equal(ts_json_parse(out, strlen(out), "out", &j, &err), 0);
+	assert_string_equal(ts_json_get_string(j, "online"), "0-31");
+	assert_int_equal(ts_json_get_array(j, "numa_nodes")->u.array.len, 2);
+	ts_json_array_foreach (ts_json_get_array(j, "devices"), i, dev) {
+		const char *pci = ts_json_get_string(dev, "pci");
+		if (pci == NULL || strcmp(pci, "0000:83:00.0") != 0)
+			continue;
+		found = true;
+		assert_string_equal(ts_json_get_string(dev, "numa_nodes"), "1");
+	}
+	assert_true(found);
+}
+
+static void test_topology_errors(void **state)
+{
+	char *argv[] = {"topology", "--topology", "/nonexistent.xml", NULL};
+	char *bad[] = {"topology", "--bogus", NULL};
+	cleanup_free char *a = NULL, *b = NULL;
+	int status;
+
+	a = capture(ts_ctl_topology, 3, argv, &status);
+	assert_int_equal(status, 1);
+	assert_string_equal(a, "");
+	b = capture(ts_ctl_topology, 2, bad, &status);
+	assert_int_equal(status, 2);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_write_file_atomic_at(dfd, name, text, strlen(text), 0644, &err), 0);
+}
+
+static void test_plan(void **state)
+{
+	char dir[] = "/tmp/ts-plan-XXXXXX";
+	cleanup_free char *xml = corpus("06-hwloc-xml-32em64t-2n8c2t-pci-gpu-ib.xml");
+	cleanup_free char *cfgpath = NULL, *out = NULL, *jout = NULL, *before = NULL, *after = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	int status;
+	static const char config[] =
+		"{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/numa\":\"single\"},"
+		"\"linux\":{\"resources\":{\"cpu\":{\"quota\":400000,\"period\":100000,"
+		"\"shares\":4096}}}}";
+
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "config.json", config);
+	write_file(dir, "toposhim.json", "{\"placement\":{\"reserved\":{\"count\":2}}}");
+	assert_true(asprintf(&cfgpath, "%s/toposhim.json", dir) > 0);
+	char *argv[] = {"plan", "--bundle", dir, "--topology", xml, "--config", cfgpath, NULL};
+	out = capture(ts_ctl_plan, 7, argv, &status);
+	assert_int_equal(status, 0);
+	/* reserved = core {0,16}; 4 PUs in one NUMA node: the fuller node 0 */
+	assert_non_null(strstr(out, "class: critical\npool: exclusive\ncpus: 1-2,17-18\n"
+				    "mems: 0\nshared pool after: 0,3-16,19-31\nwhy:\n"
+				    "  - class critical (derived from the cpu limit and request)\n"
+				    "  - numa single: node 0 (fullest node that fits)\n"));
+	char *jargv[] = {"plan", "--json", "--bundle", dir,	"--topology", xml,
+			 "--id", "c1",	   "--config", cfgpath, NULL};
+	jout = capture(ts_ctl_plan, 10, jargv, &status);
+	assert_int_equal(status, 0);
+	assert_int_equal(ts_json_parse(jout, strlen(jout), "out", &j, &err), 0);
+	assert_string_equal(ts_json_get_string(j, "container_id"), "c1");
+	assert_string_equal(ts_json_get_string(j, "cpus"), "1-2,17-18");
+	assert_string_equal(ts_json_get_string(j, "pool"), "exclusive");
+
+	/* plan writes nothing: config.json is byte-identical */
+	assert_true(asprintf(&before, "%s/config.json", dir) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, before, 0, &after, NULL, &err), 0);
+	assert_string_equal(after, config);
+
+	/* errors name the file and field, exit status 1 */
+	write_file(dir, "config.json", "{\"annotations\":{\"toposhim.io/cpus\":\"x\"}}");
+	free(out);
+	out = capture(ts_ctl_plan, 7, argv, &status);
+	assert_int_equal(status, 1);
+
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topology_text),
+		cmocka_unit_test(test_topology_json),
+		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_plan),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,788 @@
+/*
+ * Unit tests of src/placement/place.c: pools, classes, reserved CPUs, the
+ * kubelet's static-policy Allocate cases (placement-cases.md section 6),
+ * NUMA policies, memory tiers and CPU kinds on the corpus topologies.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "placement/placement.h"
+#include "util/cleanup.h"
+
+#define CPUS_FIELD "config.json: '/annotations/toposhim.io~1cpus': "
+
+static struct ts_topology *corpus(const char *file)
+{
+	const char *dir = getenv("TS_SHARED_DIR");
+	cleanup_free char *path = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *t = NULL;
+
+	assert_non_null(dir);
+	assert_true(asprintf(&path, "%s/corpus/topology/%s", dir, file) > 0);
+	if (ts_topology_load_xml(path, &t, &err) < 0)
+		fail_msg("%s", err->msg);
+	return t;
+}
+
+/* One kubelet Allocate case: reserved (count or list), the exclusive
+ * allocations that make the state's "assigned" set, and the request. */
+struct alloc_case {
+	const char *name;
+	enum fixture_id topo;
+	unsigned reserved_count;
+	const char *reserved_list;
+	const char *assigned[2];
+	unsigned n;
+	bool full_cores;
+	const char *want;
+	int want_ret;
+	const char *want_msg;
+	const char *default_set; /* T6 rows: the rest of the machine is assigned */
+};
+
+/* T6 socket 1 (kubelet's comment in policy_test.go) */
+#define T6_SOCKET1                                                                                 \
+	"3-4,11-12,15-16,23-24,27-28,35-36,40-41,48-49,51-52,59-60,65-66,73-74,81-82,89-90,97-98," \
+	"111-112,119-120,125-126,133-134,141-142,149-150,157-158,171-172,179-180,185-186,193-194," \
+	"201-202,209-210,217-218,231-232,239-240,245-246,253-254,261-262,269-270,277-278"
+#define T6_SOCKET0                                                                                 \
+	"0-2,9-10,13-14,21-22,25-26,33-34,38-39,46-47,50,57-58,71-72,79-80,87-88,95-96,103-104,"   \
+	"109-110,117-118,131-132,139-140,147-148,155-156,163-164,169-170,177-178,191-192,199-200," \
+	"207-208,215-216,223-224,229-230,237-238,251-252,259-260,267-268,275-276,283-284"
+
+static const struct alloc_case alloc_cases[] = {
+	{"A1", T1, 1, NULL, {"2,3,6,7"}, 2, false, "1,5", 0, NULL, NULL},
+	{"A1-full", T1, 1, NULL, {"2,3,6,7"}, 2, true, "1,5", 0, NULL, NULL},
+	{"A2", T2, 1, NULL, {"2"}, 6, false, "1,3,5,7,9,11", 0, NULL, NULL},
+	{"A3", T2, 1, NULL, {"1,5"}, 6, false, "2,3,4,8,9,10", 0, NULL, NULL},
+	{"A4", T4, 1, NULL, {"2"}, 4, false, "4-7", 0, NULL, NULL},
+	{"A5", T4, 1, NULL, {"4,5", "2"}, 4, false, "1,3,6,7", 0, NULL, NULL},
+	{"A6", T2, 1, NULL, {"2"}, 8, false, "1,3,4,5,7,9,10,11", 0, NULL, NULL},
+	{"B1", T1, 1, NULL, {NULL}, 1, false, "4", 0, NULL, NULL},
+	{"B3",
+	 T1,
+	 1,
+	 NULL,
+	 {NULL},
+	 8,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7",
+	 NULL},
+	{"B5",
+	 T2,
+	 1,
+	 NULL,
+	 {"1,2,3", NULL},
+	 10,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=10, available=8",
+	 NULL},
+	{"B6",
+	 T1,
+	 1,
+	 NULL,
+	 {"1-6", NULL},
+	 2,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=2, available=1",
+	 NULL},
+	{"R6",
+	 T1,
+	 0,
+	 "0",
+	 {NULL},
+	 8,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=8, available=7",
+	 NULL},
+	{"R7", T1, 0, "0,1", {NULL}, 1, false, "4", 0, NULL, NULL},
+	{"R8", T1, 0, "0,1", {"2,3,6,7"}, 2, false, "4,5", 0, NULL, NULL},
+	{"E1",
+	 T1,
+	 1,
+	 NULL,
+	 {NULL},
+	 1,
+	 true,
+	 NULL,
+	 -EINVAL,
+	 CPUS_FIELD "smt alignment error: requested 1 cpus not a multiple of cpus per core = 2",
+	 NULL},
+	{"E3",
+	 T2,
+	 0,
+	 "1,6",
+	 {NULL},
+	 10,
+	 true,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "smt alignment error: not enough free physical cpus: available physical "
+		    "cpus = 8, requested cpus = 10, cpus per core = 2",
+	 NULL},
+	{"E4", T2, 2, NULL, {NULL}, 10, true, "1-5,7-11", 0, NULL, NULL},
+	{"E5", T2, 0, "0,6", {NULL}, 10, true, "1-5,7-11", 0, NULL, NULL},
+	{"A9", T6, 0, NULL, {"3,11,4,5,6,7"}, 72, false, T6_SOCKET0, 0, NULL, NULL},
+	{"A11",
+	 T6,
+	 0,
+	 NULL,
+	 {NULL},
+	 76,
+	 false,
+	 T6_SOCKET1 ",10,34,22,47",
+	 0,
+	 NULL,
+	 T6_SOCKET1 ",10,34,22,47,53,173,61,181,108,228,115,235"},
+	{"B7",
+	 T6,
+	 0,
+	 NULL,
+	 {NULL},
+	 76,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=76, available=7",
+	 "10,11,37,52,53,55,67"},
+	{"E2",
+	 T6,
+	 8,
+	 NULL,
+	 {NULL},
+	 15,
+	 true,
+	 NULL,
+	 -EINVAL,
+	 CPUS_FIELD "smt alignment error: requested 15 cpus not a multiple of cpus per core = 4",
+	 NULL},
+	/* ours: taking every CPU would leave no CPU for shared containers */
+	{"empty-shared",
+	 T1,
+	 0,
+	 NULL,
+	 {NULL},
+	 8,
+	 false,
+	 NULL,
+	 -ENOSPC,
+	 CPUS_FIELD "taking cpus 0-7 would leave the shared pool empty",
+	 NULL},
+};
+
+static void request(struct ts_placement_request *req, const char *id, const char *cls, unsigned n)
+{
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_placement_request_init(req, id, &err), 0);
+	free(req->class_name);
+	req->class_name = strdup(cls);
+	req->cpus = n;
+}
+
+static void run_alloc_case(const struct alloc_case *c)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(c->topo);
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation allocs[2];
+	hwloc_bitmap_t sets[2] = {NULL, NULL};
+	cleanup_error struct ts_error *err = NULL;
+	size_t n = 0;
+	int r;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_count = c->reserved_count;
+	cfg.reserved_cpus = c->reserved_list ? fixture_set(c->reserved_list) : NULL;
+	cfg.full_cores_only = c->full_cores;
+	if (c->default_set != NULL) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t def = fixture_set(c->default_set);
+		sets[0] = hwloc_bitmap_dup(topo->online);
+		hwloc_bitmap_andnot(sets[0], sets[0], def);
+		allocs[0] = (struct ts_allocation){
+			.container_id = "rest",
+			.pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+			.cpus = sets[0],
+		};
+		n = 1;
+	}
+	for (; n < 2 && c->assigned[n] != NULL; n++) {
+		sets[n] = fixture_set(c->assigned[n]);
+		allocs[n] = (struct ts_allocation){
+			.container_id = n == 0 ? "other0" : "other1",
+			.class_name = "critical",
+			.pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+			.cpus = sets[n],
+		};
+	}
+	request(&req, "new", "critical", c->n);
+	r = ts_placement_place(&cfg, topo, allocs, n, &req, &res, &err);
+	if (c->want == NULL) {
+		if (r != c->want_ret)
+			fail_msg("%s: ret %d, want %d", c->name, r, c->want_ret);
+		if (strcmp(err->msg, c->want_msg) != 0)
+			fail_msg("%s: message '%s'", c->name, err->msg);
+	} else {
+		if (r < 0)
+			fail_msg("%s: %s", c->name, err->msg);
+		fixture_assert_set(c->name, res.cpus, c->want);
+		assert_int_equal(res.pool, TS_PLACEMENT_POOL_EXCLUSIVE);
+	}
+	for (size_t i = 0; i < n; i++)
+		hwloc_bitmap_free(sets[i]);
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+static void test_kubelet_allocate(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(alloc_cases); i++)
+		run_alloc_case(&alloc_cases[i]);
+}
+
+/* B4: a container that already has an allocation keeps it. */
+static void test_existing_kept(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T1);
+	cleanup_hwloc_bitmap hwloc_bitmap_t mine = fixture_set("2,3,6,7");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation a = {.container_id = "c1",
+				  .class_name = "critical",
+				  .pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+				  .cpus = mine};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_count = 1;
+	request(&req, "c1", "critical", 4);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	assert_true(res.existing);
+	fixture_assert_set("B4", res.cpus, "2,3,6,7");
+	fixture_assert_set("B4 pool", res.shared_pool, "0,1,4,5");
+	assert_string_equal(res.reasons[0], "existing allocation of 'c1' kept");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Reserved CPUs as a count are the lowest cores' PUs (kubelet: T2 n=2 ->
+ * {0,6}; T1 n=1 -> {0}). */
+static void test_reserved_count(void **state)
+{
+	cleanup_topology struct ts_topology *t2 = fixture_load(T2);
+	cleanup_topology struct ts_topology *t1 = fixture_load(T1);
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t a = NULL, b = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_count = 2;
+	assert_int_equal(ts_placement_reserved(&cfg, t2, &a, &err), 0);
+	fixture_assert_set("T2 count 2", a, "0,6");
+	cfg.reserved_count = 1;
+	assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), 0);
+	fixture_assert_set("T1 count 1", b, "0");
+	cfg.reserved_count = 8;
+	assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), -EINVAL);
+	assert_string_equal(err->msg,
+			    "placement: '/placement/reserved/count': cannot reserve 8 of 8 cpus");
+	ts_error_clear(&err);
+	/* R5: count 1 with the list {0,1} */
+	cfg.reserved_count = 1;
+	cfg.reserved_cpus = fixture_set("0,1");
+	assert_int_equal(ts_placement_reserved(&cfg, t2, &b, &err), -EINVAL);
+	assert_string_equal(err->msg,
+			    "placement: '/placement/reserved': count 1 does not match cpus '0-1'");
+	ts_placement_config_release(&cfg);
+}
+
+static void test_allocation_pool(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "critical", false, false, true),
+			 TS_PLACEMENT_POOL_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "batch", false, false, true),
+			 TS_PLACEMENT_POOL_SHARED);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "critical", true, false, true),
+			 TS_PLACEMENT_POOL_PINNED);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "standard", false, true, true),
+			 TS_PLACEMENT_POOL_NUMA_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "gone", false, false, true),
+			 TS_PLACEMENT_POOL_EXCLUSIVE);
+	assert_int_equal(ts_placement_allocation_pool(&cfg, "gone", false, false, false),
+			 TS_PLACEMENT_POOL_SHARED);
+	ts_placement_config_release(&cfg);
+}
+
+/* Section 8 (X1-X4, T1, reserved {0} strict): the shared pool after a
+ * container is removed is recomputed from the allocations that remain. */
+static void test_release(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *after[2]; /* exclusive allocations left */
+		const char *want;
+	} rows[] = {
+		{"X1", {NULL}, "1-7"},
+		{"X2", {"4-7"}, "1-3"},
+		{"X3", {"2,4"}, "1,3,5-7"},
+		{"X4", {"1,3,5"}, "2,4,6,7"},
+	};
+	cleanup_topology struct ts_topology *topo = fixture_load(T1);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("0");
+	cfg.shared_may_use_reserved = false;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct ts_allocation allocs[2];
+		hwloc_bitmap_t sets[2] = {NULL, NULL};
+		cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
+		size_t n = 0;
+
+		for (; n < 2 && rows[i].after[n] != NULL; n++) {
+			sets[n] = fixture_set(rows[i].after[n]);
+			allocs[n] = (struct ts_allocation){.container_id = "c",
+							   .pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+							   .cpus = sets[n]};
+		}
+		assert_int_equal(ts_placement_shared_pool(&cfg, topo, allocs, n, &pool, &err), 0);
+		fixture_assert_set(rows[i].name, pool, rows[i].want);
+		for (size_t k = 0; k < n; k++)
+			hwloc_bitmap_free(sets[k]);
+	}
+	ts_placement_config_release(&cfg);
+}
+
+/* Shared pool = online - exclusive (- reserved when strict); a new
+ * exclusive allocation names the shared containers that must move. */
+static void test_shared_pool_and_affected(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T2);
+	cleanup_hwloc_bitmap hwloc_bitmap_t ex = fixture_set("0,6");
+	cleanup_hwloc_bitmap hwloc_bitmap_t sh = fixture_set("1-5,7-11");
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation allocs[] = {
+		{.container_id = "ex", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = ex},
+		{.container_id = "web", .pool = TS_PLACEMENT_POOL_SHARED, .cpus = sh},
+	};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("1");
+	assert_int_equal(ts_placement_shared_pool(&cfg, topo, allocs, 2, &pool, &err), 0);
+	fixture_assert_set("pool", pool, "1-5,7-11");
+	cfg.shared_may_use_reserved = false;
+	hwloc_bitmap_free(pool);
+	assert_int_equal(ts_placement_shared_pool(&cfg, topo, allocs, 2, &pool, &err), 0);
+	fixture_assert_set("strict pool", pool, "2-5,7-11");
+
+	request(&req, "db", "critical", 2);
+	assert_int_equal(ts_placement_place(&cfg, topo, allocs, 2, &req, &res, &err), 0);
+	fixture_assert_set("db", res.cpus, "2,8");
+	fixture_assert_set("db mems", res.mems, "0");
+	fixture_assert_set("new pool", res.shared_pool, "3-5,7,9-11");
+	assert_string_equal(res.affected[0], "web");
+	assert_null(res.affected[1]);
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+
+	/* a standard container gets the whole shared pool */
+	request(&req, "web2", "standard", 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, allocs, 2, &req, &res, &err), 0);
+	assert_int_equal(res.pool, TS_PLACEMENT_POOL_SHARED);
+	fixture_assert_set("web2", res.cpus, "2-5,7-11");
+	fixture_assert_set("web2 mems", res.mems, "0,1");
+	assert_null(res.affected[0]);
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+static void test_numa_policies(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T5);
+	cleanup_hwloc_bitmap hwloc_bitmap_t busy = fixture_set("0-5,10-15,20-25,30-35");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation a = {
+		.container_id = "x", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = busy};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	/* single: 14 PUs free per node, so 12 fit in node 0 (fullest, lowest id) */
+	request(&req, "s", "critical", 12);
+	req.numa = TS_PLACEMENT_NUMA_SINGLE;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("single", res.cpus, "6-9,40-43,46-49");
+	fixture_assert_set("single mems", res.mems, "0");
+	ts_placement_result_release(&res);
+	/* ... and the device-local node wins */
+	hwloc_bitmap_set(req.device_numa, 3);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("single local", res.cpus, "36-39,70-73,76-79");
+	assert_string_equal(res.reasons[1], "numa single: node 3 (local to the requested devices)");
+	ts_placement_result_release(&res);
+	/* 15 PUs fit in no node */
+	req.cpus = 15;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1numa': no numa node "
+				      "has 15 free cpus for 'single'");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+
+	/* exclusive: no node is wholly free with the allocation above */
+	request(&req, "e", "critical", 0);
+	req.numa = TS_PLACEMENT_NUMA_EXCLUSIVE;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
+	ts_error_clear(&err);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_int_equal(res.pool, TS_PLACEMENT_POOL_NUMA_EXCLUSIVE);
+	fixture_assert_set("numa exclusive", res.cpus, "0-9,40-49");
+	fixture_assert_set("numa exclusive pool", res.shared_pool, "10-39,50-79");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Device-local NUMA preference in the default "prefer" mode (kubelet H3). */
+static void test_device_preference(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T2);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "gpu", "critical", 2);
+	hwloc_bitmap_set(req.device_numa, 1);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("H3", res.cpus, "1,7");
+	fixture_assert_set("H3 mems", res.mems, "1");
+	assert_string_equal(res.reasons[0], "class critical");
+	assert_string_equal(res.reasons[1], "prefer numa nodes 1 (local to the requested devices)");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Device locality from a sysfs tree (TOPOSHIM_SYSFS_ROOT layout): /dev/null
+ * (1:3) is made to look like a PCI device on NUMA node 1. */
+static void test_request_devices(void **state)
+{
+	char dir[] = "/tmp/ts-dev-XXXXXX";
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	cleanup_topology struct ts_topology *topo = fixture_load(T2);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	const char *paths[] = {"/dev/null"};
+	const char *missing[] = {"/dev/nonexistent-gpu"};
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd,
+			     "set -e; cd %s; d=sys/devices/pci0000:80/0000:80:02.0; mkdir -p $d "
+			     "sys/dev/char; echo 1 > $d/numa_node; echo 1,3,5,7,9,11 > "
+			     "$d/local_cpulist; ln -s ../../devices/pci0000:80/0000:80:02.0 "
+			     "sys/dev/char/1:3",
+			     dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sys", dir) > 0);
+	struct ts_devloc_roots roots = {.sysfs_root = sys};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "gpu", "critical", 2);
+	assert_int_equal(ts_placement_request_add_devices(&req, &roots, paths, 1, &err), 0);
+	fixture_assert_set("device numa", req.device_numa, "1");
+	assert_int_equal(req.n_devices, 1);
+	assert_string_equal(req.devices[0], "/dev/null");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("device-local cpus", res.cpus, "1,7");
+	ts_placement_result_release(&res);
+	assert_int_equal(ts_placement_request_add_devices(&req, &roots, missing, 1, &err), -ENOENT);
+	assert_string_equal(err->msg, "/dev/nonexistent-gpu: cannot stat device");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Memory tiers on the fake heterogeneous-memory machine (corpus 14): cpus
+ * 2-3 sit on DRAM node 1, whose locality also holds HBM node 4 and NVM
+ * node 6; cpus 0-1 on DRAM node 0 with NVM node 8. */
+static void test_memory_tiers(void **state)
+{
+	cleanup_topology struct ts_topology *topo =
+		corpus("14-hwloc-linux-fakeheteromemtiers-dram-hbm-nvm.xml");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_int_equal(ts_topology_numa_node(topo, 4)->tier, TS_MEMORY_TIER_HBM);
+	assert_true(ts_topology_numa_node(topo, 4)->memory_only);
+	assert_int_equal(ts_topology_numa_node(topo, 8)->tier, TS_MEMORY_TIER_PMEM);
+	assert_false(ts_topology_numa_node(topo, 2)->memory_only);
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "hbm", "critical", 2);
+	req.memory_tier = TS_MEMORY_TIER_HBM;
+	hwloc_bitmap_set(req.device_numa, 1);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("hbm cpus", res.cpus, "2,3");
+	fixture_assert_set("hbm mems", res.mems, "1,4");
+	ts_placement_result_release(&res);
+	req.memory_tier = TS_MEMORY_TIER_PMEM;
+	hwloc_bitmap_zero(req.device_numa);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("pmem cpus", res.cpus, "0,1");
+	fixture_assert_set("pmem mems", res.mems, "0,8");
+	ts_placement_result_release(&res);
+	req.memory_tier = TS_MEMORY_TIER_CXL;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1memory-tier': no "
+				      "memory node of tier 'cxl' on this machine");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* nri-plugins' "server" sysfs tree (placement-cases.md section 9), loaded
+ * through TOPOSHIM_SYSFS_ROOT as the create path would: exclusive CPUs land
+ * in one NUMA node and the pmem tier adds that socket's PMEM node. */
+static void test_nri_server(void **state)
+{
+	char dir[] = "/tmp/ts-nri-XXXXXX";
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *topo = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd, "tar xjf '%s/corpus/sysfs/nri-plugins-sysfs.tar.bz2' -C '%s'",
+			     getenv("TS_SHARED_DIR"), dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sysfs/server/sys", dir) > 0);
+	setenv("TOPOSHIM_SYSFS_ROOT", sys, 1);
+	assert_int_equal(ts_topology_load_default(NULL, NULL, &topo, &err), 0);
+	unsetenv("TOPOSHIM_SYSFS_ROOT");
+	assert_int_equal(hwloc_bitmap_weight(topo->online), 112);
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "db", "critical", 3);
+	req.memory_tier = TS_MEMORY_TIER_PMEM;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	/* NUMA 0 = PUs 0,4,...,108; core {0,56} whole, then PU 4 */
+	fixture_assert_set("nri cpus", res.cpus, "0,4,56");
+	fixture_assert_set("nri mems", res.mems, "0,4");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	ts_topology_free(topo);
+	free(cmd);
+	assert_true(asprintf(&cmd, "chmod -R u+rwx '%s'; rm -rf '%s'", dir, dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* POWER9 + V100 (corpus 20): GPU memory nodes 252-255 have no PU. */
+static void test_gpu_memory_nodes(void **state)
+{
+	cleanup_topology struct ts_topology *topo = corpus("20-flux-sierra-power9-4xv100.v2.xml");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_int_equal(topo->n_numa_nodes, 6);
+	assert_int_equal(ts_topology_numa_node(topo, 252)->tier, TS_MEMORY_TIER_GPU);
+	assert_int_equal(ts_topology_numa_node(topo, 0)->tier, TS_MEMORY_TIER_DRAM);
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "s", "standard", 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("sierra mems", res.mems, "0,8");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Raptor Lake (corpus 02): P-cores 0-11, E-cores 12-19. */
+static void test_hybrid(void **state)
+{
+	cleanup_topology struct ts_topology *topo =
+		corpus("02-hwloc-linux-20em64t-hybrid-raptorlake.xml");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	fixture_assert_set("P", topo->performance_cpus, "0-11");
+	fixture_assert_set("E", topo->efficiency_cpus, "12-19");
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "crit", "critical", 4);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("critical on P", res.cpus, "0-3");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	request(&req, "b", "batch", 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("batch on E", res.cpus, "12-19");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+static void test_pinned_and_classes(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T1);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "p", "critical", 2);
+	req.user_cpus = fixture_set("3");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_int_equal(res.pool, TS_PLACEMENT_POOL_PINNED);
+	fixture_assert_set("pinned", res.cpus, "3");
+	fixture_assert_set("pinned mems", res.mems, "0");
+	ts_placement_result_release(&res);
+	req.user_mems = fixture_set("0");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_string_equal(res.reasons[2], "mems 0 given in config.json are honoured");
+	ts_placement_result_release(&res);
+	hwloc_bitmap_set(req.user_cpus, 9);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(err->msg,
+			    "config.json: '/linux/resources/cpu/cpus': cpus not online '9'");
+	ts_error_clear(&err);
+	/* manage_all: explicit cpus are replaced by the policy's choice */
+	cfg.manage_all = true;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("managed", res.cpus, "0,4");
+	ts_placement_result_release(&res);
+	free(req.class_name);
+	req.class_name = strdup("gold");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(err->msg,
+			    "config.json: '/annotations/toposhim.io~1class': unknown class 'gold'");
+	ts_error_clear(&err);
+	free(req.class_name);
+	req.class_name = strdup("critical");
+	req.cpus = 0;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1cpus': class "
+				      "'critical' needs a cpu count (toposhim.io/cpus or an "
+				      "integer cpu limit)");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Placements on every corpus topology: 4 exclusive PUs (2 below 8
+ * machines) land inside one NUMA node, with that node as mems. */
+static void test_corpus_placements(void **state)
+{
+	static const struct {
+		const char *file;
+		const char *cpus;
+		const char *mems;
+	} rows[] = {
+		{"01-hwloc-linux-8em64t-4c2t.xml", "0-1,4-5", "0"},
+		{"04-hwloc-xml-16em64t-4s2c2t.xml", "0,4,8,12", "0"},
+		{"05-hwloc-xml-16em64t-4s2c2t-offlines.xml", "1,6", "0"},
+		{"06-hwloc-xml-32em64t-2n8c2t-pci-gpu-ib.xml", "0-1,16-17", "0"},
+		{"07-hwloc-linux-32em64t-2n8c-nvme-pmem-ib-mic.xml", "0-3", "0"},
+		{"08-hwloc-xml-28intel64-2p2g7c-cluster-on-die.xml", "0-3", "0"},
+		{"09-hwloc-xml-80em64t-snc2-memorysidecaches.xml", "0,4,40,44", "0"},
+		{"10-hwloc-linux-64amd64-4s2n4ca2co.xml", "0-3", "0"},
+		{"12-hwloc-linux-256ppc-8n8s4t-smt4.xml", "0-3", "0"},
+		{"13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml", "0-1,192-193", "0"},
+		{"15-hwloc-xml-cxlmem-dax.xml", "0-1", "0"},
+		{"17-hwloc-xml-nvidia-dgx2.xml", "0-1", "0"},
+		{"18-flux-ipa20-xe8640-spr-snc4-4xh100.xml", "0-1,112-113", "0"},
+		{"23-psmgmt-jrc0323-2xepyc7742-nps4-4xa100.xml", "0-1,128-129", "0"},
+		{"24-psmgmt-knl05-snc4-flat-mcdram.xml", "0,64,128,192", "0"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_topology struct ts_topology *topo = corpus(rows[i].file);
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+		struct ts_placement_config cfg;
+		struct ts_placement_request req;
+		struct ts_placement_result res = {0};
+
+		assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+		unsigned n = hwloc_bitmap_weight(topo->online) >= 8 ? 4 : 2;
+		request(&req, "c", "critical", n);
+		if (ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err) < 0)
+			fail_msg("%s: %s", rows[i].file, err->msg);
+		printf("# %s: cpus %s", rows[i].file, fixture_str(res.cpus));
+		printf(" mems %s\n", fixture_str(res.mems));
+		if (rows[i].cpus != NULL)
+			fixture_assert_set(rows[i].file, res.cpus, rows[i].cpus);
+		if (rows[i].mems != NULL)
+			fixture_assert_set(rows[i].file, res.mems, rows[i].mems);
+		assert_int_equal(hwloc_bitmap_weight(res.cpus), n);
+		ts_topology_numa_of_cpus(topo, res.cpus, nodes);
+		assert_int_equal(hwloc_bitmap_weight(nodes), 1);
+		assert_true(hwloc_bitmap_isequal(nodes, res.mems));
+		ts_placement_result_release(&res);
+		ts_placement_request_release(&req);
+		ts_placement_config_release(&cfg);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubelet_allocate),
+		cmocka_unit_test(test_existing_kept),
+		cmocka_unit_test(test_reserved_count),
+		cmocka_unit_test(test_shared_pool_and_affected),
+		cmocka_unit_test(test_release),
+		cmocka_unit_test(test_allocation_pool),
+		cmocka_unit_test(test_numa_policies),
+		cmocka_unit_test(test_device_preference),
+		cmocka_unit_test(test_request_devices),
+		cmocka_unit_test(test_memory_tiers),
+		cmocka_unit_test(test_gpu_memory_nodes),
+		cmocka_unit_test(test_nri_server),
+		cmocka_unit_test(test_hybrid),
+		cmocka_unit_test(test_pinned_and_classes),
+		cmocka_unit_test(test_corpus_placements),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/* Unit tests of src/state/proc.c and ts_state_gc(): procfs parsing and staleness. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "state/state.h"
+#include "util/cleanup.h"
+#include "helpers.h"
+
+#define SEC 1000000ull
+
+static void test_start_ticks_fake(void **state)
+{
+	cleanup_free char *proc = th_tmpdir("proc");
+	cleanup_error struct ts_error *err = NULL;
+	uint64_t ticks = 0;
+	bool alive = false;
+
+	assert_non_null(proc);
+	/* a comm with spaces and a ')' must not shift the fields */
+	assert_int_equal(th_fake_proc(proc, 4242, "we ird) (x", 'S', 987654), 0);
+	assert_int_equal(ts_state_proc_start_ticks(proc, 4242, &ticks, &alive, &err), 0);
+	assert_int_equal(ticks, 987654);
+	assert_true(alive);
+	assert_int_equal(th_fake_proc(proc, 4243, "sh", 'Z', 11), 0);
+	assert_int_equal(ts_state_proc_start_ticks(proc, 4243, &ticks, &alive, &err), 0);
+	assert_int_equal(ticks, 11);
+	assert_false(alive);
+	th_rm_rf(proc);
+}
+
+static void test_start_ticks_errors(void **state)
+{
+	cleanup_free char *proc = th_tmpdir("proc");
+	cleanup_free char *want = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	uint64_t ticks = 0;
+
+	assert_non_null(proc);
+	assert_int_equal(ts_state_proc_start_ticks(proc, 77, &ticks, NULL, &err), -ENOENT);
+	assert_true(asprintf(&want, "%s/77/stat: cannot open", proc) > 0);
+	assert_string_equal(err->msg, want);
+	ts_error_clear(&err);
+	free(TAKE_PTR(want));
+
+	assert_int_equal(th_write(proc, "78/stat", "78 (sh) S 1 2 3\n"), 0);
+	assert_int_equal(ts_state_proc_start_ticks(proc, 78, &ticks, NULL, &err), -EINVAL);
+	assert_true(asprintf(&want, "%s/78/stat: cannot parse '78 (sh) S 1 2 3'", proc) > 0);
+	assert_string_equal(err->msg, want);
+	assert_int_equal(ticks, 0);
+	th_rm_rf(proc);
+}
+
+static void test_start_ticks_self(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_fclose FILE *f = fopen("/proc/self/stat", "re");
+	unsigned long long want = 0;
+	uint64_t ticks = 0;
+	bool alive = false;
+	char line[1024];
+	char *p;
+
+	/* compare with an independent sscanf of our own stat (comm is "test-gc") */
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	p = strrchr(line, ')');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2,
+				"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				"%*d %*d %*d %*d %*d %llu",
+				&want),
+			 1);
+	assert_int_equal(ts_state_proc_start_ticks(NULL, getpid(), &ticks, &alive, &err), 0);
+	assert_int_equal(ticks, want);
+	assert_true(alive);
+}
+
+static void test_cgroup_lines(void **state)
+{
+	cleanup_free char *proc = th_tmpdir("proc");
+	cleanup_free char *want = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *path = NULL;
+
+	assert_non_null(proc);
+	/* cgroup v2 */
+	assert_int_equal(th_write(proc, "10/cgroup", "0::/system.slice/ctr-a.scope\n"), 0);
+	assert_int_equal(ts_state_proc_cgroup(proc, 10, &path, &err), 0);
+	assert_string_equal(path, "/system.slice/ctr-a.scope");
+	free(path);
+	/* hybrid: the cpuset line wins over "0::", wherever it is */
+	assert_int_equal(
+		th_write(proc, "11/cgroup",
+			 "12:pids:/default/b\n0::/default/b-unified\n"
+			 "5:cpu,cpuset,cpuacct:/default/b:with:colons\n1:name=systemd:/x\n"),
+		0);
+	assert_int_equal(ts_state_proc_cgroup(proc, 11, &path, &err), 0);
+	assert_string_equal(path, "/default/b:with:colons");
+	free(path);
+	/* "cpusetx" is not "cpuset" */
+	assert_int_equal(th_write(proc, "12/cgroup", "3:cpusetx:/a\n"), 0);
+	assert_int_equal(ts_state_proc_cgroup(proc, 12, &path, &err), -ENODATA);
+	assert_true(asprintf(&want, "%s/12/cgroup: no cpuset or '0::' line", proc) > 0);
+	assert_string_equal(err->msg, want);
+	ts_error_clear(&err);
+	assert_int_equal(ts_state_proc_cgroup(proc, 13, &path, &err), -ENOENT);
+	th_rm_rf(proc);
+}
+
+/* A record with the given pid/start (pid 0: none), state and age. */
+static struct ts_alloc *mk(const char *id, const char *root, pid_t pid, uint64_t start,
+			   enum ts_alloc_status st, uint64_t created)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new(id, &err);
+
+	assert_non_null(a);
+	a->runtime_root = strdup(root);
+	assert_non_null(a->runtime_root);
+	a->pid = pid;
+	a->pid_start_ticks = start;
+	a->status = st;
+	a->created_usec = created;
+	return a;
+}
+
+static void test_gc_cases(void **state)
+{
+	cleanup_free char *top = th_tmpdir("gc");
+	cleanup_free char *proc = NULL, *runtime = NULL, *sdir = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_alloc **got = NULL;
+	const uint64_t now = 1700000000ull * SEC;
+	const uint64_t grace = 60 * SEC;
+	size_t n = 99;
+	struct ts_state_options opts = {0};
+	static const char *const kept[] = {"alive",
+					   "dead-but-runtime-dir",
+					   "garbled-stat",
+					   "creating-in-grace",
+					   "creating-late-but-runtime-dir",
+					   "clock-went-back"};
+	static const char *const gone[] = {"dead", "restarted", "zombie", "creating-late"};
+
+	assert_non_null(top);
+	assert_true(asprintf(&proc, "%s/proc", top) > 0);
+	assert_true(asprintf(&runtime, "%s/runc", top) > 0);
+	assert_true(asprintf(&sdir, "%s/state", top) > 0);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(mkdir(runtime, 0700), 0);
+	assert_int_equal(th_fake_proc(proc, 100, "sh", 'S', 5000), 0);
+	assert_int_equal(th_fake_proc(proc, 102, "sh", 'S', 7000), 0);
+	assert_int_equal(th_fake_proc(proc, 104, "sh", 'Z', 5000), 0);
+	assert_int_equal(th_write(proc, "105/stat", "garbage\n"), 0);
+	assert_int_equal(th_write(runtime, "dead-but-runtime-dir/state.json", "{}"), 0);
+	assert_int_equal(th_write(runtime, "creating-late-but-runtime-dir/state.json", "{}"), 0);
+
+	opts.state_dir = sdir;
+	opts.proc_root = proc;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	assert_string_equal(ts_state_proc_root(s), proc);
+	assert_string_equal(ts_state_dir(s), sdir);
+	/* insertion order is the order of the collected list */
+	assert_int_equal(
+		ts_state_put(s, mk("alive", runtime, 100, 5000, TS_ALLOC_CREATED, 1), &err), 0);
+	assert_int_equal(ts_state_put(s, mk("dead", runtime, 101, 5000, TS_ALLOC_CREATED, 1), &err),
+			 0);
+	assert_int_equal(
+		ts_state_put(s, mk("restarted", runtime, 102, 5000, TS_ALLOC_CREATED, 1), &err), 0);
+	assert_int_equal(
+		ts_state_put(s, mk("dead-but-runtime-dir", runtime, 103, 5000, TS_ALLOC_CREATED, 1),
+			     &err),
+		0);
+	assert_int_equal(
+		ts_state_put(s, mk("zombie", runtime, 104, 5000, TS_ALLOC_CREATED, 1), &err), 0);
+	assert_int_equal(
+		ts_state_put(s, mk("garbled-stat", runtime, 105, 5000, TS_ALLOC_CREATED, 1), &err),
+		0);
+	assert_int_equal(ts_state_put(s,
+				      mk("creating-in-grace", runtime, 0, 0, TS_ALLOC_CREATING,
+					 now - 59 * SEC),
+				      &err),
+			 0);
+	assert_int_equal(
+		ts_state_put(s,
+			     mk("creating-late", runtime, 0, 0, TS_ALLOC_CREATING, now - 61 * SEC),
+			     &err),
+		0);
+	assert_int_equal(ts_state_put(s,
+				      mk("creating-late-but-runtime-dir", runtime, 0, 0,
+					 TS_ALLOC_CREATING, now - 3600 * SEC),
+				      &err),
+			 0);
+	assert_int_equal(ts_state_put(s,
+				      mk("clock-went-back", runtime, 0, 0, TS_ALLOC_CREATING,
+					 now + 3600 * SEC),
+				      &err),
+			 0);
+
+	assert_int_equal(ts_state_gc(s, now, grace, &got, &n, &err), 0);
+	assert_null(err);
+	assert_int_equal(n, ARRAY_SIZE(gone));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(got[i]->container_id, gone[i]);
+	assert_int_equal(ts_state_count(s), ARRAY_SIZE(kept));
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
+		assert_string_equal(ts_state_at(s, i)->container_id, kept[i]);
+	ts_alloc_array_free(got, n);
+
+	/* nothing left to collect: NULL and 0 */
+	assert_int_equal(ts_state_gc(s, now, grace, &got, &n, &err), 0);
+	assert_null(got);
+	assert_int_equal(n, 0);
+	s = ts_state_close(s);
+	th_rm_rf(top);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_start_ticks_fake), cmocka_unit_test(test_start_ticks_errors),
+		cmocka_unit_test(test_start_ticks_self), cmocka_unit_test(test_cgroup_lines),
+		cmocka_unit_test(test_gc_cases),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,644 @@
+/* Unit tests of src/state/state.c and format.c: the file format, rebuilds, the lock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "state/state.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "helpers.h"
+
+struct fixture {
+	char *top;     /* scratch directory */
+	char *sdir;    /* <top>/state */
+	char *proc;    /* <top>/proc: fake procfs */
+	char *runtime; /* <top>/runc: fake runtime root */
+	struct ts_state_options opts;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || (f->top = th_tmpdir("store")) == NULL)
+		return -1;
+	if (asprintf(&f->sdir, "%s/state", f->top) < 0 ||
+	    asprintf(&f->proc, "%s/proc", f->top) < 0 ||
+	    asprintf(&f->runtime, "%s/runc", f->top) < 0)
+		return -1;
+	if (mkdir(f->proc, 0755) < 0 || mkdir(f->runtime, 0700) < 0)
+		return -1;
+	f->opts.state_dir = f->sdir;
+	f->opts.proc_root = f->proc;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	th_rm_rf(f->top);
+	free(f->top);
+	free(f->sdir);
+	free(f->proc);
+	free(f->runtime);
+	free(f);
+	return 0;
+}
+
+static char *read_alloc_file(const struct fixture *f)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *path = NULL;
+	char *buf = NULL;
+
+	assert_true(asprintf(&path, "%s/allocations.json", f->sdir) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
+	return buf;
+}
+
+static void write_alloc_file(const struct fixture *f, const char *text)
+{
+	assert_int_equal(th_write(f->sdir, "allocations.json", text), 0);
+}
+
+/* The two records of the round-trip test. */
+static void put_sample(struct ts_state *s, const char *runtime_root)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new("web-1", &err);
+	struct ts_alloc *b = ts_alloc_new("batch \"2\"", &err);
+
+	assert_non_null(a);
+	assert_non_null(b);
+	a->runtime_root = strdup(runtime_root);
+	a->bundle = strdup("/run/containerd/io.containerd.runtime.v2.task/default/web-1");
+	a->class_name = strdup("critical");
+	a->cpus_str = strdup("2-3,10");
+	a->mems_str = strdup("0");
+	a->devices = calloc(3, sizeof(char *));
+	assert_non_null(a->devices);
+	a->devices[0] = strdup("nvidia.com/gpu=0");
+	a->devices[1] = strdup("vendor.com/nic=eth1");
+	a->pinned = false;
+	a->numa_exclusive = true;
+	a->status = TS_ALLOC_CREATED;
+	a->created_usec = 1764466140123456ull;
+	a->pid = 31337;
+	a->pid_start_ticks = 18446744073709551615ull;
+	a->cgroup_path = strdup("/default/web-1");
+	b->runtime_root = strdup(runtime_root);
+	b->bundle = strdup("/b");
+	b->class_name = strdup("batch");
+	b->pinned = true;
+	b->created_usec = 1;
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_put(s, b, &err), 0);
+}
+
+static void test_missing_file_is_empty(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *warning = (char *)"unset";
+	struct stat st;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(stat(f->sdir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 0);
+	assert_null(ts_state_find(s, "x"));
+	/* nothing changed: commit writes nothing */
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(th_exists(f->sdir, "allocations.json"), 0);
+	assert_int_equal(th_exists(f->sdir, "lock"), 1);
+}
+
+/* allocations.json of put_sample(); the checksums were cross-checked with an
+ * independent Python implementation of the canonical stream (state.h) */
+static const char expected_file[] =
+	"{\n"
+	"    \"version\": 1,\n"
+	"    \"checksum\": \"fnv1a64:48a8a67fccce8c1d\",\n"
+	"    \"allocations\": [\n"
+	"        {\n"
+	"            \"container_id\": \"web-1\",\n"
+	"            \"runtime_root\": \"/run/containerd/runc/default\",\n"
+	"            \"bundle\": \"/run/containerd/io.containerd.runtime.v2.task/default/web-1\",\n"
+	"            \"class\": \"critical\",\n"
+	"            \"cpus\": \"2-3,10\",\n"
+	"            \"mems\": \"0\",\n"
+	"            \"devices\": [\n"
+	"                \"nvidia.com/gpu=0\",\n"
+	"                \"vendor.com/nic=eth1\"\n"
+	"            ],\n"
+	"            \"pinned\": false,\n"
+	"            \"numa_exclusive\": true,\n"
+	"            \"state\": \"created\",\n"
+	"            \"created_usec\": 1764466140123456,\n"
+	"            \"pid\": 31337,\n"
+	"            \"pid_start_ticks\": 18446744073709551615,\n"
+	"            \"cgroup_path\": \"/default/web-1\"\n"
+	"        },\n"
+	"        {\n"
+	"            \"container_id\": \"batch \\\"2\\\"\",\n"
+	"            \"runtime_root\": \"/run/containerd/runc/default\",\n"
+	"            \"bundle\": \"/b\",\n"
+	"            \"class\": \"batch\",\n"
+	"            \"cpus\": \"\",\n"
+	"            \"mems\": \"\",\n"
+	"            \"devices\": [],\n"
+	"            \"pinned\": true,\n"
+	"            \"numa_exclusive\": false,\n"
+	"            \"state\": \"creating\",\n"
+	"            \"created_usec\": 1\n"
+	"        }\n"
+	"    ]\n"
+	"}\n";
+#define EXPECTED_SUM "fnv1a64:48a8a67fccce8c1d"
+/* the same with "cpus": "0-3,10" in the first record */
+#define TAMPERED_SUM "fnv1a64:b9a2b309f70aa923"
+
+static void test_round_trip_exact(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+	char *warning = NULL;
+	const struct ts_alloc *a, *b;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	put_sample(s, "/run/containerd/runc/default");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+
+	text = read_alloc_file(f);
+	assert_string_equal(text, expected_file);
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 2);
+	a = ts_state_at(s, 0);
+	b = ts_state_find(s, "batch \"2\"");
+	assert_ptr_equal(b, ts_state_at(s, 1));
+	assert_string_equal(a->container_id, "web-1");
+	assert_string_equal(a->runtime_root, "/run/containerd/runc/default");
+	assert_string_equal(a->bundle,
+			    "/run/containerd/io.containerd.runtime.v2.task/default/web-1");
+	assert_string_equal(a->class_name, "critical");
+	assert_string_equal(a->cpus_str, "2-3,10");
+	assert_string_equal(a->mems_str, "0");
+	assert_string_equal(a->devices[0], "nvidia.com/gpu=0");
+	assert_string_equal(a->devices[1], "vendor.com/nic=eth1");
+	assert_null(a->devices[2]);
+	assert_false(a->pinned);
+	assert_true(a->numa_exclusive);
+	assert_int_equal(a->status, TS_ALLOC_CREATED);
+	assert_true(a->created_usec == 1764466140123456ull);
+	assert_int_equal(a->pid, 31337);
+	assert_true(a->pid_start_ticks == 18446744073709551615ull);
+	assert_string_equal(a->cgroup_path, "/default/web-1");
+	assert_string_equal(b->cpus_str, "");
+	assert_string_equal(b->mems_str, "");
+	assert_non_null(b->devices);
+	assert_null(b->devices[0]);
+	assert_true(b->pinned);
+	assert_int_equal(b->status, TS_ALLOC_CREATING);
+	assert_int_equal(b->pid, 0);
+	assert_null(b->cgroup_path);
+}
+
+/* Load with a warning expected; returns it (caller frees). */
+static char *load_warn(struct ts_state *s)
+{
+	cleanup_error struct ts_error *err = NULL;
+	char *warning = NULL;
+
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_non_null(warning);
+	return warning;
+}
+
+static void test_checksum_mismatch_rebuilds(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *want = NULL, *tampered = NULL;
+	char *p;
+
+	/* a sound file with two records, then its cpus changed by hand */
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	put_sample(s, "/run/containerd/runc/default");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+	text = read_alloc_file(f);
+	p = strstr(text, "2-3,10");
+	assert_non_null(p);
+	p[0] = '0';
+	write_alloc_file(f, text);
+	/* web-1 lives on (pid 31337 with the recorded start time); "batch \"2\""
+	 * has no pid and no runtime dir: dropped */
+	assert_int_equal(th_fake_proc(f->proc, 31337, "sh", 'S', 18446744073709551615ull), 0);
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: checksum mismatch (stored '%s', computed '%s'): "
+			     "store rebuilt from live containers, kept 1 of 2 allocations",
+			     f->sdir, EXPECTED_SUM, TAMPERED_SUM) > 0);
+	assert_string_equal(warning, want);
+	assert_int_equal(ts_state_count(s), 1);
+	assert_string_equal(ts_state_at(s, 0)->container_id, "web-1");
+	assert_string_equal(ts_state_at(s, 0)->cpus_str, "0-3,10");
+	/* the rebuilt store is written back, and then loads cleanly */
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	free(TAKE_PTR(warning));
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 1);
+}
+
+static void test_truncated_file(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *want = NULL;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	put_sample(s, "/run/containerd/runc/default");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	text = read_alloc_file(f);
+	text[100] = '\0';
+	write_alloc_file(f, text);
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: does not parse (line 6 column 6: parse error: "
+			     "premature EOF): store rebuilt from live containers, kept 0 of 0 "
+			     "allocations",
+			     f->sdir) > 0);
+	assert_string_equal(warning, want);
+	assert_int_equal(ts_state_count(s), 0);
+	/* an empty file is no better */
+	write_alloc_file(f, "");
+	free(TAKE_PTR(warning));
+	free(TAKE_PTR(want));
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: does not parse (empty document): store rebuilt "
+			     "from live containers, kept 0 of 0 allocations",
+			     f->sdir) > 0);
+	assert_string_equal(warning, want);
+}
+
+/* Reference FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
+static uint64_t fnv1a64(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* A copy of text with the first token replaced by value; caller frees. */
+static char *subst(const char *text, const char *token, const char *value)
+{
+	const char *at = strstr(text, token);
+	char *out = NULL;
+
+	if (at == NULL)
+		out = strdup(text);
+	else
+		assert_true(asprintf(&out, "%.*s%s%s", (int)(at - text), text, value,
+				     at + strlen(token)) > 0);
+	assert_non_null(out);
+	return out;
+}
+
+static void test_bad_records_and_versions(void **state)
+{
+	static const struct {
+		const char *text, *problem;
+	} rows[] = {
+		{"[]", "'/': expected object, got array"},
+		{"{\"version\": 1, \"checksum\": \"x\"}",
+		 "'/allocations': missing or not an array"},
+		{"{\"version\": 2, \"checksum\": \"fnv1a64:09612b07b5ecb5a5\", \"allocations\": "
+		 "[]}",
+		 "'/version': unsupported version '2'"},
+		{"{\"version\": \"1\", \"checksum\": \"fnv1a64:09612b07b5ecb5a5\", "
+		 "\"allocations\": []}",
+		 "'/version': missing or not an integer"},
+		/* one record is not understood: the other survives */
+		{"{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": @A@}",
+		 "'/allocations/0/color': unknown member"},
+	};
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *arr = NULL;
+
+	assert_true(
+		asprintf(&arr,
+			 "[{\"container_id\":\"a\",\"runtime_root\":\"%s\",\"state\":\"created\","
+			 "\"created_usec\":5,\"color\":\"red\"},{\"container_id\":\"b\","
+			 "\"runtime_root\":\"%s\",\"state\":\"creating\",\"created_usec\":5}]",
+			 f->runtime, f->runtime) > 0);
+	/* "a" and "b" have runtime dirs: alive whenever their record is readable */
+	assert_int_equal(th_write(f->runtime, "a/state.json", "{}"), 0);
+	assert_int_equal(th_write(f->runtime, "b/state.json", "{}"), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *text = NULL, *warning = NULL, *want = NULL;
+
+		text = subst(rows[i].text, "@A@", arr);
+		write_alloc_file(f, text);
+		warning = load_warn(s);
+		assert_true(asprintf(&want,
+				     "%s/allocations.json: %s: store rebuilt from live containers, "
+				     "kept %d of %d allocations",
+				     f->sdir, rows[i].problem, i == 4 ? 1 : 0, i == 4 ? 1 : 0) > 0);
+		assert_string_equal(warning, want);
+	}
+	assert_int_equal(ts_state_count(s), 1);
+	assert_string_equal(ts_state_at(s, 0)->container_id, "b");
+}
+
+static void test_checksum_definition(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *stream = NULL, *text = NULL;
+	char *warning = NULL;
+
+	/* the canonical stream of state.h, built here by hand for two records
+	 * (the second with a pid, devices and a multi-byte UTF-8 class) */
+	assert_true(asprintf(&stream,
+			     "container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;"
+			     "numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n"
+			     "container_id:1:b;runtime_root:%zu:%s;class:2:\xc3\xa9;cpus:3:1-2;"
+			     "mems:1:0;devices:1:2;device:5:v.c/x;device:7:v.c/y=1;pinned:4:true;"
+			     "numa_exclusive:5:false;state:7:created;created_usec:2:17;pid:2:42;"
+			     "pid_start_ticks:3:900;cgroup_path:3:/ab;\n",
+			     strlen(f->runtime), f->runtime) > 0);
+	assert_true(
+		asprintf(&text,
+			 "{\"version\":1,\"checksum\":\"fnv1a64:%016llx\",\"allocations\":["
+			 "{\"container_id\":\"a\",\"cpus\":\"\",\"mems\":\"\",\"devices\":[],"
+			 "\"pinned\":false,\"numa_exclusive\":false,\"state\":\"creating\","
+			 "\"created_usec\":5},"
+			 "{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"class\":\"\\u00e9\","
+			 "\"cpus\":\"1-2\",\"mems\":\"0\",\"devices\":[\"v.c/x\",\"v.c/y=1\"],"
+			 "\"pinned\":true,\"numa_exclusive\":false,\"state\":\"created\","
+			 "\"created_usec\":17,\"pid\":42,\"pid_start_ticks\":900,"
+			 "\"cgroup_path\":\"/ab\"}]}",
+			 (unsigned long long)fnv1a64(stream), f->runtime) > 0);
+	write_alloc_file(f, text);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 2);
+	assert_string_equal(ts_state_at(s, 1)->class_name, "\xc3\xa9");
+}
+
+static void test_put_replace_remove(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_alloc struct ts_alloc *removed = NULL;
+	struct ts_alloc *a;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_put(s, ts_alloc_new("x", &err), &err), 0);
+	assert_int_equal(ts_state_put(s, ts_alloc_new("y", &err), &err), 0);
+	a = ts_alloc_new("x", &err);
+	assert_non_null(a);
+	a->cpus_str = strdup("5");
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	/* replaced in place: order kept */
+	assert_int_equal(ts_state_count(s), 2);
+	assert_ptr_equal(ts_state_at(s, 0), a);
+	assert_string_equal(ts_state_find(s, "x")->cpus_str, "5");
+	assert_int_equal(ts_state_remove(s, "x", &removed), 1);
+	assert_ptr_equal(removed, a);
+	assert_int_equal(ts_state_remove(s, "x", NULL), 0);
+	assert_int_equal(ts_state_count(s), 1);
+	assert_string_equal(ts_state_at(s, 0)->container_id, "y");
+	assert_null(ts_state_at(s, 1));
+	assert_int_equal(ts_state_put(s, NULL, &err), -EINVAL);
+	assert_string_equal(err->msg, "allocation: empty container id");
+	ts_error_clear(&err);
+	assert_null(ts_alloc_new("", &err));
+	assert_string_equal(err->msg, "allocation: empty container id");
+}
+
+static void test_dir_resolve(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state_options opts = {.state_dir = "relative/dir"};
+	struct ts_state *s = NULL;
+
+	assert_string_equal(ts_state_dir_resolve(NULL), "/run/toposhim");
+	assert_string_equal(ts_state_dir_resolve(""), "/run/toposhim");
+	assert_string_equal(ts_state_dir_resolve("/etc-said"), "/etc-said");
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", "/env-said", 1), 0);
+	assert_string_equal(ts_state_dir_resolve("/etc-said"), "/env-said");
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", "", 1), 0);
+	assert_string_equal(ts_state_dir_resolve("/etc-said"), "/etc-said");
+	assert_int_equal(unsetenv("TOPOSHIM_STATE_DIR"), 0);
+	assert_int_equal(ts_state_open(&opts, &s, &err), -EINVAL);
+	assert_string_equal(err->msg, "state directory: not absolute 'relative/dir'");
+	assert_null(s);
+}
+
+/* Child: try to take the lock; exit 0 when the outcome matches.  The child
+ * first drops its inherited copy of the parent's lock fd: the flock belongs to
+ * the open file description, which the copy would keep locked after the
+ * parent closes its own fd. */
+static void lock_child(struct ts_state *inherited, const struct ts_state_options *opts, int want_r,
+		       uint64_t min_wait_usec, const char *want_msg)
+{
+	struct ts_error *err = NULL;
+	struct ts_state *s = NULL;
+	uint64_t t0, waited;
+	int r;
+
+	ts_state_close(inherited);
+	t0 = ts_state_now_usec();
+	r = ts_state_open(opts, &s, &err);
+	waited = ts_state_now_usec() - t0;
+
+	if (r != want_r || waited < min_wait_usec)
+		_exit(1);
+	if (want_msg != NULL && (err == NULL || strcmp(err->msg, want_msg) != 0))
+		_exit(2);
+	ts_state_close(s);
+	ts_error_free(err);
+	_exit(0);
+}
+
+static int wait_child(pid_t pid)
+{
+	int status = 0;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void test_lock_contention(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *msg = NULL;
+	struct ts_state_options quick = f->opts, patient = f->opts;
+	pid_t pid;
+
+	quick.lock_timeout_usec = 200000;
+	patient.lock_timeout_usec = 10000000;
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_true(asprintf(&msg, "%s/lock: still held by another process after 200 ms", f->sdir) >
+		    0);
+	/* the second process gives up after its timeout, with a clear message */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		lock_child(s, &quick, -ETIMEDOUT, 200000, msg);
+	assert_int_equal(wait_child(pid), 0);
+	/* a patient one waits until the holder lets go (here after 400 ms) */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		lock_child(s, &patient, 0, 300000, NULL);
+	usleep(400000);
+	s = ts_state_close(s);
+	assert_int_equal(wait_child(pid), 0);
+}
+
+/* create holds the lock until it execs the runtime: exec must release it */
+static void test_exec_releases_lock(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state_options quick = f->opts;
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	quick.lock_timeout_usec = 300000;
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* the exec'd shell says when it runs, then outlives the check */
+		char fd_arg[16];
+
+		snprintf(fd_arg, sizeof(fd_arg), "%d", ready[1]);
+		if (fcntl(ready[1], F_SETFD, 0) < 0)
+			_exit(3);
+		execl("/bin/sh", "sh", "-c", "echo x >&$0; exec sleep 3", fd_arg, (char *)NULL);
+		_exit(4);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	/* the parent lets go of its copy; the exec'd child must hold none */
+	s = ts_state_close(s);
+	assert_int_equal(ts_state_open(&quick, &s, &err), 0);
+	assert_null(err);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_child(pid), 128 + SIGKILL);
+}
+
+#define N_WRITERS 50
+
+static void test_parallel_writers_lose_nothing(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *warning = NULL;
+	pid_t pids[N_WRITERS];
+
+	for (int i = 0; i < N_WRITERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct ts_error *e = NULL;
+			struct ts_state *cs = NULL;
+			char id[32];
+			int r;
+
+			snprintf(id, sizeof(id), "ctr-%d", i);
+			r = ts_state_open(&f->opts, &cs, &e);
+			if (r == 0)
+				r = ts_state_load(cs, NULL, &e);
+			if (r == 0)
+				r = ts_state_put(cs, ts_alloc_new(id, &e), &e);
+			if (r == 0)
+				r = ts_state_commit(cs, &e);
+			ts_state_close(cs);
+			_exit(r == 0 ? 0 : 1);
+		}
+	}
+	for (int i = 0; i < N_WRITERS; i++)
+		assert_int_equal(wait_child(pids[i]), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), N_WRITERS);
+	for (int i = 0; i < N_WRITERS; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "ctr-%d", i);
+		assert_non_null(ts_state_find(s, id));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_missing_file_is_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
+		cmocka_unit_test(test_dir_resolve),
+		cmocka_unit_test_setup_teardown(test_lock_contention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_releases_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_writers_lose_nothing, setup,
+						teardown),
+	};
+
+	/* the environment would win over the fixture's directory */
+	unsetenv("TOPOSHIM_STATE_DIR");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
