@@ -1,11 +1,18 @@
 /*
  * cmd-create.c - the create/run rewrite, top to bottom:
  *
- *   open the bundle (oci) → inject the requested CDI devices (cdi) →
- *   save config.json atomically (oci) → return to main, which execs.
+ *   open the bundle (oci)
+ *   → inject the requested CDI devices (cdi)
+ *   → under the state lock: collect stale allocations (state), place the
+ *     container (topology, placement), write cpus/mems and the class's
+ *     cgroup limits (cgroup), inject the lifecycle hooks
+ *   → save config.json atomically (oci), record the allocation, resize the
+ *     running shared-pool containers (pools), commit the store
+ *   → return to main, which execs the runtime (the exec releases the lock).
  *
- * Everything is decided on the in-memory tree first; config.json is
- * written once at the end, so any failure leaves it byte-identical.
+ * Everything is decided on the in-memory tree first and config.json is
+ * written once, before the store is committed: a failure before the save
+ * leaves config.json byte-identical and the store as it was.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,15 +20,12 @@
 
 #include "cdi/cdi.h"
 #include "cli/cmd-create.h"
+#include "cli/cmd-hook.h"
 #include "cli/log.h"
+#include "cli/pools.h"
 #include "oci/bundle.h"
+#include "oci/spec.h"
 #include "util/cleanup.h"
-
-static void bundle_freep(struct ts_oci_bundle **b)
-{
-	*b = ts_oci_bundle_free(*b);
-}
-#define cleanup_bundle __attribute__((cleanup(bundle_freep)))
 
 static void registry_freep(struct ts_cdi_registry **r)
 {
@@ -35,16 +39,27 @@ static void injection_freep(struct ts_cdi_injection **i)
 }
 #define cleanup_injection __attribute__((cleanup(injection_freep)))
 
-static const char *config_file_name(void)
+static void pools_releasep(struct ts_pools *p)
 {
-	const char *p = secure_getenv("TOPOSHIM_CONFIG");
-
-	return p != NULL && p[0] != '\0' ? p : "/etc/toposhim/config.json";
+	ts_pools_release(p);
 }
+#define cleanup_pools __attribute__((cleanup(pools_releasep)))
+
+static void request_releasep(struct ts_placement_request *r)
+{
+	ts_placement_request_release(r);
+}
+#define cleanup_request __attribute__((cleanup(request_releasep)))
+
+static void result_releasep(struct ts_placement_result *r)
+{
+	ts_placement_result_release(r);
+}
+#define cleanup_result __attribute__((cleanup(result_releasep)))
 
 /* Resolve the requested CDI devices and apply their edits to the tree. */
 static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
-		      struct ts_cdi_injection **ret, struct ts_error **err)
+		      const char *config_path, struct ts_cdi_injection **ret, struct ts_error **err)
 {
 	struct ts_cdi_options opts = {0};
 	cleanup_registry struct ts_cdi_registry *reg = NULL;
@@ -53,15 +68,13 @@ static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
 	size_t n;
 	int r;
 
-	r = ts_cdi_options_from_config(config, config_file_name(), &opts, err);
+	r = ts_cdi_options_from_config(config, config_path, &opts, err);
 	if (r < 0)
 		return r;
 	/* No request, no registry: a create without devices reads no spec file. */
 	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
-	if (r <= 0) {
-		ts_cdi_options_release(&opts);
-		return r;
-	}
+	if (r <= 0)
+		goto out;
 	r = ts_cdi_registry_load(&opts, &reg, err);
 	if (r < 0)
 		goto out;
@@ -69,41 +82,222 @@ static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
 	for (size_t i = 0; i < n; i++)
 		ts_log(TS_LOG_WARNING, "CDI registry: %s, ignoring", problems[i]);
 	r = ts_cdi_inject_requested(reg, b->config, b->config_path, opts.env_requests, ret, err);
-	if (r >= 0 && *ret != NULL) {
-		for (size_t i = 0; i < (*ret)->n_devices; i++) {
-			const struct ts_cdi_injected_device *d = &(*ret)->devices[i];
+	if (r < 0 || *ret == NULL)
+		goto out;
+	for (size_t i = 0; i < (*ret)->n_devices; i++) {
+		const struct ts_cdi_injected_device *d = &(*ret)->devices[i];
 
-			if (d->engine_injected)
-				ts_log(TS_LOG_INFO,
-				       "CDI device '%s' was injected by the engine already",
-				       d->qualified_name);
-			else
-				ts_log(TS_LOG_DEBUG, "CDI device '%s' resolved by '%s'",
-				       d->qualified_name, d->spec_path);
-		}
-		if ((*ret)->already_applied)
-			ts_log(TS_LOG_INFO, "CDI devices already injected (retried create)");
+		if (d->engine_injected)
+			ts_log(TS_LOG_INFO, "CDI device '%s' was injected by the engine already",
+			       d->qualified_name);
+		else
+			ts_log(TS_LOG_DEBUG, "CDI device '%s' resolved by '%s'", d->qualified_name,
+			       d->spec_path);
 	}
+	if ((*ret)->already_applied)
+		ts_log(TS_LOG_INFO, "CDI devices already injected (retried create)");
 out:
 	ts_cdi_options_release(&opts);
 	return r;
 }
 
-int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
-		  struct ts_error **err)
+/* The request: annotations and resources of config.json, plus the NUMA
+ * locality of the injected device nodes. */
+static int read_request(const struct ts_oci_bundle *b, const char *container_id,
+			const struct ts_pools *pools, const struct ts_cdi_injection *injected,
+			struct ts_placement_request *ret, struct ts_error **err)
 {
-	cleanup_bundle struct ts_oci_bundle *b = NULL;
+	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
+	cleanup_free const char **paths = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	r = ts_placement_request_from_config(b->config, b->config_path, container_id,
+					     &pools->placement, ret, err);
+	if (r < 0 || injected == NULL)
+		return r;
+	for (size_t i = 0; i < injected->n_devices; i++)
+		cap += injected->devices[i].n_nodes;
+	paths = calloc(cap ? cap : 1, sizeof(*paths));
+	if (paths == NULL)
+		return ts_error_set(err, ENOMEM, "placement request");
+	for (size_t i = 0; i < injected->n_devices; i++)
+		for (size_t j = 0; j < injected->devices[i].n_nodes; j++)
+			paths[n++] = injected->devices[i].nodes[j].host_path;
+	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
+}
+
+/* Write the placement and the class's cgroup limits into config.json. */
+static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools,
+			   const struct ts_placement_result *res, struct ts_error **err)
+{
+	cleanup_free char *cpus = NULL, *mems = NULL;
+	cleanup_strv char **messages = NULL;
+	int r;
+
+	if (res->pool != TS_PLACEMENT_POOL_PINNED) {
+		r = ts_cpulist_format(res->cpus, &cpus, err);
+		if (r >= 0)
+			r = ts_cpulist_format(res->mems, &mems, err);
+		if (r >= 0)
+			r = ts_oci_cpu_set_cpus(b->config, cpus, err);
+		if (r >= 0 && mems[0] != '\0')
+			r = ts_oci_cpu_set_mems(b->config, mems, err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s", b->config_path);
+	}
+	r = ts_cgroup_apply_class(b->config, b->config_path,
+				  ts_cgroup_config_class(&pools->cgroup, res->class_name),
+				  pools->cgroup_mode, &messages, err);
+	if (r < 0)
+		return r;
+	for (char **m = messages; m != NULL && *m != NULL; m++)
+		ts_log(TS_LOG_WARNING, "%s", *m);
+	return 0;
+}
+
+static int set_string(char **dst, const char *src, struct ts_error **err)
+{
+	if (src == NULL)
+		return 0;
+	*dst = strdup(src);
+	return *dst != NULL ? 0 : ts_error_set(err, ENOMEM, "allocation");
+}
+
+/* The record of a new allocation; ownership goes to the store. */
+static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
+			     const char *runtime_path, const struct ts_oci_bundle *b,
+			     const struct ts_placement_result *res,
+			     const struct ts_cdi_injection *injected, struct ts_error **err)
+{
+	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
+	const char *root = args->root;
+	size_t n = injected != NULL ? injected->n_devices : 0;
+	int r;
+
+	if (a == NULL)
+		return ts_error_code(*err);
+	/* runc and crun keep their state in /run/<name> by default (as root) */
+	if (root == NULL)
+		root = strstr(runtime_path, "crun") != NULL ? "/run/crun" : "/run/runc";
+	r = set_string(&a->runtime_root, root, err);
+	if (r >= 0)
+		r = set_string(&a->runtime_path, runtime_path, err);
+	if (r >= 0)
+		r = set_string(&a->bundle, b->bundle_dir, err);
+	if (r >= 0)
+		r = set_string(&a->class_name, res->class_name, err);
+	if (r >= 0)
+		r = ts_cpulist_format(res->cpus, &a->cpus_str, err);
+	if (r >= 0)
+		r = ts_cpulist_format(res->mems, &a->mems_str, err);
+	if (r < 0)
+		return r;
+	a->pinned = res->pool == TS_PLACEMENT_POOL_PINNED;
+	a->numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
+	a->devices = calloc(n + 1, sizeof(char *));
+	if (a->devices == NULL)
+		return ts_error_set(err, ENOMEM, "allocation");
+	for (size_t i = 0; i < n; i++) {
+		r = set_string(&a->devices[i], injected->devices[i].qualified_name, err);
+		if (r < 0)
+			return r;
+	}
+	return ts_state_put(s, TAKE_PTR(a), err);
+}
+
+/* Place the container under the state lock, edit config.json, save it, and
+ * record the allocation. */
+static int place_and_save(const struct ts_cli_args *args, const char *config_path,
+			  const char *runtime_path, struct ts_pools *pools, struct ts_oci_bundle *b,
+			  const struct ts_cdi_injection *injected, struct ts_error **err)
+{
+	struct ts_cli_state_config sc = {0};
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *warning = NULL, *self = NULL;
+	cleanup_request struct ts_placement_request req = {0};
+	cleanup_result struct ts_placement_result res = {0};
+	struct ts_allocation *allocs = NULL;
+	hwloc_bitmap_t *bitmaps = NULL;
+	struct ts_alloc **collected = NULL;
+	size_t ncollected = 0;
+	int n, r;
+
+	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
+	if (r < 0)
+		return r;
+	r = ts_state_open(&(struct ts_state_options){.state_dir = sc.state_dir}, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, &warning, err);
+	if (r < 0)
+		return r;
+	if (warning != NULL)
+		ts_log(TS_LOG_WARNING, "%s", warning);
+	r = ts_state_gc(s, ts_state_now_usec(), sc.gc_grace_usec, &collected, &ncollected, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ncollected; i++)
+		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
+		       collected[i]->container_id);
+	ts_alloc_array_free(collected, ncollected);
+
+	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
+	if (r >= 0)
+		r = read_request(b, args->container_id, pools, injected, &req, err);
+	if (r < 0)
+		return r;
+	n = ts_pools_views(pools, s, &allocs, &bitmaps, err);
+	if (n < 0)
+		return n;
+	r = ts_placement_place(&pools->placement, pools->topo, allocs, (size_t)n, &req, &res, err);
+	ts_pools_views_free(allocs, bitmaps, (size_t)n);
+	if (r < 0)
+		return r;
+	for (char **reason = res.reasons; reason != NULL && *reason != NULL; reason++)
+		ts_log(TS_LOG_DEBUG, "placement of '%s': %s", args->container_id, *reason);
+
+	r = apply_placement(b, pools, &res, err);
+	if (r >= 0)
+		r = ts_hook_self_exe(&self, err);
+	if (r >= 0)
+		r = ts_hook_inject(b->config, self, ts_state_dir(s), config_path, err);
+	if (r >= 0)
+		r = ts_oci_bundle_save(b, err);
+	if (r < 0)
+		return r;
+	if (res.existing)
+		return 0; /* a retried create: the allocation is recorded already */
+	r = record_allocation(s, args, runtime_path, b, &res, injected, err);
+	if (r < 0)
+		return r;
+	if (ts_pools_rebalance(pools, s, args->systemd_cgroup, err) < 0) {
+		/* the new container is placed; the others follow at the next change */
+		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
+		ts_error_clear(err);
+	}
+	return ts_state_commit(s, err);
+}
+
+int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
+		  const char *config_path, const char *runtime_path, struct ts_error **err)
+{
+	cleanup_oci_bundle struct ts_oci_bundle *b = NULL;
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
+	cleanup_pools struct ts_pools pools = {0};
 	int r;
 
 	r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)
 		return r;
-	r = inject_cdi(b, config, &injected, err);
+	r = inject_cdi(b, config, config_path, &injected, err);
 	if (r < 0)
 		return r;
-	r = ts_oci_bundle_save(b, err);
+	r = ts_pools_init(config, config_path, &pools, err);
 	if (r < 0)
 		return r;
-	return 0;
+	if (!pools.placement.enabled) {
+		r = ts_oci_bundle_save(b, err);
+		return r < 0 ? r : 0;
+	}
+	return place_and_save(args, config_path, runtime_path, &pools, b, injected, err);
 }

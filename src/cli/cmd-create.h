@@ -16,11 +16,15 @@
  *                     borrowed.
  * @param[in]  config  the toposhim config object (empty when the file is
  *                     absent); borrowed.
+ * @param[in]  config_path   the file config was read from, for messages and
+ *                           for the TOPOSHIM_CONFIG of the injected hooks.
+ * @param[in]  runtime_path  the runtime main will exec (recorded with the
+ *                           allocation for `<runtime> update`).
  * @param[out] err     set iff the return value is negative.
  * @return 0 when the runtime may be exec'd; a negative errno with *err set
  *         when the create must fail (main logs *err and exits 1).
  */
 int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
-		  struct ts_error **err);
+		  const char *config_path, const char *runtime_path, struct ts_error **err);
 
 #endif

@@ -79,7 +79,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	if (args->rewrite) {
 		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s'", args->command,
 		       args->container_id, runtime_path);
-		r = ts_cmd_create(args, config, err);
+		r = ts_cmd_create(args, config, config_path, runtime_path, err);
 		if (r < 0)
 			return r;
 	}

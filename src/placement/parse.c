@@ -313,6 +313,8 @@ static int parse_member(const char *key, const struct ts_json *val, const char *
 
 	if (strcmp(key, "reserved") == 0)
 		return parse_reserved(val, file, cfg, err);
+	if (strcmp(key, "enabled") == 0)
+		return parse_bool(val, file, key, &cfg->enabled, err);
 	if (strcmp(key, "full_cores_only") == 0)
 		return parse_bool(val, file, key, &cfg->full_cores_only, err);
 	if (strcmp(key, "align_l3") == 0)

@@ -68,6 +68,7 @@ int ts_placement_config_add_class(struct ts_placement_config *cfg, const char *n
 int ts_placement_config_init(struct ts_placement_config *cfg, struct ts_error **err)
 {
 	*cfg = (struct ts_placement_config){
+		.enabled = true,
 		.shared_may_use_reserved = true,
 		.align_l3 = true,
 	};

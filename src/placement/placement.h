@@ -30,6 +30,8 @@
  * socket, and its state-file validation (src/state owns the records).
  *
  * Config object ("placement" in the toposhim config; every key optional):
+ *   "enabled": true              false: CDI injection only; no placement,
+ *                                no allocation record, no hooks
  *   "reserved": {"cpus": "0-1"} or {"count": 2},
  *               "shared_may_use": true        (default true)
  *   "full_cores_only": false     fail requests that are not a multiple of
@@ -101,6 +103,7 @@ struct ts_placement_class {
 };
 
 struct ts_placement_config {
+	bool enabled; /* false: the create path places nothing and records nothing */
 	hwloc_bitmap_t reserved_cpus; /* explicit list, or NULL */
 	unsigned reserved_count;      /* used when reserved_cpus is NULL */
 	bool shared_may_use_reserved;

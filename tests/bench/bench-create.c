@@ -84,7 +84,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	const char *bundle = NULL, *runtime = "/usr/sbin/runc";
+	char *bundle = NULL, *runtime = NULL;
 	char orig[4096], conf[4096], id[64];
 	double base_median = 0;
 	int iter = 20, c;
@@ -104,6 +104,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (runtime == NULL)
+		runtime = (char *)"/usr/sbin/runc"; /* never written through */
 	if (bundle == NULL || optind >= argc || iter < 1 || iter > 10000) {
 		fprintf(stderr, "usage: bench-create -n ITER -b BUNDLE -r RUNTIME LABEL=CMD...\n");
 		return 2;
@@ -124,11 +126,9 @@ int main(int argc, char **argv)
 		}
 		*cmd++ = '\0';
 		for (int i = 0; i < iter; i++) {
-			char *create[] = {
-				cmd, (char *)"create", (char *)"--bundle", (char *)bundle, id,
-				NULL};
-			char *del[] = {(char *)runtime, (char *)"delete", (char *)"--force", id,
-				       NULL};
+			char *create[] = {cmd, (char *)"create", (char *)"--bundle", bundle, id,
+					  NULL};
+			char *del[] = {runtime, (char *)"delete", (char *)"--force", id, NULL};
 			long rss = 0;
 			double t0;
 

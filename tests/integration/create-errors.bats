@@ -13,8 +13,8 @@ setup() {
 	mkdir -p "$WORK/b"
 	cat >"$WORK/b/config.json" <<'JSON'
 {"ociVersion": "1.0.2", "process": {"args": ["sh"], "env": ["PATH=/bin"]},
- "root": {"path": "rootfs"}, "x-unknown": {"keep": [1, 2.50, 1e3]},
- "linux": {"resources": {"memory": {"limit": 18446744073709551615, "swap": -1}}},
+ "root": {"path": "rootfs"}, "x-unknown": {"keep": [1, 2.50, 1e3], "big": 18446744073709551615},
+ "linux": {"resources": {"memory": {"limit": 1073741824, "swap": -1}}},
  "annotations": {"cdi.k8s.io/test": "toposhim.test/dev=zero"}}
 JSON
 	cp "$WORK/b/config.json" "$WORK/orig.json"
@@ -28,17 +28,18 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ]
 	[ "$output" = $'fake-runtime stdout\nfake-runtime stderr' ]
-	grep -q '"limit": 18446744073709551615' "$WORK/b/config.json"
 	grep -q '"swap": -1' "$WORK/b/config.json"
 	# (jq would normalise the numbers: compare the text with blanks removed)
-	tr -d ' \n' <"$WORK/b/config.json" | grep -qF '"x-unknown":{"keep":[1,2.50,1e3]}'
+	tr -d ' \n' <"$WORK/b/config.json" |
+		grep -qF '"x-unknown":{"keep":[1,2.50,1e3],"big":18446744073709551615}'
 	run jq -c '.process.env' "$WORK/b/config.json"
 	[ "$output" = '["PATH=/bin","XZERO=present"]' ]
 	# the runtime read the rewritten file
 	cmp "$WORK/b/config.json" "$WORK/fake.config.json"
 }
 
-@test "create: no CDI request leaves config.json byte-identical" {
+@test "create: no CDI request and placement off leave config.json byte-identical" {
+	write_config '"placement": {"enabled": false}'
 	jq 'del(.annotations)' "$WORK/orig.json" >"$WORK/b/config.json"
 	cp "$WORK/b/config.json" "$WORK/noreq.json"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"

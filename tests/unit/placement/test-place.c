@@ -609,6 +609,34 @@ static void test_nri_server(void **state)
 	fixture_assert_set("nri mems", res.mems, "0,4");
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
+
+	/* nri-plugins' pool choices (section 9), as NUMA nodes of our cpus.
+	 * N7: nri picks NUMA #2 for 3 CPUs; we pack the busiest/lowest node
+	 * as the kubelet does, which keeps whole nodes free for numa=exclusive
+	 * and device-local requests. */
+	static const struct {
+		const char *name;
+		unsigned n;
+		int device_node; /* -1: none */
+		const char *nodes;
+	} rows[] = {
+		{"N5 (25: a leaf)", 25, -1, "0"},
+		{"N6 (29: not a leaf, one socket)", 29, -1, "0,2"},
+		{"N7 (ours: node 0)", 3, -1, "0"},
+		{"N9 (affinity NUMA 1)", 3, 1, "1"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+
+		request(&req, "n", "critical", rows[i].n);
+		if (rows[i].device_node >= 0)
+			hwloc_bitmap_set(req.device_numa, (unsigned)rows[i].device_node);
+		assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+		ts_topology_numa_of_cpus(topo, res.cpus, nodes);
+		fixture_assert_set(rows[i].name, nodes, rows[i].nodes);
+		ts_placement_result_release(&res);
+		ts_placement_request_release(&req);
+	}
 	ts_placement_config_release(&cfg);
 	ts_topology_free(topo);
 	free(cmd);

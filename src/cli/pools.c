@@ -1,0 +1,270 @@
+/* pools.c - see pools.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/log.h"
+#include "cli/pools.h"
+#include "util/cleanup.h"
+
+int ts_pools_init(const struct ts_json *config, const char *config_path, struct ts_pools *ret,
+		  struct ts_error **err)
+{
+	struct ts_pools p = {.config = config, .config_path = config_path};
+	const struct ts_json *placement = ts_json_get(config, "placement");
+	int r;
+
+	r = ts_placement_config_parse(placement, config_path, &p.placement, err);
+	if (r < 0)
+		return r;
+	r = ts_cgroup_config_read(config, config_path, &p.cgroup, err);
+	if (r < 0) {
+		ts_placement_config_release(&p.placement);
+		return r;
+	}
+	r = ts_cgroup_config_resolve(&p.cgroup, &p.cgroup_root, &p.cgroup_mode, err);
+	if (r < 0) {
+		ts_pools_release(&p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err)
+{
+	const struct ts_json *topology = ts_json_get(p->config, "topology");
+	const struct ts_json *xml = ts_json_get(topology, "xml");
+
+	if (topology != NULL && topology->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s: '/topology': expected object, got %s",
+				    p->config_path, ts_json_type_name(topology->type));
+	if (xml != NULL && xml->type != TS_JSON_STRING)
+		return ts_error_set(err, 0, "%s: '/topology/xml': expected string, got %s",
+				    p->config_path, ts_json_type_name(xml->type));
+	return ts_topology_load_default(xml != NULL ? xml->u.string : NULL, state_dir, &p->topo,
+					err);
+}
+
+void ts_pools_release(struct ts_pools *p)
+{
+	ts_placement_config_release(&p->placement);
+	ts_cgroup_config_release(&p->cgroup);
+	p->topo = ts_topology_free(p->topo);
+}
+
+enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a)
+{
+	const struct ts_placement_class *c;
+
+	if (a->pinned)
+		return TS_PLACEMENT_POOL_PINNED;
+	if (a->numa_exclusive)
+		return TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
+	c = a->class_name != NULL ? ts_placement_config_class(&p->placement, a->class_name) : NULL;
+	return c != NULL ? c->pool : TS_PLACEMENT_POOL_SHARED;
+}
+
+void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, size_t n)
+{
+	if (bitmaps != NULL)
+		for (size_t i = 0; i < 2 * n; i++)
+			hwloc_bitmap_free(bitmaps[i]);
+	free(bitmaps);
+	free(allocs);
+}
+
+static int parse_set(const struct ts_state *s, const struct ts_alloc *a, const char *str,
+		     hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	if (str == NULL || str[0] == '\0') {
+		*ret = hwloc_bitmap_alloc();
+		return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "allocation");
+	}
+	if (ts_cpulist_parse(str, ret, err) < 0)
+		return ts_error_prefix(err, "%s: allocation '%s'", ts_state_dir(s),
+				       a->container_id);
+	return 0;
+}
+
+int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
+		   struct ts_allocation **ret_allocs, hwloc_bitmap_t **ret_bitmaps,
+		   struct ts_error **err)
+{
+	size_t n = ts_state_count(s);
+	struct ts_allocation *allocs = calloc(n ? n : 1, sizeof(*allocs));
+	hwloc_bitmap_t *bitmaps = calloc(2 * n + 1, sizeof(*bitmaps));
+
+	if (allocs == NULL || bitmaps == NULL) {
+		free(allocs);
+		free(bitmaps);
+		return ts_error_set(err, ENOMEM, "allocations");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+		int r = parse_set(s, a, a->cpus_str, &bitmaps[2 * i], err);
+
+		if (r >= 0)
+			r = parse_set(s, a, a->mems_str, &bitmaps[2 * i + 1], err);
+		if (r < 0) {
+			ts_pools_views_free(allocs, bitmaps, n);
+			return r;
+		}
+		allocs[i] = (struct ts_allocation){
+			.container_id = a->container_id,
+			.class_name = a->class_name,
+			.pool = ts_pools_pool_of(p, a),
+			.cpus = bitmaps[2 * i],
+			.mems = bitmaps[2 * i + 1],
+			.numa_exclusive = a->numa_exclusive,
+			.pinned = a->pinned,
+		};
+	}
+	*ret_allocs = allocs;
+	*ret_bitmaps = bitmaps;
+	return (int)n;
+}
+
+/* The shared pool and its NUMA nodes as cpu-list strings. */
+static int shared_pool_strings(struct ts_pools *p, const struct ts_state *s, char **ret_cpus,
+			       char **ret_mems, struct ts_error **err)
+{
+	struct ts_allocation *allocs = NULL;
+	hwloc_bitmap_t *bitmaps = NULL;
+	hwloc_bitmap_t pool = NULL, nodes = NULL;
+	int n, r;
+
+	n = ts_pools_views(p, s, &allocs, &bitmaps, err);
+	if (n < 0)
+		return n;
+	r = ts_placement_shared_pool(&p->placement, p->topo, allocs, (size_t)n, &pool, err);
+	ts_pools_views_free(allocs, bitmaps, (size_t)n);
+	if (r < 0)
+		return r;
+	nodes = hwloc_bitmap_alloc();
+	if (nodes == NULL) {
+		hwloc_bitmap_free(pool);
+		return ts_error_set(err, ENOMEM, "shared pool");
+	}
+	ts_topology_numa_of_cpus(p->topo, pool, nodes);
+	r = ts_cpulist_format(pool, ret_cpus, err);
+	if (r >= 0) {
+		r = ts_cpulist_format(nodes, ret_mems, err);
+		if (r < 0)
+			*ret_cpus = (free(*ret_cpus), NULL);
+	}
+	hwloc_bitmap_free(pool);
+	hwloc_bitmap_free(nodes);
+	return r;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+/* Record the outcome of one resize in the store. */
+static int record_resize(struct ts_state *s, const struct ts_alloc *a,
+			 const struct ts_cgroup_resize_result *res, const char *cpus,
+			 const char *mems, struct ts_error **err)
+{
+	struct ts_alloc *copy;
+
+	switch (res->status) {
+	case TS_CGROUP_RESIZE_DEAD:
+		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
+		       a->container_id);
+		(void)ts_state_remove(s, a->container_id, NULL);
+		return 0;
+	case TS_CGROUP_RESIZE_OK:
+	case TS_CGROUP_RESIZE_MISMATCH:
+		if (res->status == TS_CGROUP_RESIZE_MISMATCH)
+			ts_log(TS_LOG_WARNING, "%s", res->message);
+		copy = ts_alloc_dup(a);
+		if (copy == NULL)
+			return ts_error_set(err, ENOMEM, "allocation");
+		free(copy->cpus_str);
+		free(copy->mems_str);
+		copy->cpus_str = strdup(cpus);
+		copy->mems_str = strdup(mems);
+		if (copy->cpus_str == NULL || copy->mems_str == NULL) {
+			ts_alloc_free(copy);
+			return ts_error_set(err, ENOMEM, "allocation");
+		}
+		return ts_state_put(s, copy, err);
+	default:
+		ts_log(TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
+		       a->container_id, res->message != NULL ? res->message : "failed");
+		return 0;
+	}
+}
+
+int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
+		       struct ts_error **err)
+{
+	cleanup_free char *cpus = NULL, *mems = NULL;
+	cleanup_free struct ts_cgroup_resize_target *targets = NULL;
+	cleanup_free struct ts_alloc **which = NULL;
+	struct ts_cgroup_resize_result *results = NULL;
+	struct ts_cgroup_resize_options opts = {
+		.root = p->cgroup_root,
+		.mode = p->cgroup_mode,
+		.proc_root = ts_state_proc_root(s),
+	};
+	size_t n = ts_state_count(s), nt = 0;
+	int r, resized = 0;
+
+	r = shared_pool_strings(p, s, &cpus, &mems, err);
+	if (r < 0)
+		return r;
+	targets = calloc(n ? n : 1, sizeof(*targets));
+	which = calloc(n ? n : 1, sizeof(*which));
+	if (targets == NULL || which == NULL)
+		return ts_error_set(err, ENOMEM, "resize");
+	for (size_t i = 0; i < n; i++) {
+		struct ts_alloc *a = ts_state_at(s, i);
+
+		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
+		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
+		    (str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)))
+			continue;
+		which[nt] = a;
+		targets[nt++] = (struct ts_cgroup_resize_target){
+			.container_id = a->container_id,
+			.cgroup_path = a->cgroup_path,
+			.cpus_str = cpus,
+			.mems_str = mems,
+			.pid = a->pid,
+			.pid_start_ticks = a->pid_start_ticks,
+			.runtime_path = a->runtime_path,
+			.runtime_root = a->runtime_root,
+			.driver = systemd_cgroup ? TS_CGROUP_DRIVER_SYSTEMD : TS_CGROUP_DRIVER_AUTO,
+		};
+	}
+	if (nt == 0)
+		return 0;
+	r = ts_cgroup_resize(targets, nt, &opts, &results, err);
+	if (r < 0)
+		return r;
+	r = 0;
+	/* record_resize() replaces and removes records, which ends the loan
+	 * of every pointer into the store: copy the records first. */
+	for (size_t i = 0; i < nt; i++) {
+		which[i] = ts_alloc_dup(which[i]);
+		if (which[i] == NULL)
+			r = ts_error_set(err, ENOMEM, "allocation");
+	}
+	for (size_t i = 0; i < nt && r >= 0; i++) {
+		r = record_resize(s, which[i], &results[i], cpus, mems, err);
+		if (r >= 0 && results[i].status == TS_CGROUP_RESIZE_OK) {
+			ts_log(TS_LOG_DEBUG,
+			       "container '%s' follows the shared pool: cpus %s mems %s",
+			       which[i]->container_id, cpus, mems);
+			resized++;
+		}
+	}
+	for (size_t i = 0; i < nt; i++)
+		ts_alloc_free(which[i]);
+	ts_cgroup_resize_results_free(results, nt);
+	return r < 0 ? r : resized;
+}

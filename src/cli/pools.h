@@ -1,0 +1,95 @@
+/*
+ * pools.h - what the create path and the poststop hook share: the
+ * placement context (placement config, topology, cgroup config) and the
+ * rebalancing of running shared-pool containers when the pools change.
+ *
+ * The shared pool is online − reserved (unless shared_may_use) − every
+ * exclusive, NUMA-exclusive allocation (placement.h).  Whenever an
+ * allocation is added or removed, every *running* shared-pool container
+ * whose recorded cpuset differs from the new pool is resized at once
+ * (cgroup.h: direct cgroup v2 writes, or `<runtime> update`), in the same
+ * locked section of the state store, and its record updated.  A container
+ * found dead on the way is dropped from the store.
+ */
+#ifndef TS_CLI_POOLS_H
+#define TS_CLI_POOLS_H
+
+#include <stdbool.h>
+
+#include "cgroup/cgroup.h"
+#include "oci/json.h"
+#include "placement/placement.h"
+#include "state/state.h"
+#include "topology/topology.h"
+#include "util/error.h"
+
+struct ts_pools {
+	struct ts_placement_config placement;
+	struct ts_cgroup_config cgroup;
+	const char *cgroup_root; /* borrowed from cgroup or static */
+	enum ts_cgroup_mode cgroup_mode;
+	struct ts_topology *topo;     /* NULL until ts_pools_load_topology() */
+	const char *config_path;      /* the toposhim config file, for messages; borrowed */
+	const struct ts_json *config; /* the toposhim config root; borrowed */
+};
+
+/**
+ * Read the "placement", "cgroup" and "topology" members of the toposhim
+ * config and detect the cgroup mode.  The topology is not loaded yet.
+ * @param[in]  config       the toposhim config root; borrowed for the life of ret.
+ * @param[in]  config_path  its file name, for messages; borrowed likewise.
+ * @param[out] ret          filled; release with ts_pools_release().
+ * @return 0; errors of ts_placement_config_parse(), ts_cgroup_config_read()
+ *         and ts_cgroup_config_resolve().
+ */
+int ts_pools_init(const struct ts_json *config, const char *config_path, struct ts_pools *ret,
+		  struct ts_error **err);
+
+/**
+ * Load the topology: TOPOSHIM_TOPOLOGY_XML, else the config's
+ * "topology": {"xml": FILE}, else the host through the XML cache in
+ * state_dir (ts_topology_load_default()).
+ * @return 0; -EINVAL "<file>: '/topology/xml': expected string, got <type>";
+ *         errors of the topology loader.
+ */
+int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err);
+
+/** Free what p owns (NULL members accepted). */
+void ts_pools_release(struct ts_pools *p);
+
+/**
+ * The pool a stored allocation draws from: pinned, NUMA-exclusive, else its
+ * class's pool in the placement config (shared for an unknown class).
+ */
+enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a);
+
+/**
+ * Views of every stored allocation for the placement functions.
+ * @param[out] ret_allocs  n views borrowing the records' strings; the
+ *                         bitmaps they point to are owned by ret_bitmaps.
+ * @param[out] ret_bitmaps 2n bitmaps (cpus, mems per record); free with
+ *                         ts_pools_views_free().
+ * @return n (>= 0); -EINVAL "<state dir>: allocation '<id>': invalid cpu
+ *         list '<s>'" (a hand-edited store); -ENOMEM.
+ */
+int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
+		   struct ts_allocation **ret_allocs, hwloc_bitmap_t **ret_bitmaps,
+		   struct ts_error **err);
+
+/** Free what ts_pools_views() returned. */
+void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, size_t n);
+
+/**
+ * Give every running shared-pool container of the store the current shared
+ * pool (cpus, and the NUMA nodes of those cpus as mems), and update the
+ * records.  Logs one warning per container that could not be resized and
+ * drops dead ones from the store.  The caller commits the store.
+ * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
+ * @return how many containers were resized (>= 0); errors of
+ *         ts_pools_views(), ts_placement_shared_pool() and ts_cgroup_resize()
+ *         (bad input, out of memory); a container that fails is not an error.
+ */
+int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
+		       struct ts_error **err);
+
+#endif
