@@ -1,0 +1,534 @@
+/*
+ * config.c - the "plugins" list of the toposhim config and the NRI v0.1
+ * /etc/nri/conf.json reader.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plugin/internal.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+/* Where `make install` put our plugins (differs from the first fixed entry
+ * under another prefix), then the issue's fixed defaults. */
+static const char *const default_dirs[] = {TS_LIBEXECDIR "/toposhim/plugins",
+					   "/usr/libexec/toposhim/plugins", "/opt/nri/bin", NULL};
+
+/* Largest timeout accepted: a hook that blocks a create for minutes is a mistake. */
+#define TIMEOUT_MS_MAX 600000
+
+static int type_error(struct ts_error **err, const char *what, const char *key, const char *want,
+		      const struct ts_json *got)
+{
+	return ts_error_set(err, 0, "%s/%s': expected %s, got %s", what, key, want,
+			    ts_json_type_name(got->type));
+}
+
+/* Look name up in dirs; *ret_path is malloc'd. */
+static int lookup(const char *name, const char *const *dirs, const char *what, char **ret_path,
+		  struct ts_error **err)
+{
+	size_t list_len = 1;
+
+	for (size_t i = 0; dirs[i] != NULL; i++) {
+		cleanup_free char *p = NULL;
+		struct stat st;
+
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+
+		if (asprintf(&p, "%s/%s", dirs[i], name) < 0)
+			return ts_error_set(err, ENOMEM, "%s/type'", what);
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			*ret_path = TAKE_PTR(p);
+			return 0;
+		}
+		list_len += strlen(dirs[i]) + 1;
+	}
+	cleanup_free char *list = calloc(1, list_len);
+	if (list == NULL)
+		return ts_error_set(err, ENOMEM, "%s/type'", what);
+	for (size_t i = 0; dirs[i] != NULL; i++) {
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+		if (i > 0)
+			strcat(list, ":");
+		strcat(list, dirs[i]);
+	}
+	return ts_error_set(err, ENOENT, "%s/type': plugin '%s' not found in %s", what, name, list);
+}
+
+static bool name_valid(const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+static int parse_stages(const struct ts_json *v, const char *what, unsigned *ret,
+			struct ts_error **err)
+{
+	struct ts_json *item;
+	unsigned stages = 0;
+	size_t i;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "stages", "array", v);
+	ts_json_array_foreach (v, i, item) {
+		enum ts_plugin_stage s;
+
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0, "%s/stages/%zu': expected string, got %s", what,
+					    i, ts_json_type_name(item->type));
+		s = ts_plugin_stage_from_string(item->u.string);
+		if (s == TS_PLUGIN_STAGE_INVALID)
+			return ts_error_set(err, 0,
+					    "%s/stages/%zu': unknown stage '%s' (expected "
+					    "pre-create, create or delete)",
+					    what, i, item->u.string);
+		stages |= 1u << s;
+	}
+	if (stages == 0)
+		return ts_error_set(err, 0, "%s/stages': empty list", what);
+	*ret = stages;
+	return 0;
+}
+
+static int parse_id(const struct ts_json *v, const char *what, const char *key, int64_t *ret,
+		    struct ts_error **err)
+{
+	int64_t id;
+
+	if (v->type != TS_JSON_NUMBER)
+		return type_error(err, what, key, "number", v);
+	if (ts_json_get_int64(v, &id) < 0 || id < 0 || id > UINT32_MAX - 1)
+		return ts_error_set(err, 0, "%s/%s': invalid id '%s'", what, key, v->u.number);
+	*ret = id;
+	return 0;
+}
+
+static int parse_allow(const struct ts_json *v, const char *what, uint64_t *ret,
+		       struct ts_error **err)
+{
+	struct ts_json *item;
+	uint64_t allow = 0;
+	size_t i;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "sandbox/allow", "array", v);
+	ts_json_array_foreach (v, i, item) {
+		bool found = false;
+
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/allow/%zu': expected string, got %s", what,
+					    i, ts_json_type_name(item->type));
+		for (size_t k = 0; ts_plugin_denied_calls[k].name != NULL; k++) {
+			if (strcmp(ts_plugin_denied_calls[k].group, item->u.string) == 0 ||
+			    strcmp(ts_plugin_denied_calls[k].name, item->u.string) == 0) {
+				allow |= UINT64_C(1) << k;
+				found = true;
+			}
+		}
+		if (!found)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/allow/%zu': unknown call or group '%s'",
+					    what, i, item->u.string);
+	}
+	*ret = allow;
+	return 0;
+}
+
+static int parse_caps(const struct ts_json *v, const char *what, uint64_t *ret,
+		      struct ts_error **err)
+{
+	struct ts_json *item;
+	uint64_t caps = 0;
+	size_t i;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "sandbox/capabilities", "array", v);
+	ts_json_array_foreach (v, i, item) {
+		int cap;
+
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/capabilities/%zu': expected string, got %s",
+					    what, i, ts_json_type_name(item->type));
+		cap = ts_plugin_cap_from_name(item->u.string);
+		if (cap < 0)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/capabilities/%zu': unknown capability '%s'",
+					    what, i, item->u.string);
+		caps |= UINT64_C(1) << cap;
+	}
+	*ret = caps;
+	return 0;
+}
+
+static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+			 struct ts_error **err)
+{
+	const char *key;
+	struct ts_json *val;
+	size_t i;
+	int r;
+
+	if (v->type != TS_JSON_OBJECT)
+		return type_error(err, what, "sandbox", "object", v);
+	ts_json_object_foreach (v, i, key, val) {
+		if (strcmp(key, "capabilities") == 0)
+			r = parse_caps(val, what, &sb->caps, err);
+		else if (strcmp(key, "allow") == 0)
+			r = parse_allow(val, what, &sb->allow, err);
+		else if (strcmp(key, "uid") == 0)
+			r = parse_id(val, what, "sandbox/uid", &sb->uid, err);
+		else if (strcmp(key, "gid") == 0)
+			r = parse_id(val, what, "sandbox/gid", &sb->gid, err);
+		else
+			r = ts_error_set(err, 0, "%s/sandbox': unknown key '%s'", what, key);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_member(const char *key, const struct ts_json *val, const char *what,
+			struct ts_plugin *p, const char **type, const char **path,
+			struct ts_error **err)
+{
+	if (strcmp(key, "type") == 0) {
+		if (val->type != TS_JSON_STRING)
+			return type_error(err, what, key, "string", val);
+		if (!name_valid(val->u.string))
+			return ts_error_set(err, 0, "%s/type': invalid plugin name '%s'", what,
+					    val->u.string);
+		*type = val->u.string;
+	} else if (strcmp(key, "path") == 0) {
+		if (val->type != TS_JSON_STRING)
+			return type_error(err, what, key, "string", val);
+		if (val->u.string[0] != '/')
+			return ts_error_set(err, 0, "%s/path': not absolute '%s'", what,
+					    val->u.string);
+		*path = val->u.string;
+	} else if (strcmp(key, "conf") == 0) {
+		p->conf = ts_json_free(p->conf);
+		p->conf = ts_json_dup(val);
+		if (p->conf == NULL)
+			return ts_error_set(err, ENOMEM, "%s/conf'", what);
+	} else if (strcmp(key, "timeout_ms") == 0) {
+		int64_t ms;
+
+		if (val->type != TS_JSON_NUMBER)
+			return type_error(err, what, key, "number", val);
+		if (ts_json_get_int64(val, &ms) < 0 || ms <= 0 || ms > TIMEOUT_MS_MAX)
+			return ts_error_set(
+				err, 0, "%s/timeout_ms': invalid timeout '%s' (expected 1 to %d)",
+				what, val->u.number, TIMEOUT_MS_MAX);
+		p->timeout_ms = (unsigned)ms;
+	} else if (strcmp(key, "on_error") == 0) {
+		if (val->type != TS_JSON_STRING)
+			return type_error(err, what, key, "string", val);
+		if (strcmp(val->u.string, "fail") == 0)
+			p->ignore_errors = false;
+		else if (strcmp(val->u.string, "ignore") == 0)
+			p->ignore_errors = true;
+		else
+			return ts_error_set(
+				err, 0,
+				"%s/on_error': invalid value '%s' (expected fail or ignore)", what,
+				val->u.string);
+	} else if (strcmp(key, "stages") == 0) {
+		return parse_stages(val, what, &p->stages, err);
+	} else if (strcmp(key, "sandbox") == 0) {
+		return parse_sandbox(val, what, &p->sandbox, err);
+	} else {
+		return ts_error_set(err, 0, "%s': unknown key '%s'", what, key);
+	}
+	return 0;
+}
+
+void ts_plugin_release(struct ts_plugin *p)
+{
+	if (p == NULL)
+		return;
+	free(p->type);
+	free(p->path);
+	ts_json_free(p->conf);
+	*p = (struct ts_plugin){0};
+}
+
+int ts_plugin_parse(const struct ts_json *entry, const char *what, bool nri,
+		    const char *const *dirs, struct ts_plugin *ret, struct ts_error **err)
+{
+	struct ts_plugin p = {
+		.timeout_ms = TS_PLUGIN_DEFAULT_TIMEOUT_MS,
+		.stages = (1u << TS_PLUGIN_STAGE_CREATE) | (1u << TS_PLUGIN_STAGE_DELETE),
+		.sandbox = {.uid = -1, .gid = -1},
+	};
+	const char *type = NULL, *path = NULL, *key;
+	struct ts_json *val;
+	size_t i;
+	int r = 0;
+
+	if (entry->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s': expected object, got %s", what,
+				    ts_json_type_name(entry->type));
+	ts_json_object_foreach (entry, i, key, val) {
+		if (nri && strcmp(key, "type") != 0 && strcmp(key, "conf") != 0)
+			r = ts_error_set(err, 0, "%s': unknown key '%s'", what, key);
+		else
+			r = parse_member(key, val, what, &p, &type, &path, err);
+		if (r < 0)
+			goto fail;
+	}
+	if (type == NULL) {
+		r = ts_error_set(err, 0, "%s': missing 'type'", what);
+		goto fail;
+	}
+	p.type = strdup(type);
+	if (p.type == NULL) {
+		r = ts_error_set(err, ENOMEM, "%s'", what);
+		goto fail;
+	}
+	if (path != NULL)
+		p.path = strdup(path);
+	else
+		r = lookup(type, dirs, what, &p.path, err);
+	if (r < 0)
+		goto fail;
+	if (p.path == NULL) {
+		r = ts_error_set(err, ENOMEM, "%s'", what);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	ts_plugin_release(&p);
+	return r;
+}
+
+static int chain_append(struct ts_plugin_chain *c, struct ts_plugin *p, struct ts_error **err)
+{
+	struct ts_plugin *n = reallocarray(c->plugins, c->len + 1, sizeof(*n));
+
+	if (n == NULL) {
+		ts_plugin_release(p);
+		return ts_error_set(err, ENOMEM, "cannot load plugin chain");
+	}
+	c->plugins = n;
+	c->plugins[c->len++] = *p;
+	return 0;
+}
+
+int ts_plugin_nri_conf_parse(const char *text, size_t len, const char *filename,
+			     const char *const *dirs, struct ts_plugin_chain *chain,
+			     struct ts_error **err)
+{
+	cleanup_json struct ts_json *root = NULL;
+	struct ts_json *plugins = NULL, *val;
+	const char *key;
+	size_t i;
+	int r;
+
+	r = ts_json_parse(text, len, filename, &root, err);
+	if (r < 0)
+		return r;
+	if (root->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "%s: '': expected object, got %s", filename,
+				    ts_json_type_name(root->type));
+	ts_json_object_foreach (root, i, key, val) {
+		if (strcmp(key, "version") == 0) {
+			if (val->type != TS_JSON_STRING)
+				return ts_error_set(err, 0,
+						    "%s: '/version': expected string, got %s",
+						    filename, ts_json_type_name(val->type));
+		} else if (strcmp(key, "plugins") == 0) {
+			if (val->type != TS_JSON_ARRAY && val->type != TS_JSON_NULL)
+				return ts_error_set(err, 0,
+						    "%s: '/plugins': expected array, got %s",
+						    filename, ts_json_type_name(val->type));
+			plugins = val;
+		} else {
+			return ts_error_set(err, 0, "%s: '': unknown key '%s'", filename, key);
+		}
+	}
+	ts_json_array_foreach (plugins, i, val) {
+		cleanup_free char *what = NULL;
+		struct ts_plugin p;
+
+		if (asprintf(&what, "%s: '/plugins/%zu", filename, i) < 0)
+			return ts_error_set(err, ENOMEM, "%s", filename);
+		r = ts_plugin_parse(val, what, true, dirs, &p, err);
+		if (r < 0)
+			return r;
+		r = chain_append(chain, &p, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* "plugin_dirs": a NULL-terminated vector borrowing the config's strings. */
+static int read_dirs(const struct ts_json *config, const char *config_path, const char ***ret,
+		     struct ts_error **err)
+{
+	struct ts_json *v = ts_json_get(config, "plugin_dirs"), *item;
+	const char **dirs;
+	size_t i;
+
+	if (v == NULL || v->type == TS_JSON_NULL) {
+		*ret = NULL;
+		return 0;
+	}
+	if (v->type != TS_JSON_ARRAY)
+		return ts_error_set(err, 0, "%s: '/plugin_dirs': expected array, got %s",
+				    config_path, ts_json_type_name(v->type));
+	dirs = calloc(v->u.array.len + 1, sizeof(*dirs));
+	if (dirs == NULL)
+		return ts_error_set(err, ENOMEM, "%s: '/plugin_dirs'", config_path);
+	ts_json_array_foreach (v, i, item) {
+		int r = 0;
+
+		if (item->type != TS_JSON_STRING)
+			r = ts_error_set(err, 0, "%s: '/plugin_dirs/%zu': expected string, got %s",
+					 config_path, i, ts_json_type_name(item->type));
+		else if (item->u.string[0] != '/')
+			r = ts_error_set(err, 0, "%s: '/plugin_dirs/%zu': not absolute '%s'",
+					 config_path, i, item->u.string);
+		if (r < 0) {
+			free(dirs);
+			return r;
+		}
+		dirs[i] = item->u.string;
+	}
+	*ret = dirs;
+	return 0;
+}
+
+static int load_nri(const struct ts_json *config, const char *config_path, const char *const *dirs,
+		    struct ts_plugin_chain *c, struct ts_error **err)
+{
+	struct ts_json *v = ts_json_get(config, "nri_conf");
+	cleanup_free char *text = NULL;
+	const char *path;
+	size_t len;
+	int r;
+
+	if (v == NULL || v->type == TS_JSON_NULL || (v->type == TS_JSON_BOOL && !v->u.boolean))
+		return 0;
+	if (v->type == TS_JSON_BOOL)
+		path = TS_PLUGIN_NRI_CONF_DEFAULT;
+	else if (v->type != TS_JSON_STRING)
+		return ts_error_set(err, 0, "%s: '/nri_conf': expected string or boolean, got %s",
+				    config_path, ts_json_type_name(v->type));
+	else if (v->u.string[0] != '/')
+		return ts_error_set(err, 0, "%s: '/nri_conf': not absolute '%s'", config_path,
+				    v->u.string);
+	else
+		path = v->u.string;
+	r = ts_read_file_at(AT_FDCWD, path, 1024 * 1024, &text, &len, err);
+	if (r == -ENOENT) {
+		/* No NRI conf installed means no NRI plugins, as containerd's v0.1 client did. */
+		ts_error_clear(err);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	return ts_plugin_nri_conf_parse(text, len, path, dirs, c, err);
+}
+
+int ts_plugin_chain_load(const struct ts_json *config, const char *config_path,
+			 struct ts_plugin_chain **ret, struct ts_error **err)
+{
+	struct ts_plugin_chain *c = calloc(1, sizeof(*c));
+	cleanup_free const char **dirs = NULL;
+	struct ts_json *list, *item;
+	size_t i;
+	int r;
+
+	if (c == NULL)
+		return ts_error_set(err, ENOMEM, "cannot load plugin chain");
+	r = read_dirs(config, config_path, &dirs, err);
+	if (r < 0)
+		goto fail;
+	const char *const *d = dirs != NULL ? dirs : default_dirs;
+
+	list = ts_json_get(config, "plugins");
+	if (list != NULL && list->type != TS_JSON_ARRAY && list->type != TS_JSON_NULL) {
+		r = ts_error_set(err, 0, "%s: '/plugins': expected array, got %s", config_path,
+				 ts_json_type_name(list->type));
+		goto fail;
+	}
+	ts_json_array_foreach (list, i, item) {
+		cleanup_free char *what = NULL;
+		struct ts_plugin p;
+
+		if (asprintf(&what, "%s: '/plugins/%zu", config_path, i) < 0) {
+			r = ts_error_set(err, ENOMEM, "cannot load plugin chain");
+			goto fail;
+		}
+		r = ts_plugin_parse(item, what, false, d, &p, err);
+		if (r < 0)
+			goto fail;
+		r = chain_append(c, &p, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = load_nri(config, config_path, d, c, err);
+	if (r < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	ts_plugin_chain_free(c);
+	return r;
+}
+
+struct ts_plugin_chain *ts_plugin_chain_free(struct ts_plugin_chain *c)
+{
+	if (c == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->len; i++)
+		ts_plugin_release(&c->plugins[i]);
+	free(c->plugins);
+	free(c);
+	return NULL;
+}
+
+size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_stage stage)
+{
+	size_t n = 0;
+
+	if (c == NULL || stage < 0 || stage >= _TS_PLUGIN_STAGE_MAX)
+		return 0;
+	for (size_t i = 0; i < c->len; i++)
+		if (c->plugins[i].stages & (1u << stage))
+			n++;
+	return n;
+}
+
+static const char *const stage_names[_TS_PLUGIN_STAGE_MAX] = {
+	[TS_PLUGIN_STAGE_PRE_CREATE] = "pre-create",
+	[TS_PLUGIN_STAGE_CREATE] = "create",
+	[TS_PLUGIN_STAGE_DELETE] = "delete",
+};
+
+const char *ts_plugin_stage_to_string(enum ts_plugin_stage s)
+{
+	if (s < 0 || s >= _TS_PLUGIN_STAGE_MAX)
+		return NULL;
+	return stage_names[s];
+}
+
+enum ts_plugin_stage ts_plugin_stage_from_string(const char *s)
+{
+	for (int i = 0; i < _TS_PLUGIN_STAGE_MAX; i++)
+		if (s != NULL && strcmp(s, stage_names[i]) == 0)
+			return (enum ts_plugin_stage)i;
+	return TS_PLUGIN_STAGE_INVALID;
+}

@@ -1,0 +1,131 @@
+/*
+ * internal.h - shared inside src/plugin (and its unit tests) only.
+ */
+#ifndef TS_PLUGIN_INTERNAL_H
+#define TS_PLUGIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "plugin/plugin.h"
+
+/* The calls the sandbox denies, by group; the table ends with {NULL, NULL}. */
+struct ts_plugin_denied_call {
+	const char *group;
+	const char *name;
+};
+extern const struct ts_plugin_denied_call ts_plugin_denied_calls[];
+/* Number of entries of ts_plugin_denied_calls (without the terminator). */
+size_t ts_plugin_denied_calls_count(void);
+
+struct ts_plugin_sandbox {
+	uint64_t caps;	/* bit n set: keep capability n */
+	uint64_t allow; /* bit i set: ts_plugin_denied_calls[i] is allowed */
+	int64_t uid;	/* -1: keep */
+	int64_t gid;	/* -1: keep */
+};
+
+struct ts_plugin {
+	char *type;	      /* "confine" */
+	char *path;	      /* resolved absolute path of the executable */
+	struct ts_json *conf; /* owned; NULL: no "conf" in the request */
+	unsigned timeout_ms;  /* > 0 */
+	bool ignore_errors;   /* on_error "ignore" */
+	unsigned stages;      /* bit (1u << stage) */
+	struct ts_plugin_sandbox sandbox;
+};
+
+struct ts_plugin_chain {
+	struct ts_plugin *plugins;
+	size_t len;
+};
+
+/* What a finished plugin process left. */
+struct ts_plugin_output {
+	int wait_status; /* as waitpid() reports it; valid unless timed_out */
+	bool timed_out;	 /* killed at its timeout */
+	bool overflow;	 /* stdout exceeded TS_PLUGIN_STDOUT_MAX; killed */
+	char *out;	 /* stdout, NUL-terminated */
+	size_t out_len;
+	char *errout; /* stderr (first TS_PLUGIN_STDERR_MAX bytes), NUL-terminated */
+	size_t errout_len;
+};
+
+void ts_plugin_output_release(struct ts_plugin_output *o);
+
+/* Release one plugin's members (the struct itself is not freed). */
+void ts_plugin_release(struct ts_plugin *p);
+
+/**
+ * Read one plugin entry of a "plugins" list (or an NRI v0.1 entry when nri).
+ * @param[in] what  "<file>: '/plugins/<i>'" for messages.
+ * @param[in] dirs  NULL-terminated plugin directories for a lookup by type.
+ */
+int ts_plugin_parse(const struct ts_json *entry, const char *what, bool nri,
+		    const char *const *dirs, struct ts_plugin *ret, struct ts_error **err);
+
+/**
+ * Read an NRI v0.1 conf file's text and append its plugins to chain.
+ * @return 0; -EINVAL for malformed content, naming filename.
+ */
+int ts_plugin_nri_conf_parse(const char *text, size_t len, const char *filename,
+			     const char *const *dirs, struct ts_plugin_chain *chain,
+			     struct ts_error **err);
+
+/** Build the request object for plugin p (results borrowed, may be NULL). */
+int ts_plugin_request_build(const struct ts_plugin *p, enum ts_plugin_stage stage,
+			    const struct ts_plugin_event *ev, const struct ts_json *results,
+			    struct ts_json **ret, struct ts_error **err);
+
+/**
+ * Check a finished run: exit status, timeout, JSON, fields, "error", adjust.
+ * @param[out] ret_result  the parsed result object (caller frees).
+ * Messages are not yet prefixed with the plugin name.
+ */
+int ts_plugin_result_check(const struct ts_plugin *p, enum ts_plugin_stage stage,
+			   const struct ts_plugin_output *o, struct ts_json **ret_result,
+			   struct ts_error **err);
+
+/**
+ * Run "<path> invoke" sandboxed with request on stdin and collect its output.
+ * @return 0 when the process ran (whatever its status; see ret); -errno when
+ *         it could not be started or sandboxed ("cannot sandbox: <step>",
+ *         "cannot execute").
+ */
+int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t request_len,
+		   struct ts_plugin_output *ret, struct ts_error **err);
+
+/* Merge one validated adjust into the chain's accumulated one (an object):
+ * later plugins win member by member, env entries are collected in order. */
+int ts_plugin_adjust_merge(struct ts_json *acc, const struct ts_json *adjust,
+			   struct ts_error **err);
+
+/* ---- sandbox.c ---- */
+
+/* Everything the child needs, prepared before fork. */
+struct ts_plugin_sandbox_prep {
+	void *filter; /* struct sock_filter[], malloc'd */
+	unsigned short filter_len;
+	uint64_t caps;	  /* to keep */
+	int cap_last;	  /* highest capability the kernel knows */
+	bool can_setpcap; /* we hold CAP_SETPCAP: the bounding set can be cut */
+	int64_t uid, gid;
+};
+
+int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *ret,
+			      struct ts_error **err);
+void ts_plugin_sandbox_prep_release(struct ts_plugin_sandbox_prep *prep);
+
+/**
+ * Apply the sandbox in the forked child; async-signal-safe.
+ * @param[out] ret_step  name of the failing step.
+ * @return 0 or -errno.
+ */
+int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const char **ret_step);
+
+/** Capability number of name ("CAP_CHOWN", "cap_chown", "chown"), or -1. */
+int ts_plugin_cap_from_name(const char *name);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * plugin.h - the NRI-style plugin chain: configuration, invocation, sandbox.
+ *
+ * Operators extend toposhim with small executables run in a chain, like CNI
+ * plugins.  The protocol is NRI v0.1's (containerd/nri v0.1.0, types/v1):
+ * each plugin is run as "<plugin> invoke" with one request JSON object on
+ * stdin and writes one result JSON object on stdout.
+ *
+ * Request (written by toposhim, keys in this order):
+ *   {"version": "0.1", "state": "pre-create"|"create"|"delete", "id": ID,
+ *    "sandboxID": S (only when an annotation gives it), "pid": N (absent when
+ *    0), "spec": {"resources", "namespaces", "cgroupsPath", "annotations"}
+ *    (copied from config.json when present; namespaces as v0.1's map
+ *    {"<type>": "<path>" or ""} rather than the OCI list), "labels": {...} (only
+ *    when an annotation gives them), "conf": the plugin's "conf",
+ *    "results": [results of the plugins before it],
+ *    "toposhim": {"class", "cpus", "mems", "devices", "cgroupPath"}}
+ * Result (read from stdout): {"plugin", "version", "error", "metadata"} and,
+ * at pre-create only, "adjust".  Beyond v0.1: a non-zero exit status is a
+ * failure even with a valid result, invalid JSON is a failure naming the
+ * plugin, and a plugin that outlives its timeout_ms is killed with its whole
+ * process group and fails.  stdout is bounded by TS_PLUGIN_STDOUT_MAX,
+ * stderr by TS_PLUGIN_STDERR_MAX (the rest is discarded).
+ *
+ * Sandbox (applied in the forked child between fork and exec, with only
+ * async-signal-safe calls; everything is prepared before fork): a clean
+ * environment (PATH only), working directory /, fds 0-2 only, its own
+ * process group, optional
+ * setgroups/setgid/setuid, capabilities limited to sandbox.capabilities
+ * (bounding, permitted, effective, inheritable and ambient sets),
+ * no_new_privs, and a seccomp filter (native and compat architectures)
+ * failing with EPERM the calls of the groups "module", "kexec", "reboot",
+ * "ptrace", "bpf", "mount", "keyring" unless sandbox.allow names the group
+ * or the call.
+ *
+ * Config (the toposhim config file, root object):
+ *   "plugins": [{"type": NAME, "path": ABS, "conf": {...}, "timeout_ms": 2000,
+ *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
+ *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
+ *                            "uid": 0, "gid": 0}}],
+ *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
+ *                  default, preceded by $(libexecdir)/toposhim/plugins),
+ *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
+ *               {"version", "plugins": [{"type", "conf"}]} appended to the chain
+ *               with the defaults.
+ *
+ * Ownership: a chain owns copies of everything it needs from the config; the
+ * config tree may be freed after ts_plugin_chain_load().
+ */
+#ifndef TS_PLUGIN_PLUGIN_H
+#define TS_PLUGIN_PLUGIN_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "oci/json.h"
+#include "util/error.h"
+
+#define TS_PLUGIN_PROTOCOL_VERSION "0.1" /* containerd/nri v0.1 client: nri.Version */
+#define TS_PLUGIN_DEFAULT_TIMEOUT_MS 2000
+#define TS_PLUGIN_STDOUT_MAX (1024 * 1024)
+#define TS_PLUGIN_STDERR_MAX (64 * 1024)
+#define TS_PLUGIN_NRI_CONF_DEFAULT "/etc/nri/conf.json"
+/* The environment of every plugin: nothing of ours or the engine's leaks. */
+#define TS_PLUGIN_ENV_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+enum ts_plugin_stage {
+	TS_PLUGIN_STAGE_PRE_CREATE,
+	TS_PLUGIN_STAGE_CREATE,
+	TS_PLUGIN_STAGE_DELETE,
+	_TS_PLUGIN_STAGE_MAX,
+	TS_PLUGIN_STAGE_INVALID = -EINVAL,
+};
+
+/** "pre-create", "create", "delete"; NULL for anything else. */
+const char *ts_plugin_stage_to_string(enum ts_plugin_stage s);
+
+/** The stage named s, or TS_PLUGIN_STAGE_INVALID. */
+enum ts_plugin_stage ts_plugin_stage_from_string(const char *s);
+
+/* One container event.  Every pointer is borrowed for the duration of the
+ * call; NULL (or 0) fields are left out of the request. */
+struct ts_plugin_event {
+	const char *container_id;     /* required */
+	pid_t pid;		      /* container init pid; 0 when gone or not yet known */
+	const struct ts_json *config; /* the bundle's config.json root; NULL at a delete
+				       * where the bundle is gone */
+	const char *class_name;	      /* toposhim's placement class */
+	const char *cpus_str;	      /* cpuset given, e.g. "2-3" */
+	const char *mems_str;	      /* mems given, e.g. "0" */
+	const char *const *devices;   /* NULL-terminated qualified device names */
+	const char *cgroup_path;      /* the container's real cgroup directory */
+};
+
+/* What one run of the chain produced. */
+struct ts_plugin_report {
+	struct ts_json *results; /* array: the result object of each plugin run, in order */
+	struct ts_json *adjust;	 /* pre-create: the merged, validated adjust; NULL if none */
+	char **ignored;		 /* NULL-terminated messages of failures of on_error "ignore"
+				  * plugins, for the caller to log as warnings; NULL if none */
+};
+
+/** Free what a report holds and zero it (NULL accepted). */
+void ts_plugin_report_release(struct ts_plugin_report *r);
+
+struct ts_plugin_chain;
+
+/**
+ * Read and validate the plugin chain of the toposhim config.
+ * @param[in]  config       the config file's root object; borrowed (copied from).
+ * @param[in]  config_path  its file name, for messages.
+ * @param[out] ret          the chain (possibly empty); free with ts_plugin_chain_free().
+ * @param[out] err          set iff the return value is negative.
+ * @return 0; -EINVAL with "<file>: '<pointer>': <problem> '<value>'" for
+ *         every malformed field, e.g. "<file>: '/plugins/0/on_error': invalid
+ *         value 'maybe' (expected fail or ignore)", "<file>: '/plugins/1':
+ *         unknown key 'timeout'", "<file>: '/plugins/0/sandbox/capabilities/0':
+ *         unknown capability 'CAP_FOO'", "<file>: '/plugins/0/sandbox/allow/0':
+ *         unknown call or group 'foo'", "<file>: '/plugins/0/path': not
+ *         absolute 'x'", "<file>: '/plugins/0/type': invalid plugin name 'a/b'";
+ *         -ENOENT "<file>: '/plugins/0/type': plugin 'x' not found in
+ *         <dir>:<dir>"; the NRI conf's own errors ("/etc/nri/conf.json:
+ *         '/plugins/0/type': ..."; an absent NRI conf is an empty chain);
+ *         -ENOMEM.
+ */
+int ts_plugin_chain_load(const struct ts_json *config, const char *config_path,
+			 struct ts_plugin_chain **ret, struct ts_error **err);
+
+/** Free a chain (NULL accepted). @return NULL. */
+struct ts_plugin_chain *ts_plugin_chain_free(struct ts_plugin_chain *c);
+
+/** Number of plugins in the chain that run at stage. */
+size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_stage stage);
+
+/**
+ * Run every plugin of the chain that takes part in stage, in order, each with
+ * the results of those before it.
+ * @param[in]  c           the chain; borrowed.
+ * @param[in]  stage       which stage.
+ * @param[in]  ev          the event; borrowed.
+ * @param[out] ret_report  results, adjust (pre-create) and ignored failures;
+ *                         release with ts_plugin_report_release(); may be NULL.
+ *                         Written only on success.
+ * @param[out] err         set iff the return value is negative.
+ * @return 0; the first failure of an on_error "fail" plugin, naming it:
+ *         "plugin '<type>' (<path>): <problem>" where problem is "exited with
+ *         status N" (plus ": message '<m>'" when stdout holds NRI v0.1's
+ *         {"plugin", "message"} error), "killed by signal N" (-EINVAL),
+ *         -ETIMEDOUT "timed out after N ms", -EINVAL "invalid
+ *         result: <stdout>: line L column C: <reason>", "result: '<pointer>':
+ *         ...", "reported error '<text>'", -EFBIG "output exceeds N bytes",
+ *         "cannot sandbox: <step>" (errno kept), "cannot execute" (errno
+ *         kept), "adjust: ..." (see ts_plugin_adjust_validate()); the plugin's
+ *         last stderr line is appended as ": stderr: '<line>'" when it wrote
+ *         one.  -EINVAL when ev has no container_id or stage is invalid.
+ */
+int ts_plugin_chain_run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
+			const struct ts_plugin_event *ev, struct ts_plugin_report *ret_report,
+			struct ts_error **err);
+
+/**
+ * Check a pre-create adjust object.  Allowed:
+ *   {"linux": {"resources": {OCI config-linux.md resources: devices, memory,
+ *    cpu (cpus and mems as cpu lists), blockIO, hugepageLimits, network,
+ *    pids, rdma, unified}}, "process": {"env": ["NAME=VALUE", ...]},
+ *    "annotations": {"key": "string", ...}}
+ * @param[in] adjust  the object; borrowed.
+ * @param[in] what    its location for messages, e.g. "plugin 'x' (/p/x): adjust".
+ * @return 0; -EINVAL "<what>: '<pointer>': not allowed", "<what>: '<pointer>':
+ *         expected <type>, got <type>", "<what>: '/process/env/<i>': invalid
+ *         entry '<s>' (expected NAME=VALUE)", "<what>:
+ *         '/linux/resources/cpu/cpus': invalid cpu list '<s>'".
+ */
+int ts_plugin_adjust_validate(const struct ts_json *adjust, const char *what,
+			      struct ts_error **err);
+
+/**
+ * Validate adjust (as ts_plugin_adjust_validate()) and apply it to a
+ * config.json tree: objects under /linux/resources and /annotations are
+ * merged member by member (adjust wins), each /process/env entry replaces the
+ * entry of the same name or is appended.
+ * @param[in,out] config  the config.json root; modified only on success.
+ * @param[in]     adjust  borrowed.
+ * @param[in]     what    location of adjust for messages.
+ * @return 0; -EINVAL from validation or from config.json members of the wrong
+ *         type ("'/linux/resources': expected object, got array"); -ENOMEM.
+ */
+int ts_plugin_adjust_apply(struct ts_json *config, const struct ts_json *adjust, const char *what,
+			   struct ts_error **err);
+
+#endif

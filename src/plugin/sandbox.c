@@ -1,0 +1,246 @@
+/*
+ * sandbox.c - what a plugin process may do: capabilities (libcap for names,
+ * raw capset/prctl in the child), seccomp (libseccomp builds the filter
+ * before fork, the child loads the exported BPF with prctl), ids.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "plugin/internal.h"
+#include "util/cleanup.h"
+
+const struct ts_plugin_denied_call ts_plugin_denied_calls[] = {
+	{"module", "init_module"},
+	{"module", "finit_module"},
+	{"module", "delete_module"},
+	{"kexec", "kexec_load"},
+	{"kexec", "kexec_file_load"},
+	{"reboot", "reboot"},
+	{"ptrace", "ptrace"},
+	{"bpf", "bpf"},
+	{"mount", "mount"},
+	{"mount", "umount"},
+	{"mount", "umount2"},
+	{"mount", "pivot_root"},
+	{"mount", "fsopen"},
+	{"mount", "fsconfig"},
+	{"mount", "fsmount"},
+	{"mount", "fspick"},
+	{"mount", "move_mount"},
+	{"mount", "open_tree"},
+	{"mount", "mount_setattr"},
+	{"keyring", "add_key"},
+	{"keyring", "request_key"},
+	{"keyring", "keyctl"},
+	{NULL, NULL},
+};
+
+size_t ts_plugin_denied_calls_count(void)
+{
+	return ARRAY_SIZE(ts_plugin_denied_calls) - 1;
+}
+
+static inline void seccomp_releasep(scmp_filter_ctx *ctx)
+{
+	if (*ctx != NULL)
+		seccomp_release(*ctx);
+}
+#define cleanup_scmp_ctx __attribute__((cleanup(seccomp_releasep)))
+
+static inline void cap_freep(cap_t *c)
+{
+	if (*c != NULL)
+		(void)cap_free(*c);
+}
+#define cleanup_cap __attribute__((cleanup(cap_freep)))
+
+int ts_plugin_cap_from_name(const char *name)
+{
+	cap_value_t cap;
+	const char *n = name;
+
+	if (strncasecmp(n, "CAP_", 4) != 0) {
+		/* libcap also takes bare names ("chown") and numbers; we want one spelling. */
+		return -1;
+	}
+	if (cap_from_name(n, &cap) < 0 || cap < 0 || cap > 63)
+		return -1;
+	return cap;
+}
+
+/* Compat architectures of the native one: a 64-bit plugin can still enter
+ * the kernel through the 32-bit tables. */
+static int add_arches(scmp_filter_ctx ctx)
+{
+	uint32_t native = seccomp_arch_native();
+	uint32_t extra[2] = {0, 0};
+	int r;
+
+	if (native == SCMP_ARCH_X86_64) {
+		extra[0] = SCMP_ARCH_X86;
+		extra[1] = SCMP_ARCH_X32;
+	} else if (native == SCMP_ARCH_AARCH64) {
+		extra[0] = SCMP_ARCH_ARM;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(extra); i++) {
+		if (extra[i] == 0)
+			continue;
+		r = seccomp_arch_add(ctx, extra[i]);
+		if (r < 0 && r != -EEXIST)
+			return r;
+	}
+	return 0;
+}
+
+static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *prep,
+			struct ts_error **err)
+{
+	cleanup_scmp_ctx scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cleanup_close int fd = -EBADF;
+	struct stat st;
+	int r;
+
+	if (ctx == NULL)
+		return ts_error_set(err, ENOMEM, "cannot sandbox: seccomp_init");
+	r = add_arches(ctx);
+	if (r < 0)
+		return ts_error_set(err, -r, "cannot sandbox: seccomp_arch_add");
+	for (size_t i = 0; ts_plugin_denied_calls[i].name != NULL; i++) {
+		int nr;
+
+		if (s->allow & (UINT64_C(1) << i))
+			continue;
+		nr = seccomp_syscall_resolve_name(ts_plugin_denied_calls[i].name);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* unknown to this libseccomp: no arch has it */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (r < 0)
+			return ts_error_set(err, -r, "cannot sandbox: seccomp rule for '%s'",
+					    ts_plugin_denied_calls[i].name);
+	}
+	fd = memfd_create("toposhim-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return ts_error_set(err, errno, "cannot sandbox: memfd_create");
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return ts_error_set(err, -r, "cannot sandbox: seccomp_export_bpf");
+	if (fstat(fd, &st) < 0)
+		return ts_error_set(err, errno, "cannot sandbox: fstat");
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return ts_error_set(err, EINVAL, "cannot sandbox: seccomp filter of %lld bytes",
+				    (long long)st.st_size);
+	prep->filter = malloc(st.st_size);
+	if (prep->filter == NULL)
+		return ts_error_set(err, ENOMEM, "cannot sandbox");
+	if (pread(fd, prep->filter, st.st_size, 0) != st.st_size)
+		return ts_error_set(err, errno != 0 ? errno : EIO, "cannot sandbox: read filter");
+	prep->filter_len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	return 0;
+}
+
+int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *ret,
+			      struct ts_error **err)
+{
+	struct ts_plugin_sandbox_prep prep = {
+		.caps = s->caps,
+		.uid = s->uid,
+		.gid = s->gid,
+		.cap_last = (int)cap_max_bits() - 1,
+	};
+	cleanup_cap cap_t cur = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+	int r;
+
+	if (cur != NULL && cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &v) == 0)
+		prep.can_setpcap = v == CAP_SET;
+	else
+		prep.can_setpcap = false;
+	if (prep.cap_last > 63)
+		prep.cap_last = 63;
+	r = build_filter(s, &prep, err);
+	if (r < 0) {
+		ts_plugin_sandbox_prep_release(&prep);
+		return r;
+	}
+	*ret = prep;
+	return 0;
+}
+
+void ts_plugin_sandbox_prep_release(struct ts_plugin_sandbox_prep *prep)
+{
+	if (prep == NULL)
+		return;
+	free(prep->filter);
+	prep->filter = NULL;
+}
+
+/* The kernel's capset ABI, version 3 (two 32-bit words per set). */
+struct cap_header {
+	uint32_t version;
+	int pid;
+};
+struct cap_data {
+	uint32_t effective, permitted, inheritable;
+};
+#define CAP_VERSION_3 0x20080522
+
+#define STEP(name, expr)                    \
+	do {                                \
+		if ((expr) < 0) {           \
+			*ret_step = (name); \
+			return -errno;      \
+		}                           \
+	} while (0)
+
+int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const char **ret_step)
+{
+	struct cap_header hdr = {CAP_VERSION_3, 0};
+	struct cap_data data[2];
+	struct sock_fprog prog = {prep->filter_len, prep->filter};
+	uint32_t lo = (uint32_t)prep->caps, hi = (uint32_t)(prep->caps >> 32);
+
+	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+	if (prep->can_setpcap) {
+		for (int c = 0; c <= prep->cap_last; c++) {
+			if (prep->caps & (UINT64_C(1) << c))
+				continue;
+			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+				STEP("prctl(PR_CAPBSET_DROP)", prctl(PR_CAPBSET_DROP, c, 0, 0, 0));
+		}
+	}
+	if (prep->gid >= 0) {
+		gid_t g = (gid_t)prep->gid;
+
+		STEP("setgroups", syscall(SYS_setgroups, 1, &g));
+		STEP("setgid", syscall(SYS_setresgid, g, g, g));
+	}
+	if (prep->uid >= 0)
+		STEP("setuid",
+		     syscall(SYS_setresuid, (uid_t)prep->uid, (uid_t)prep->uid, (uid_t)prep->uid));
+	data[0] = (struct cap_data){lo, lo, lo};
+	data[1] = (struct cap_data){hi, hi, hi};
+	STEP("capset", syscall(SYS_capset, &hdr, data));
+	STEP("prctl(PR_CAP_AMBIENT_CLEAR_ALL)",
+	     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+	for (int c = 0; c <= prep->cap_last; c++)
+		if (prep->caps & (UINT64_C(1) << c))
+			STEP("prctl(PR_CAP_AMBIENT_RAISE)",
+			     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0));
+	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+	STEP("prctl(PR_SET_NO_NEW_PRIVS)", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	STEP("seccomp", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0));
+	return 0;
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# The plugin chain with real runc through toposhim.  Needs the chain wired
+# into create (pre-create) and into `toposhim hook create-runtime|poststop`
+# (create, delete); until then this file is not in TESTS.
+
+load containers
+
+SCRIPTED="$TS_SRCDIR/tests/fixtures/plugins/scripted"
+HOOKS="$TS_BUILDDIR/hooks"
+
+setup() {
+	require_root
+	require_cmd runc
+	containers_setup
+	LOG="$WORK/events.jsonl"
+}
+
+teardown() {
+	containers_teardown
+}
+
+# plugins_config JSON_LIST: a toposhim config with that "plugins" list.
+plugins_config() {
+	write_config "\"plugins\": $1"
+}
+
+log_plugin() {
+	echo "{\"type\": \"log\", \"path\": \"$HOOKS/log\", \"conf\": {\"path\": \"$LOG\"}, \"stages\": [\"create\", \"delete\"]}"
+}
+
+@test "a two-plugin chain: the second sees the first's result" {
+	plugins_config "[{\"type\": \"first\", \"path\": \"$SCRIPTED\", \"conf\": {\"name\": \"first\"}}, $(log_plugin)]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run jq -c 'select(.state == "create") | [.id, .results]' "$LOG"
+	[ "$output" = "[\"$ID\",[\"first\"]]" ]
+}
+
+@test "on_error fail: the create fails with the plugin named" {
+	plugins_config "[{\"type\": \"example\", \"path\": \"$HOOKS/example\", \"conf\": {\"refuse\": \"$ID\"}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'example' ($HOOKS/example): exited with status 1: stderr: 'example: container '$ID' is not welcome"* ]] || { echo "$output"; false; }
+}
+
+@test "a hanging plugin is killed at its timeout" {
+	plugins_config "[{\"type\": \"hang\", \"path\": \"$SCRIPTED\", \"timeout_ms\": 1000, \"conf\": {\"mode\": \"hang\", \"pidfile\": \"$WORK/hang.pid\"}}]"
+	make_bundle "$WORK/b" '["true"]'
+	SECONDS=0
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$SECONDS" -lt 30 ]
+	[[ "$output" == *"plugin 'hang' ($SCRIPTED): timed out after 1000 ms"* ]] || { echo "$output"; false; }
+	pid=$(cat "$WORK/hang.pid")
+	for _ in $(seq 100); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.05; done
+	! kill -0 -- "-$pid" 2>/dev/null
+}
+
+@test "on_error ignore: the chain goes on" {
+	plugins_config "[{\"type\": \"bad\", \"path\": \"$SCRIPTED\", \"on_error\": \"ignore\", \"conf\": {\"mode\": \"invalid\"}}, $(log_plugin)]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run jq -c 'select(.state == "create") | .results' "$LOG"
+	[ "$output" = "[]" ]
+}
+
+@test "the delete stage runs after runc delete" {
+	plugins_config "[$(log_plugin)]"
+	make_bundle "$WORK/b" '["sleep","60"]'
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID" </dev/null >/dev/null 2>&1
+	"$TOPOSHIM" start "$ID"
+	run jq -r .state "$LOG"
+	[ "$output" = "create" ]
+	"$TOPOSHIM" kill "$ID" KILL
+	for _ in $(seq 50); do [ "$(runc state "$ID" | jq -r .status)" = stopped ] && break; sleep 0.1; done
+	"$TOPOSHIM" delete "$ID"
+	run jq -r .state "$LOG"
+	[ "$output" = "$(printf 'create\ndelete')" ]
+	run jq -r 'select(.state == "delete") | .id' "$LOG"
+	[ "$output" = "$ID" ]
+}
+
+@test "confine keeps the reserved CPUs out of the container" {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	plugins_config "[{\"type\": \"confine\", \"path\": \"$HOOKS/confine\", \"conf\": {\"reserved\": \"0\"}}]"
+	make_bundle "$WORK/b" '["grep","Cpus_allowed_list","/proc/self/status"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "Cpus_allowed_list:	1-$(($(nproc) - 1))" ] || [ "$output" = "Cpus_allowed_list:	1" ]
+}
+
+@test "the sandbox: a plugin runs without capabilities, with no_new_privs and seccomp" {
+	cat >"$WORK/sandboxed" <<PLUGIN
+#!/bin/sh
+cat >/dev/null
+grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/\$\$/status >"$WORK/sandbox.txt"
+env >"$WORK/sandbox-env.txt"
+echo '{"plugin": "sandboxed", "version": "0.1", "error": "", "metadata": {}}'
+PLUGIN
+	chmod 0755 "$WORK/sandboxed"
+	plugins_config "[{\"type\": \"sandboxed\", \"path\": \"$WORK/sandboxed\"}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$WORK/sandbox.txt")" = "$(printf 'CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2')" ]
+	run grep -c -v -E '^(PATH|PWD)=' "$WORK/sandbox-env.txt"
+	[ "$output" = 0 ]
+}
+
+@test "pre-create: an adjust reaches config.json and the container" {
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"env\": [\"FROM_PLUGIN=yes\"]}, \"annotations\": {\"example.com/adjusted\": \"1\"}}}}]"
+	make_bundle "$WORK/b" '["sh","-c","echo $FROM_PLUGIN"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "yes" ]
+	run jq -r '.annotations["example.com/adjusted"]' "$WORK/b/config.json"
+	[ "$output" = "1" ]
+}
+
+@test "pre-create: an adjust outside what is allowed fails the create" {
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"args\": [\"/bin/sh\"]}}}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'adj' ($SCRIPTED): adjust: '/process/args': not allowed"* ]] || { echo "$output"; false; }
+}

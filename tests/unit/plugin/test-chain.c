@@ -1,0 +1,493 @@
+/* Unit tests of src/plugin/chain.c and exec.c: real plugin processes (the
+ * fixtures tests/fixtures/plugins/scripted and probe) run through the chain. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "plugin/internal.h"
+#include "util/cleanup.h"
+
+static char *scripted, *probe;
+
+static int setup(void **state)
+{
+	const char *src = getenv("TS_SRCDIR"), *build = getenv("TS_BUILDDIR");
+
+	(void)state;
+	if (asprintf(&scripted, "%s/tests/fixtures/plugins/scripted", src ? src : ".") < 0 ||
+	    asprintf(&probe, "%s/tests/fixtures/plugins/probe", build ? build : ".") < 0)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(scripted);
+	free(probe);
+	return 0;
+}
+
+/* Load a chain from config text in which every "@S" is the scripted
+ * fixture's path and "@P" the probe's. */
+static struct ts_plugin_chain *load(const char *text)
+{
+	char buf[8192];
+	size_t o = 0;
+	struct ts_plugin_chain *c = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	for (const char *s = text; *s != '\0' && o < sizeof(buf) - 512; s++) {
+		if (s[0] == '@' && (s[1] == 'S' || s[1] == 'P')) {
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s",
+					      s[1] == 'S' ? scripted : probe);
+			s++;
+		} else {
+			buf[o++] = *s;
+		}
+	}
+	buf[o] = '\0';
+	assert_int_equal(ts_json_parse(buf, o, "config.json", &config, &err), 0);
+	if (ts_plugin_chain_load(config, "config.json", &c, &err) < 0)
+		fail_msg("load: %s", err->msg);
+	return c;
+}
+
+static const struct ts_plugin_event event = {
+	.container_id = "c1",
+	.pid = 4242,
+	.cpus_str = "2-3",
+};
+
+static const char *meta(const struct ts_plugin_report *rep, size_t i, const char *key)
+{
+	struct ts_json *res = rep->results->u.array.items[i];
+
+	return ts_json_get_string(ts_json_get(res, "metadata"), key);
+}
+
+static void test_chain_sees_earlier_results(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": ["
+					 "{\"type\": \"a\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"first\"}},"
+					 "{\"type\": \"b\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"second\"}},"
+					 "{\"type\": \"c\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"third\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err), 0);
+	assert_int_equal(rep.results->u.array.len, 3);
+	assert_string_equal(meta(&rep, 0, "seen"), "");
+	assert_string_equal(meta(&rep, 1, "seen"), "first");
+	assert_string_equal(meta(&rep, 2, "seen"), "first,second");
+	assert_string_equal(meta(&rep, 2, "state"), "create");
+	assert_string_equal(meta(&rep, 2, "id"), "c1");
+	assert_null(rep.adjust);
+	assert_null(rep.ignored);
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+static void test_stages_filter(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": ["
+					 "{\"type\": \"a\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"a\"}, \"stages\": "
+					 "[\"delete\"]},"
+					 "{\"type\": \"b\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"b\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_count(c, TS_PLUGIN_STAGE_CREATE), 1);
+	assert_int_equal(ts_plugin_chain_count(c, TS_PLUGIN_STAGE_DELETE), 2);
+	assert_int_equal(ts_plugin_chain_count(c, TS_PLUGIN_STAGE_PRE_CREATE), 0);
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err), 0);
+	assert_int_equal(rep.results->u.array.len, 1);
+	assert_string_equal(ts_json_get_string(rep.results->u.array.items[0], "plugin"), "b");
+	ts_plugin_report_release(&rep);
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_DELETE, &event, &rep, &err), 0);
+	assert_int_equal(rep.results->u.array.len, 2);
+	assert_string_equal(meta(&rep, 1, "state"), "delete");
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+static const struct fail_row {
+	const char *name;
+	const char *mode;
+	int want_ret;
+	const char *want_msg; /* after "plugin 'x' (<path>): " */
+} fail_rows[] = {
+	{"non-zero exit with valid JSON", "fail-exit", -EINVAL,
+	 "exited with status 3: stderr: 'scripted: failing on purpose'"},
+	{"invalid JSON", "invalid", -EINVAL,
+	 "invalid result: <stdout>: line 1 column 1: lexical error: invalid string in json text"},
+	{"error field", "error", -EINVAL, "reported error 'no capacity left'"},
+	{"stdout bound", "big", -EFBIG, "output exceeds 1048576 bytes"},
+	{"unknown mode", "nothing", -EINVAL, "exited with status 2"},
+};
+
+static void test_failures_name_the_plugin(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(fail_rows); i++) {
+		const struct fail_row *row = &fail_rows[i];
+		char cfg[512], want[1024];
+		struct ts_plugin_report rep = {0};
+		cleanup_error struct ts_error *err = NULL;
+		struct ts_plugin_chain *c;
+		int r;
+
+		snprintf(cfg, sizeof(cfg),
+			 "{\"plugins\": [{\"type\": \"x\", \"path\": \"@S\", "
+			 "\"conf\": {\"mode\": \"%s\"}},"
+			 "{\"type\": \"never\", \"path\": \"/nonexistent/never\"}]}",
+			 row->mode);
+		c = load(cfg);
+		r = ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err);
+		if (r != row->want_ret)
+			fail_msg("%s: got %d (%s)", row->name, r, err ? err->msg : "no error");
+		snprintf(want, sizeof(want), "plugin 'x' (%s): %s", scripted, row->want_msg);
+		if (strcmp(err->msg, want) != 0)
+			fail_msg("%s:\n got  %s\n want %s", row->name, err->msg, want);
+		assert_null(rep.results);
+		ts_plugin_chain_free(c);
+	}
+}
+
+static void test_ignore_continues(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": ["
+					 "{\"type\": \"bad\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"mode\": \"invalid\"}, "
+					 "\"on_error\": \"ignore\"},"
+					 "{\"type\": \"good\", \"path\": \"@S\", \"timeout_ms\": "
+					 "30000, \"conf\": {\"name\": \"good\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	char want[1024];
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err), 0);
+	assert_int_equal(rep.results->u.array.len, 1);
+	assert_string_equal(meta(&rep, 0, "seen"), "");
+	assert_non_null(rep.ignored);
+	snprintf(want, sizeof(want),
+		 "plugin 'bad' (%s): invalid result: <stdout>: line 1 column 1: lexical error: "
+		 "invalid string in json text",
+		 scripted);
+	assert_string_equal(rep.ignored[0], want);
+	assert_null(rep.ignored[1]);
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+static void test_timeout_kills_process_group(void **state)
+{
+	char pidfile[] = "/tmp/ts-plugin-hang-XXXXXX", cfg[512], want[512];
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c;
+	struct timespec t0, t1;
+	int fd = mkstemp(pidfile), pid = 0, alive = 1;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cfg, sizeof(cfg),
+		 "{\"plugins\": [{\"type\": \"hang\", \"path\": \"@S\", \"timeout_ms\": 3000, "
+		 "\"conf\": {\"mode\": \"hang\", \"pidfile\": \"%s\"}}]}",
+		 pidfile);
+	c = load(cfg);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err),
+			 -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(want, sizeof(want), "plugin 'hang' (%s): timed out after 3000 ms", scripted);
+	assert_string_equal(err->msg, want);
+	/* Returned at the timeout, not when sleep 1000 ends. */
+	assert_true(t1.tv_sec - t0.tv_sec < 20);
+	f = fopen(pidfile, "re");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	unlink(pidfile);
+	assert_true(pid > 1);
+	/* The background sleep was in the plugin's group: the whole group is
+	 * gone once init has reaped the orphan. */
+	for (int i = 0; i < 200 && alive; i++) {
+		alive = kill(-pid, 0) == 0;
+		if (alive)
+			usleep(10000);
+	}
+	assert_false(alive);
+	ts_plugin_chain_free(c);
+}
+
+static void test_clean_environment(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": [{\"type\": \"env\", \"path\": \"@S\", "
+					 "\"conf\": {\"mode\": \"env\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+
+	(void)state;
+	setenv("TOPOSHIM_SECRET", "leak", 1);
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err), 0);
+	/* sh adds PWD (and dash nothing else); the rest is ours: PATH only. */
+	assert_string_equal(meta(&rep, 0, "env"),
+			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
+			    "PWD=/ ");
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+/* With our stdin closed (engines may start us so), the request pipe's own
+ * end takes fd 0: the plugin must still get its request on its fd 0. */
+static void test_closed_stdio(void **state)
+{
+	struct ts_plugin_chain *c = load("{\"plugins\": [{\"type\": \"a\", \"path\": \"@S\", "
+					 "\"timeout_ms\": 30000, \"conf\": {\"name\": \"a\"}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	int saved = fcntl(0, F_DUPFD_CLOEXEC, 3), r;
+
+	(void)state;
+	assert_true(saved >= 3);
+	close(0);
+	r = ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	if (r < 0)
+		fail_msg("%s", err->msg);
+	assert_string_equal(meta(&rep, 0, "id"), "c1");
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+static void test_exec_failure(void **state)
+{
+	struct ts_plugin_chain *c =
+		load("{\"plugins\": [{\"type\": \"gone\", \"path\": \"/nonexistent/gone\"}]}");
+	cleanup_error struct ts_error *err = NULL;
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, NULL, &err),
+			 -ENOENT);
+	assert_string_equal(err->msg, "plugin 'gone' (/nonexistent/gone): cannot execute");
+	ts_plugin_chain_free(c);
+}
+
+static void test_pre_create_adjust_merged(void **state)
+{
+	struct ts_plugin_chain *c = load(
+		"{\"plugins\": ["
+		"{\"type\": \"a\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
+		"[\"pre-create\"], \"conf\": "
+		"{\"mode\": \"adjust\","
+		" \"adjust\": {\"process\": {\"env\": [\"A=1\"]}, \"annotations\": {\"k\": "
+		"\"1\"}}}},"
+		"{\"type\": \"b\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
+		"[\"pre-create\"], \"conf\": "
+		"{\"mode\": \"adjust\","
+		" \"adjust\": {\"process\": {\"env\": [\"B=2\"]}, \"annotations\": {\"k\": \"2\"},"
+		" \"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"1-2\"}}}}}}]}");
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_PRE_CREATE, &event, &rep, &err), 0);
+	assert_int_equal(ts_json_serialize(rep.adjust, false, &text, NULL, &err), 0);
+	assert_string_equal(
+		text, "{\"annotations\":{\"k\":\"2\"},\"process\":{\"env\":[\"A=1\",\"B=2\"]},"
+		      "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1-2\"}}}}");
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+static void test_pre_create_adjust_refused(void **state)
+{
+	struct ts_plugin_chain *c =
+		load("{\"plugins\": [{\"type\": \"a\", \"path\": \"@S\", \"timeout_ms\": 30000, "
+		     "\"stages\": [\"pre-create\"],"
+		     " \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"args\": "
+		     "[\"/bin/sh\"]}}}}]}");
+	cleanup_error struct ts_error *err = NULL;
+	char want[512];
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_PRE_CREATE, &event, NULL, &err),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "plugin 'a' (%s): adjust: '/process/args': not allowed",
+		 scripted);
+	assert_string_equal(err->msg, want);
+	ts_plugin_chain_free(c);
+}
+
+/* ---- sandbox: the probe reports what it may do ---- */
+
+static struct ts_plugin_report run_probe(const char *sandbox)
+{
+	char cfg[1024];
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c;
+
+	snprintf(cfg, sizeof(cfg),
+		 "{\"plugins\": [{\"type\": \"probe\", \"path\": \"@P\", \"timeout_ms\": 30000, "
+		 "\"sandbox\": %s}]}",
+		 sandbox);
+	c = load(cfg);
+	if (ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err) < 0)
+		fail_msg("probe: %s", err->msg);
+	ts_plugin_chain_free(c);
+	return rep;
+}
+
+static void require_root(void)
+{
+	if (geteuid() != 0)
+		skip();
+}
+
+static void test_sandbox_denies_calls(void **state)
+{
+	struct ts_plugin_report rep;
+
+	(void)state;
+	require_root();
+	/* With the capabilities these calls check kept, EPERM can only come
+	 * from the seccomp filter. */
+	rep = run_probe("{\"capabilities\": [\"CAP_SYS_ADMIN\", \"CAP_SYS_BOOT\", "
+			"\"CAP_SYS_PTRACE\", \"CAP_SYS_MODULE\"]}");
+	for (size_t i = 0; i < ts_plugin_denied_calls_count(); i++) {
+		const char *name = ts_plugin_denied_calls[i].name, *got;
+
+		if (strcmp(name, "umount") == 0)
+			continue; /* x86-64 has umount2 only; the probe tries that */
+		got = meta(&rep, 0, name);
+		assert_non_null(got);
+		if (strcmp(got, "EPERM") != 0)
+			fail_msg("%s: got %s, want EPERM", name, got);
+	}
+#if defined(__x86_64__)
+	/* The i386 table of the same process is filtered as well. */
+	assert_string_equal(meta(&rep, 0, "ia32_mount"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "ia32_umount2"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "ia32_ptrace"), "EPERM");
+#endif
+	assert_string_equal(meta(&rep, 0, "seccomp"), "2");
+	assert_string_equal(meta(&rep, 0, "nonewprivs"), "1");
+	ts_plugin_report_release(&rep);
+}
+
+static void test_sandbox_allow(void **state)
+{
+	static const char *const allowed[] = {"ptrace", "mount",  "umount2",  "keyctl",
+					      "reboot", "fsopen", "open_tree"};
+	struct ts_plugin_report rep;
+
+	(void)state;
+	require_root();
+	rep = run_probe("{\"capabilities\": [\"CAP_SYS_ADMIN\", \"CAP_SYS_BOOT\", "
+			"\"CAP_SYS_PTRACE\"], \"allow\": [\"ptrace\", \"mount\", \"keyring\", "
+			"\"reboot\"]}");
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
+		const char *got = meta(&rep, 0, allowed[i]);
+
+		assert_non_null(got);
+		if (strcmp(got, "EPERM") == 0)
+			fail_msg("%s: EPERM although allowed", allowed[i]);
+	}
+#if defined(__x86_64__)
+	assert_string_not_equal(meta(&rep, 0, "ia32_mount"), "EPERM");
+	assert_string_not_equal(meta(&rep, 0, "ia32_ptrace"), "EPERM");
+#endif
+	/* Not named in allow: still denied. */
+	assert_string_equal(meta(&rep, 0, "bpf"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "init_module"), "EPERM");
+	ts_plugin_report_release(&rep);
+}
+
+static void test_sandbox_capabilities_fds_env(void **state)
+{
+	struct ts_plugin_report rep;
+
+	(void)state;
+	require_root();
+	rep = run_probe("{}");
+	assert_string_equal(meta(&rep, 0, "capeff"), "0000000000000000");
+	assert_string_equal(meta(&rep, 0, "capprm"), "0000000000000000");
+	assert_string_equal(meta(&rep, 0, "capbnd"), "0000000000000000");
+	assert_string_equal(meta(&rep, 0, "capamb"), "0000000000000000");
+	assert_string_equal(meta(&rep, 0, "fds"), "0 1 2");
+	assert_string_equal(meta(&rep, 0, "env"),
+			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	ts_plugin_report_release(&rep);
+	/* CAP_CHOWN is 0, CAP_NET_RAW 13. */
+	rep = run_probe("{\"capabilities\": [\"CAP_CHOWN\", \"cap_net_raw\"]}");
+	assert_string_equal(meta(&rep, 0, "capeff"), "0000000000002001");
+	assert_string_equal(meta(&rep, 0, "capprm"), "0000000000002001");
+	assert_string_equal(meta(&rep, 0, "capbnd"), "0000000000002001");
+	assert_string_equal(meta(&rep, 0, "capamb"), "0000000000002001");
+	assert_string_equal(meta(&rep, 0, "uid"), "0");
+	ts_plugin_report_release(&rep);
+}
+
+static void test_sandbox_ids(void **state)
+{
+	struct ts_plugin_report rep;
+
+	(void)state;
+	require_root();
+	if (access(probe, X_OK) != 0)
+		skip();
+	rep = run_probe("{\"uid\": 65534, \"gid\": 65533, \"capabilities\": [\"CAP_CHOWN\"]}");
+	assert_string_equal(meta(&rep, 0, "uid"), "65534");
+	assert_string_equal(meta(&rep, 0, "gid"), "65533");
+	assert_string_equal(meta(&rep, 0, "groups"), "65533");
+	/* Kept across setuid as asked, through the ambient set. */
+	assert_string_equal(meta(&rep, 0, "capeff"), "0000000000000001");
+	ts_plugin_report_release(&rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chain_sees_earlier_results),
+		cmocka_unit_test(test_stages_filter),
+		cmocka_unit_test(test_failures_name_the_plugin),
+		cmocka_unit_test(test_ignore_continues),
+		cmocka_unit_test(test_timeout_kills_process_group),
+		cmocka_unit_test(test_clean_environment),
+		cmocka_unit_test(test_closed_stdio),
+		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_pre_create_adjust_merged),
+		cmocka_unit_test(test_pre_create_adjust_refused),
+		cmocka_unit_test(test_sandbox_denies_calls),
+		cmocka_unit_test(test_sandbox_allow),
+		cmocka_unit_test(test_sandbox_capabilities_fds_env),
+		cmocka_unit_test(test_sandbox_ids),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
