@@ -6,6 +6,7 @@
  *   → under the state lock: collect stale allocations (state), place the
  *     container (topology, placement), write cpus/mems and the class's
  *     cgroup limits (cgroup), inject the lifecycle hooks
+ *   → the plugin chain's pre-create stage (plugin), which may adjust it
  *   → save config.json atomically (oci), record the allocation, resize the
  *     running shared-pool containers (pools), commit the store
  *   → return to main, which execs the runtime (the exec releases the lock).
@@ -21,6 +22,7 @@
 #include "cdi/cdi.h"
 #include "cli/cmd-create.h"
 #include "cli/cmd-hook.h"
+#include "cli/lifecycle.h"
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "oci/bundle.h"
@@ -56,6 +58,61 @@ static void result_releasep(struct ts_placement_result *r)
 	ts_placement_result_release(r);
 }
 #define cleanup_result __attribute__((cleanup(result_releasep)))
+
+static void chain_freep(struct ts_plugin_chain **c)
+{
+	*c = ts_plugin_chain_free(*c);
+}
+#define cleanup_chain __attribute__((cleanup(chain_freep)))
+
+/* The pre-create stage: plugins see the config as it will be written (with
+ * toposhim's placement) and may adjust a limited part of it. */
+static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *args,
+		      struct ts_oci_bundle *b, const struct ts_placement_result *res,
+		      const struct ts_cdi_injection *injected, struct ts_error **err)
+{
+	cleanup_json struct ts_json *adjust = NULL;
+	cleanup_free char *cpus = NULL, *mems = NULL;
+	cleanup_free const char **devices = NULL;
+	struct ts_plugin_event ev = {.container_id = args->container_id, .config = b->config};
+	size_t n = injected != NULL ? injected->n_devices : 0;
+	int r;
+
+	if (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_PRE_CREATE) == 0)
+		return 0;
+	devices = calloc(n + 1, sizeof(*devices));
+	if (devices == NULL)
+		return ts_error_set(err, ENOMEM, "plugins");
+	for (size_t i = 0; i < n; i++)
+		devices[i] = injected->devices[i].qualified_name;
+	ev.devices = devices;
+	if (res != NULL) {
+		ev.class_name = res->class_name;
+		if (ts_cpulist_format(res->cpus, &cpus, err) < 0 ||
+		    ts_cpulist_format(res->mems, &mems, err) < 0)
+			return ts_error_code(*err);
+		ev.cpus_str = cpus;
+		ev.mems_str = mems;
+	}
+	r = ts_lifecycle_run(chain, TS_PLUGIN_STAGE_PRE_CREATE, &ev, &adjust, err);
+	if (r < 0 || adjust == NULL)
+		return r;
+	return ts_plugin_adjust_apply(b->config, adjust, "plugins: adjust", err);
+}
+
+/* Every allocation is followed by the hooks; without placement they are
+ * needed only for the plugins' create and delete stages. */
+static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const char *config_path,
+			struct ts_error **err)
+{
+	cleanup_free char *self = NULL;
+	int r;
+
+	r = ts_hook_self_exe(&self, err);
+	if (r < 0)
+		return r;
+	return ts_hook_inject(b->config, self, state_dir, config_path, err);
+}
 
 /* Resolve the requested CDI devices and apply their edits to the tree. */
 static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
@@ -171,7 +228,7 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 			     const struct ts_cdi_injection *injected, struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
-	const char *root = args->root;
+	const char *root = args->root, *cpus = NULL, *mems = NULL;
 	size_t n = injected != NULL ? injected->n_devices : 0;
 	int r;
 
@@ -187,10 +244,15 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		r = set_string(&a->bundle, b->bundle_dir, err);
 	if (r >= 0)
 		r = set_string(&a->class_name, res->class_name, err);
+	if (r < 0)
+		return r;
+	/* What config.json says now: a pre-create plugin may have adjusted it. */
+	if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+	    ts_oci_cpu_get_mems(b->config, &mems, err) < 0)
+		return ts_error_prefix(err, "%s", b->config_path);
+	r = set_string(&a->cpus_str, cpus != NULL ? cpus : "", err);
 	if (r >= 0)
-		r = ts_cpulist_format(res->cpus, &a->cpus_str, err);
-	if (r >= 0)
-		r = ts_cpulist_format(res->mems, &a->mems_str, err);
+		r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
 	if (r < 0)
 		return r;
 	a->pinned = res->pool == TS_PLACEMENT_POOL_PINNED;
@@ -209,12 +271,13 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 /* Place the container under the state lock, edit config.json, save it, and
  * record the allocation. */
 static int place_and_save(const struct ts_cli_args *args, const char *config_path,
-			  const char *runtime_path, struct ts_pools *pools, struct ts_oci_bundle *b,
+			  const char *runtime_path, struct ts_pools *pools,
+			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
 			  const struct ts_cdi_injection *injected, struct ts_error **err)
 {
 	struct ts_cli_state_config sc = {0};
 	cleanup_state struct ts_state *s = NULL;
-	cleanup_free char *warning = NULL, *self = NULL;
+	cleanup_free char *warning = NULL;
 	cleanup_request struct ts_placement_request req = {0};
 	cleanup_result struct ts_placement_result res = {0};
 	struct ts_allocation *allocs = NULL;
@@ -239,6 +302,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	for (size_t i = 0; i < ncollected; i++)
 		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
 		       collected[i]->container_id);
+	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
@@ -257,10 +321,10 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		ts_log(TS_LOG_DEBUG, "placement of '%s': %s", args->container_id, *reason);
 
 	r = apply_placement(b, pools, &res, err);
+	if (r >= 0 && !res.existing)
+		r = pre_create(chain, args, b, &res, injected, err);
 	if (r >= 0)
-		r = ts_hook_self_exe(&self, err);
-	if (r >= 0)
-		r = ts_hook_inject(b->config, self, ts_state_dir(s), config_path, err);
+		r = inject_hooks(b, ts_state_dir(s), config_path, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0)
@@ -284,6 +348,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_oci_bundle struct ts_oci_bundle *b = NULL;
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
 	cleanup_pools struct ts_pools pools = {0};
+	cleanup_chain struct ts_plugin_chain *chain = NULL;
 	int r;
 
 	r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
@@ -293,11 +358,18 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r < 0)
 		return r;
 	r = ts_pools_init(config, config_path, &pools, err);
+	if (r >= 0)
+		r = ts_plugin_chain_load(config, config_path, &chain, err);
 	if (r < 0)
 		return r;
-	if (!pools.placement.enabled) {
+	if (pools.placement.enabled)
+		return place_and_save(args, config_path, runtime_path, &pools, chain, b, injected,
+				      err);
+	r = pre_create(chain, args, b, NULL, injected, err);
+	if (r >= 0 && (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
+		       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0))
+		r = inject_hooks(b, NULL, config_path, err);
+	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
-		return r < 0 ? r : 0;
-	}
-	return place_and_save(args, config_path, runtime_path, &pools, b, injected, err);
+	return r < 0 ? r : 0;
 }

@@ -11,6 +11,7 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
+#include "cli/lifecycle.h"
 #include "cli/pools.h"
 #include "oci/json.h"
 #include "state/state.h"
@@ -117,6 +118,14 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state_options *opts,
 			   char **ret_warning, struct ts_error **err)
 {
+	return ts_hook_create_runtime_record(st, opts, NULL, ret_warning, err);
+}
+
+int ts_hook_create_runtime_record(const struct ts_hook_state *st,
+				  const struct ts_state_options *opts, struct ts_alloc **ret_record,
+				  char **ret_warning, struct ts_error **err)
+{
+	cleanup_alloc struct ts_alloc *record = NULL;
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *cgroup = NULL;
 	cleanup_free char *warning = NULL;
@@ -155,6 +164,14 @@ int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state
 		free(a->cgroup_path);
 		a->cgroup_path = TAKE_PTR(cgroup);
 		a->status = TS_ALLOC_CREATED;
+		if (ret_record != NULL) {
+			record = ts_alloc_dup(a);
+			if (record == NULL) {
+				ts_alloc_free(a);
+				return ts_error_set(err, ENOMEM, "container '%s'",
+						    st->container_id);
+			}
+		}
 		r = ts_state_put(s, a, err);
 		if (r < 0)
 			return r;
@@ -165,6 +182,8 @@ int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state
 		return r;
 	if (ret_warning != NULL)
 		*ret_warning = TAKE_PTR(warning);
+	if (ret_record != NULL)
+		*ret_record = TAKE_PTR(record);
 	return found != NULL ? 1 : 0;
 }
 
@@ -254,6 +273,45 @@ static int load_options(struct ts_json **config, struct ts_state_options *ret,
 	return 0;
 }
 
+/* One stage: the store first (record the init process, or release the
+ * allocation and grow the shared pool), then the plugin chain with the
+ * container's record, so that plugins see what toposhim gave it. */
+static int run_stage(const struct ts_hook_state *st, bool create, const struct ts_json *config,
+		     const struct ts_state_options *opts, char **ret_warning, struct ts_error **err)
+{
+	cleanup_alloc struct ts_alloc *record = NULL;
+	cleanup_json struct ts_json *oci = NULL;
+	cleanup_free char *cgroup_dir = NULL;
+	struct ts_plugin_chain *chain = NULL;
+	struct ts_plugin_event ev;
+	int r;
+
+	if (create)
+		r = ts_hook_create_runtime_record(st, opts, &record, ret_warning, err);
+	else
+		r = ts_pools_release_container(config, config_file(), opts, st->container_id,
+					       &record, err);
+	if (r < 0)
+		return r;
+	r = ts_plugin_chain_load(config, config_file(), &chain, err);
+	if (r < 0)
+		return r;
+	if (ts_plugin_chain_count(chain, create ? TS_PLUGIN_STAGE_CREATE : TS_PLUGIN_STAGE_DELETE) >
+	    0) {
+		oci = ts_lifecycle_read_config(st->bundle);
+		ts_lifecycle_event_from_alloc(st->container_id, record, oci, &ev);
+		ev.pid = st->pid;
+		cgroup_dir = ts_lifecycle_cgroup_dir(config, config_file(),
+						     record != NULL ? record->cgroup_path : NULL);
+		ev.cgroup_path = cgroup_dir;
+		r = ts_lifecycle_run(chain,
+				     create ? TS_PLUGIN_STAGE_CREATE : TS_PLUGIN_STAGE_DELETE, &ev,
+				     NULL, err);
+	}
+	ts_plugin_chain_free(chain);
+	return r;
+}
+
 int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 {
 	cleanup_free char *buf = NULL;
@@ -283,10 +341,8 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 		r = ts_hook_state_parse(buf, len, &st, err);
 	if (r >= 0)
 		r = load_options(&config, &opts, err);
-	if (r >= 0 && create)
-		r = ts_hook_create_runtime(&st, &opts, &warning, err);
-	else if (r >= 0)
-		r = ts_pools_release_container(config, config_file(), &opts, st.container_id, err);
+	if (r >= 0)
+		r = run_stage(&st, create, config, &opts, &warning, err);
 	ts_hook_state_release(&st);
 	if (warning != NULL)
 		ts_log(TS_LOG_WARNING, "%s", warning);

@@ -103,6 +103,15 @@ int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state
 			   char **ret_warning, struct ts_error **err);
 
 /**
+ * ts_hook_create_runtime(), and also hand back a copy of the updated record.
+ * @param[out] ret_record  may be NULL; the record (caller frees with
+ *                         ts_alloc_free()), NULL when there was none.
+ */
+int ts_hook_create_runtime_record(const struct ts_hook_state *st,
+				  const struct ts_state_options *opts, struct ts_alloc **ret_record,
+				  char **ret_warning, struct ts_error **err);
+
+/**
  * The poststop stage: remove the allocation of st->container_id.  A missing
  * allocation is not an error (GC collected it, or it never existed).
  * @param[out] ret_removed  the removed record, for the caller to release its

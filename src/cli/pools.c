@@ -266,8 +266,9 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
 			       const struct ts_state_options *opts, const char *container_id,
-			       struct ts_error **err)
+			       struct ts_alloc **ret_removed, struct ts_error **err)
 {
+	cleanup_alloc struct ts_alloc *removed = NULL;
 	struct ts_pools p = {0};
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
@@ -283,7 +284,7 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		goto out;
 	if (warning != NULL)
 		ts_log(TS_LOG_WARNING, "%s", warning);
-	found = ts_state_remove(s, container_id, NULL);
+	found = ts_state_remove(s, container_id, &removed);
 	if (found > 0 && p.placement.enabled) {
 		r = ts_pools_load_topology(&p, ts_state_dir(s), err);
 		if (r >= 0)
@@ -296,8 +297,11 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		}
 	}
 	r = ts_state_commit(s, err);
-	if (r >= 0)
+	if (r >= 0) {
 		r = found;
+		if (ret_removed != NULL)
+			*ret_removed = TAKE_PTR(removed);
+	}
 out:
 	ts_pools_release(&p);
 	return r;

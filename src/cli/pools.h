@@ -94,12 +94,14 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
  * back to the shared pool, resizing the running shared-pool containers.
  * @param[in] config, config_path  the toposhim config; borrowed.
  * @param[in] opts                 where the store is.
+ * @param[out] ret_removed         may be NULL; the removed record (caller
+ *                                 frees with ts_alloc_free()), NULL if none.
  * @return 1 when an allocation was removed; 0 when there was none (already
  *         collected: not an error); errors of ts_pools_init() and of the
  *         store.  A failed resize is logged, not returned.
  */
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
 			       const struct ts_state_options *opts, const char *container_id,
-			       struct ts_error **err);
+			       struct ts_alloc **ret_removed, struct ts_error **err);
 
 #endif
