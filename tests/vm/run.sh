@@ -398,7 +398,7 @@ qemu_args()
 # is there, bats said 0 and no test is "not ok".
 report()
 {
-	local qemu_rc=$1 wall=$2 tap end_line bats_rc
+	local qemu_rc=$1 wall=$2 tap end_line bats_rc done_n
 	tr -d '\r' <"$work/console.log" >"$work/console.txt"
 	if ! grep -q -x -F "$begin_marker" "$work/console.txt"; then
 		echo "# guest console (last 40 lines):"
@@ -418,7 +418,9 @@ report()
 	echo "# layout $layout: host wall time ${wall}s (boot, tests and power-off)"
 	if [ -z "$end_line" ]; then
 		if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
-			echo "Bail out! layout $layout: guest hung in the tests and was killed after ${timeout_s}s"
+			# bats prints a result when a test ends: the hung one is the next.
+			done_n=$(printf '%s\n' "$tap" | grep -c -E '^(not )?ok ' || true)
+			echo "Bail out! layout $layout: guest hung in test $((done_n + 1)) and was killed after ${timeout_s}s"
 		else
 			echo "Bail out! layout $layout: no end marker from the guest (qemu exit $qemu_rc)"
 		fi
