@@ -14,8 +14,14 @@
  * ownership of the node they are given, also when they fail.  Getters return
  * borrowed pointers valid until the parent is modified or freed.
  *
- * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, UTF-8
- * validated).
+ * Limits: strings holding NUL ("\u0000") and nesting deeper than
+ * TS_JSON_MAX_DEPTH are refused by the parser, so every parsed tree can be
+ * written again and walked recursively.
+ *
+ * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, one
+ * top-level value, UTF-8 validated); RFC 6901 (JSON Pointer) reference
+ * tokens for the field paths in error messages; RFC 3629 (UTF-8) in
+ * ts_json_utf8_sanitize().
  */
 #ifndef TS_OCI_JSON_H
 #define TS_OCI_JSON_H
@@ -25,6 +31,10 @@
 #include <stdint.h>
 
 #include "util/error.h"
+
+/* Deepest nesting of arrays/objects that ts_json_parse() accepts; deeper
+ * documents are refused rather than overflowing the stack or yajl_gen. */
+#define TS_JSON_MAX_DEPTH 100
 
 enum ts_json_type {
 	TS_JSON_NULL,
@@ -56,44 +66,58 @@ struct ts_json {
 };
 
 /* Iterate an array: for (size_t i ...) with `item` bound to each element. */
-#define ts_json_array_foreach(arr, i, item)                                                       \
+#define ts_json_array_foreach(arr, i, item)                                                        \
 	for ((i) = 0; (arr) != NULL && (arr)->type == TS_JSON_ARRAY && (i) < (arr)->u.array.len && \
 		      (((item) = (arr)->u.array.items[(i)]), 1);                                   \
 	     (i)++)
 
 /* Iterate an object's members in document order. */
-#define ts_json_object_foreach(obj, i, key, val)                                                   \
-	for ((i) = 0; (obj) != NULL && (obj)->type == TS_JSON_OBJECT &&                            \
-		      (i) < (obj)->u.object.len &&                                                 \
-		      (((key) = (obj)->u.object.keys[(i)]), ((val) = (obj)->u.object.values[(i)]),   \
-		       1);                                                                         \
+#define ts_json_object_foreach(obj, i, key, val)                                              \
+	for ((i) = 0;                                                                         \
+	     (obj) != NULL && (obj)->type == TS_JSON_OBJECT && (i) < (obj)->u.object.len &&   \
+	     (((key) = (obj)->u.object.keys[(i)]), ((val) = (obj)->u.object.values[(i)]), 1); \
 	     (i)++)
 
 /**
  * Parse a JSON text.
- * @param[in]  buf       the text; need not be NUL-terminated.
+ * @param[in]  buf       the text; need not be NUL-terminated, only len bytes are read.
  * @param[in]  len       its length in bytes.
- * @param[in]  filename  name used in error messages (e.g. "config.json").
- * @param[out] ret       the root; caller frees with ts_json_free().
+ * @param[in]  filename  name used in error messages (e.g. "config.json"); NULL
+ *                       is written as "<json>".
+ * @param[out] ret       the root; caller frees with ts_json_free().  Untouched
+ *                       on failure.
  * @param[out] err       set iff the return value is negative.
  * @return 0; -EINVAL on a syntax error, with the message
- *         "<filename>: line L column C: <yajl's reason>" (1-based); -EINVAL
- *         "<filename>: empty document" for an empty/whitespace-only text;
- *         -ENOMEM.
+ *         "<filename>: line L column C: <yajl's reason>" (1-based, columns
+ *         count bytes; the position is the byte where yajl stopped, or the end
+ *         of the text when the text ends early; yajl's trailing ".\n" is
+ *         dropped), e.g. "config.json: line 1 column 7: lexical error:
+ *         invalid char in json text"; the same shape with the reason "strings
+ *         must not contain NUL (\u0000)" for a "\u0000" escape in a string or
+ *         key, and "nesting deeper than 100 levels" beyond TS_JSON_MAX_DEPTH;
+ *         -EINVAL "<filename>: empty document" for an empty/whitespace-only
+ *         text; -ENOMEM "<filename>: cannot parse".  Comments, several
+ *         top-level values and trailing garbage are refused.
  */
 int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_json **ret,
 		  struct ts_error **err);
 
 /**
- * Serialise a tree.
+ * Serialise a tree.  Numbers are written as their raw text, strings with
+ * JSON escapes for '"', '\\' and control characters only (no "\/", UTF-8
+ * written as is); an empty object or array is written "{}" / "[]".
  * @param[in]  j        the root; borrowed.
  * @param[in]  pretty   true: one member per line, indented by 4 spaces
- *                      (yajl_gen_beautify); false: one compact line.
- * @param[out] ret_buf  NUL-terminated text (a trailing '\n' when pretty);
- *                      caller frees.
+ *                      (yajl_gen_beautify), "key": value; false: one
+ *                      compact line without spaces.
+ * @param[out] ret_buf  NUL-terminated text (a trailing '\n' when pretty,
+ *                      none when compact); caller frees.  Untouched on failure.
  * @param[out] ret_len  its length without the NUL; may be NULL.
- * @return 0; -EINVAL when the tree holds a number whose raw text is not a
- *         JSON number or a string that is not valid UTF-8; -ENOMEM.
+ * @return 0; -EINVAL "cannot serialise JSON: '<json pointer>': invalid number
+ *         '<raw>'" when a number's raw text is not a JSON number, "...: string
+ *         is not valid UTF-8", "...: key is not valid UTF-8" (pointer of the
+ *         object holding the key), "...: nesting deeper than 100 levels" (a
+ *         built tree deeper than yajl_gen allows); -ENOMEM.
  */
 int ts_json_serialize(const struct ts_json *j, bool pretty, char **ret_buf, size_t *ret_len,
 		      struct ts_error **err);
@@ -146,43 +170,54 @@ struct ts_json *ts_json_get_object(const struct ts_json *obj, const char *key);
  * Set obj[key] = value.  An existing member keeps its position and is
  * replaced (all duplicates of it but the last are removed); a new one is
  * appended.  Takes ownership of value, also on failure.
- * @return 0; -EINVAL if obj is not an object or value is NULL (an earlier
- *         constructor ran out of memory: reported as -ENOMEM); -ENOMEM.
+ * @return 0; -EINVAL "cannot set '<key>': expected object, got <type>" if obj
+ *         is not an object; -ENOMEM "cannot set '<key>'" if value is NULL (an
+ *         earlier constructor ran out of memory) or memory runs out.
  */
 int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *value,
 		       struct ts_error **err);
 
 /**
  * Get obj[key] if it exists with the given type, else create it (an empty
- * object/array) at the end of obj.
- * @param[in] what  path of obj for the message, e.g. "config.json: '/linux'".
- * @return the member, borrowed; NULL with *err set (-EINVAL: the member exists
- *         with another type, message "<what>/<key>': expected <type>, got
- *         <type>"; -ENOMEM).
+ * object/array) at the end of obj.  With duplicate keys the last one counts.
+ * @param[in] what  location of obj for messages: file, then the JSON pointer
+ *                  in single quotes, e.g. "config.json: '/linux'" ("config.json: ''"
+ *                  for the root), and the key is put inside the closing quote;
+ *                  or the same with the quote left open ("config.json: '/linux",
+ *                  "config.json: '" for the root), and "/key'" is appended.
+ *                  NULL is written as "''".
+ * @return the member, borrowed; NULL with *err set: -EINVAL when the member
+ *         exists with another type, e.g. "config.json: '/linux/resources':
+ *         expected object, got array" (key escaped as a JSON pointer token:
+ *         '/' -> "~1", '~' -> "~0"); -EINVAL "<what>: expected object, got
+ *         <type>" when obj is not an object (an open quote closed); -EINVAL when a missing member
+ *         would have to be a scalar (only containers are created); -ENOMEM.
  */
-struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key,
-				      enum ts_json_type type, const char *what,
-				      struct ts_error **err);
+struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
+				      const char *what, struct ts_error **err);
 
 /** Remove every member named key. @return how many were removed (0 if none). */
 size_t ts_json_object_remove(struct ts_json *obj, const char *key);
 
 /**
  * Append value to arr; takes ownership of value, also on failure.
- * @return 0; -EINVAL if arr is not an array or value is NULL; -ENOMEM.
+ * @return 0; -EINVAL "cannot append: expected array, got <type>"; -ENOMEM
+ *         "cannot append" when value is NULL or memory runs out.
  */
 int ts_json_array_append(struct ts_json *arr, struct ts_json *value, struct ts_error **err);
 
 /**
- * Insert value at index (0 ≤ index ≤ len); takes ownership of value.
- * @return 0; -EINVAL (not an array, index out of range, NULL value); -ENOMEM.
+ * Insert value at index (0 ≤ index ≤ len); takes ownership of value, also on failure.
+ * @return 0; -EINVAL "cannot insert: expected array, got <type>", or "cannot
+ *         insert at index I: array has N elements"; -ENOMEM (NULL value, OOM).
  */
 int ts_json_array_insert(struct ts_json *arr, size_t index, struct ts_json *value,
 			 struct ts_error **err);
 
 /**
- * Replace arr[index] (freeing the old element); takes ownership of value.
- * @return 0; -EINVAL (not an array, index out of range, NULL value).
+ * Replace arr[index] (freeing the old element); takes ownership of value, also on failure.
+ * @return 0; -EINVAL "cannot replace: expected array, got <type>", or "cannot
+ *         replace index I: array has N elements"; -ENOMEM for a NULL value.
  */
 int ts_json_array_replace(struct ts_json *arr, size_t index, struct ts_json *value,
 			  struct ts_error **err);
@@ -195,12 +230,31 @@ struct ts_json *ts_json_array_take(struct ts_json *arr, size_t index);
 
 /**
  * Read a number as an integer.
- * @return 0 and *ret set; -EINVAL if j is not a number, or its raw text is
- *         not an integer (fraction or exponent); -ERANGE if it does not fit.
+ * @param[out] ret  the value; written only on success.
+ * @return 0 and *ret set; -EINVAL if j is NULL, not a number, or its raw text
+ *         is not an integer (fraction or exponent: "1e3", "1.0" are refused);
+ *         -ERANGE if it does not fit (uint64: any negative value but "-0").
  *         No error object: callers name the file and field.
  */
 int ts_json_get_int64(const struct ts_json *j, int64_t *ret);
 int ts_json_get_uint64(const struct ts_json *j, uint64_t *ret);
+
+/**
+ * Escape one object key as a JSON pointer reference token (RFC 6901):
+ * '~' becomes "~0" and '/' becomes "~1", so "toposhim.io/cpus" is written
+ * "toposhim.io~1cpus" in "'/annotations/toposhim.io~1cpus'".
+ * @return a new string the caller frees, or NULL on OOM or a NULL key.
+ */
+char *ts_json_pointer_escape(const char *key);
+
+/**
+ * Copy s, replacing every byte that does not start a well-formed UTF-8
+ * sequence (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF) with U+FFFD, so that the result can always be serialised.  For
+ * text from outside JSON (paths, messages) that goes into a log line.
+ * @return a new string the caller frees; NULL on OOM or a NULL s.
+ */
+char *ts_json_utf8_sanitize(const char *s);
 
 static inline void ts_json_freep(struct ts_json **j)
 {
