@@ -118,6 +118,9 @@ check_critical_whole_core()
 	[ "$TS_VM_THREADS" -ne 2 ] || assert_whole_cores "$CPUS"
 	node=$(node_holding "$CPUS")
 	[ "$MEMS" = "$node" ] || fail "mems '$MEMS' for cpus '$CPUS' on NUMA node $node"
+	# Busiest domain first, ties by OS index: on an empty machine that is
+	# the first core of NUMA node 0 in every layout.
+	[ "$CPUS" = 0-1 ] || fail "got cpus '$CPUS', want '0-1' (first core, ties by OS index)"
 }
 
 check_second_critical()
@@ -134,6 +137,9 @@ check_second_critical()
 		*" $pu "*) fail "second critical container got '$CPUS', overlapping the first's '$first'" ;;
 		esac
 	done
+	# Busiest first: node 0 now has fewer free PUs, so its next core.
+	[ "$CPUS" = 2-3 ] || fail "got cpus '$CPUS', want '2-3' (next core of the busiest node)"
+	[ "$MEMS" = 0 ] || fail "got mems '$MEMS', want '0'"
 }
 
 check_standard_gets_rest()
@@ -179,9 +185,10 @@ check_cdi_locality()
 	[ "$MEMS" = "$TS_VM_DISK_NODE" ] || fail "got mems '$MEMS', want '$TS_VM_DISK_NODE'"
 }
 
-# Without a device, on an empty machine, the kubelet's rule applies: the
-# NUMA node with the lowest index among equally free ones, lowest cores
-# first, so 4 PUs are 0-3 and mems 0 on both layouts.
+# Without a device, on an empty machine, the kubelet's rule applies
+# (src/placement/placement.h: busiest domain first, ties by OS index): on
+# the default layout 4 PUs are all of NUMA node 0, on the one-node layout
+# its first two cores; 0-3 and mems 0 either way.
 check_no_device_default()
 {
 	local variant=$1
