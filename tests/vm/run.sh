@@ -15,9 +15,9 @@
 # (a vmlinuz; default: the newest /boot/vmlinuz-* with /lib/modules),
 # TS_VM_QEMU (default: qemu-system-x86_64), TS_VM_ACCEL (default: tcg; the
 # build machines' /dev/kvm is nested and far slower than TCG with 8 vCPUs on
-# 2 cores), TS_VM_DEBUG=1 (kernel messages on
-# the console), TS_VM_REQUIRE_TOPOSHIM=1 (guest: fail instead of skip when
-# toposhim does not exec the runtime).
+# 2 cores), TS_VM_CPU (qemu -cpu model), TS_VM_TIMEOUT, TS_VM_DEBUG=1
+# (kernel messages on the console), TS_VM_REQUIRE_TOPOSHIM=1 (guest: fail
+# instead of skip when toposhim does not exec the runtime).  See README.
 #
 # Exit status: 0 when every guest test passed (or the whole run was skipped
 # because qemu or a kernel is missing), 1 otherwise.
@@ -36,9 +36,12 @@ vm_modules="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virti
 begin_marker='=== TS-VM TAP BEGIN ==='
 end_marker='=== TS-VM TAP END'
 
+# A harness error: say it on stderr and, as "Bail out!", in the TAP stream
+# so that the make check summary shows it too.
 die()
 {
 	echo "run.sh: $*" >&2
+	echo "Bail out! run.sh: $*"
 	exit 1
 }
 
