@@ -198,6 +198,35 @@ check_no_device_default()
 	[ "$MEMS" = 0 ] || fail "got mems '$MEMS', want '0'"
 }
 
+# numa=exclusive takes a whole NUMA node out of the shared pool: the
+# container gets exactly that node's PUs and mems, and a standard container
+# started next gets every other PU.  On one node it would empty the shared
+# pool, which toposhim refuses.
+check_numa_exclusive()
+{
+	local variant=$1 node var want pu
+	[ "$TS_VM_NUMA_NODES" -ge 2 ] ||
+		skip "layout $TS_VM_LAYOUT has one NUMA node: numa=exclusive would empty the shared pool"
+	ts_runtime "$variant"
+	start_annotated "$variant" a "$(jq -n -c --arg cpus "$((TS_VM_CPUS / TS_VM_NUMA_NODES))" \
+		'{"toposhim.io/class": "critical", "toposhim.io/cpus": $cpus,
+		  "toposhim.io/numa": "exclusive"}')"
+	node=$(node_holding "$CPUS")
+	var=TS_VM_NODE${node}_CPUS
+	[ "$CPUS" = "${!var}" ] || fail "got cpus '$CPUS', want all of NUMA node $node ('${!var}')"
+	[ "$MEMS" = "$node" ] || fail "got mems '$MEMS', want '$node'"
+	want=
+	for pu in $(ts_list_expand "$TS_VM_CPU_LIST"); do
+		case " $(ts_set "$CPUS")" in
+		*" $pu "*) ;;
+		*) want="$want$pu " ;;
+		esac
+	done
+	start_annotated "$variant" b '{"toposhim.io/class": "standard"}'
+	[ "$(ts_set "$CPUS")" = "$want" ] ||
+		fail "standard container got '$CPUS', want the PUs outside node $node: '$want'"
+}
+
 @test "placement: critical 2 PUs numa=single is one whole core in one node (runc)" {
 	check_critical_whole_core toposhim-runc
 }
@@ -236,4 +265,12 @@ check_no_device_default()
 
 @test "placement: without a device the lowest free cores are used (crun)" {
 	check_no_device_default toposhim-crun
+}
+
+@test "placement: numa=exclusive takes one whole NUMA node (runc)" {
+	check_numa_exclusive toposhim-runc
+}
+
+@test "placement: numa=exclusive takes one whole NUMA node (crun)" {
+	check_numa_exclusive toposhim-crun
 }
