@@ -35,13 +35,12 @@ SPEC
 chmod 0644 "$work/cdi/demo.yaml"
 
 # toposhim's own config: that spec dir, CPU 0 reserved for the system.
-ncpu=$(nproc)
-reserved='"0"'
-[ "$ncpu" -ge 2 ] || reserved='""'
+reserved='"reserved": {"cpus": "0"}'
+[ "$(nproc)" -ge 2 ] || reserved='"reserved": {"count": 0}'
 cat >"$work/toposhim.json" <<CONF
 {
   "cdi": { "spec_dirs": ["$work/cdi"] },
-  "placement": { "reserved_cpus": $reserved },
+  "placement": { $reserved },
   "state_dir": "$work/state"
 }
 CONF
