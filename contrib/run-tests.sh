@@ -15,6 +15,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 jobs=${JOBS:-2}
+# The qemu guest must run the toposhim tests, never skip them.
+export TS_VM_REQUIRE_TOPOSHIM=1
 status=0
 
 step() { printf '\n===== %s =====\n' "$*"; }

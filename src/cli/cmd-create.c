@@ -22,6 +22,7 @@
 #include "cdi/cdi.h"
 #include "cli/cmd-create.h"
 #include "cli/cmd-hook.h"
+#include "cli/config.h"
 #include "cli/lifecycle.h"
 #include "cli/log.h"
 #include "cli/pools.h"
@@ -351,7 +352,9 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
 	int r;
 
-	r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
+	r = ts_cli_config_check_keys(config, config_path, err);
+	if (r >= 0)
+		r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)
 		return r;
 	r = inject_cdi(b, config, config_path, &injected, err);

@@ -68,6 +68,29 @@ static int ts_cli_runtime_search_read(const struct ts_json *search, const char *
 	return 0;
 }
 
+int ts_cli_config_check_keys(const struct ts_json *config, const char *config_path,
+			     struct ts_error **err)
+{
+	static const char *const known[] = {
+		"runtime",	    "cdi",     "placement",   "cgroup",	  "topology", "state_dir",
+		"gc_grace_seconds", "plugins", "plugin_dirs", "nri_conf",
+	};
+	const struct ts_json *val;
+	const char *key;
+	size_t i;
+
+	ts_json_object_foreach (config, i, key, val) {
+		bool found = false;
+
+		(void)val; /* only the keys matter here */
+		for (size_t k = 0; k < ARRAY_SIZE(known) && !found; k++)
+			found = strcmp(key, known[k]) == 0;
+		if (!found)
+			return ts_error_set(err, 0, "%s: '/%s': unknown key", config_path, key);
+	}
+	return 0;
+}
+
 int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_path,
 			       struct ts_cli_runtime_config *ret, struct ts_error **err)
 {

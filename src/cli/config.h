@@ -33,6 +33,16 @@
  */
 int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error **err);
 
+/**
+ * Refuse members of the config root that no module reads: a misspelt key
+ * ("placment") would otherwise be ignored without a word.  Known: runtime,
+ * cdi, placement, cgroup, topology, state_dir, gc_grace_seconds, plugins,
+ * plugin_dirs, nri_conf.
+ * @return 0; -EINVAL "<config_path>: '/<key>': unknown key".
+ */
+int ts_cli_config_check_keys(const struct ts_json *config, const char *config_path,
+			     struct ts_error **err);
+
 /* The "runtime" member, as src/runtime wants it.  Strings borrow from the
  * config tree; the vector and origin are owned. */
 struct ts_cli_runtime_config {

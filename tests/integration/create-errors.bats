@@ -113,3 +113,13 @@ teardown() {
 	[[ "${lines[-1]}" == "toposhim: unresolvable CDI devices toposhim.test/dev=zero" ]]
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
+
+@test "create: a misspelt key in the toposhim config is refused" {
+	cat >"$WORK/toposhim.json" <<CONF
+{"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/state", "placment": {}}
+CONF
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/placment': unknown key" ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+}
