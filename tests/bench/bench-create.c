@@ -9,7 +9,9 @@
  * run `CMD create --bundle BUNDLE ID` with stdio on /dev/null, wait for it
  * (wait4: wall time and the child's peak RSS), then `RUNTIME delete --force
  * ID`.  Prints one row per command: median and 90th percentile wall time in
- * milliseconds, the ratio of the median to the first command's, and the
+ * milliseconds, the ratio of the median to the first command's, the median
+ * CPU time (user + system of the child and what it waited for, from wait4:
+ * stable on a loaded machine, unlike wall time) with its ratio, and the
  * largest peak RSS in KiB.  Environment is inherited (TOPOSHIM_CONFIG ...).
  */
 #include <errno.h>
@@ -31,7 +33,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int run(char *const argv[], long *ret_maxrss_kib)
+static int run(char *const argv[], long *ret_maxrss_kib, double *ret_cpu_ms)
 {
 	struct rusage ru;
 	int status;
@@ -51,6 +53,9 @@ static int run(char *const argv[], long *ret_maxrss_kib)
 		return -errno;
 	if (ret_maxrss_kib != NULL)
 		*ret_maxrss_kib = ru.ru_maxrss;
+	if (ret_cpu_ms != NULL)
+		*ret_cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+			      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -86,7 +91,7 @@ int main(int argc, char **argv)
 {
 	char *bundle = NULL, *runtime = NULL;
 	char orig[4096], conf[4096], id[64];
-	double base_median = 0;
+	double base_median = 0, base_cpu = 0;
 	int iter = 20, c;
 
 	while ((c = getopt(argc, argv, "n:b:r:")) != -1) {
@@ -112,15 +117,16 @@ int main(int argc, char **argv)
 	}
 	snprintf(orig, sizeof(orig), "%s/config.json.orig", bundle);
 	snprintf(conf, sizeof(conf), "%s/config.json", bundle);
-	printf("%-34s %10s %10s %8s %12s\n", "create through", "median ms", "p90 ms", "ratio",
-	       "peak RSS KiB");
+	printf("%-26s %10s %8s %7s %10s %7s %12s\n", "create through", "wall ms", "p90 ms", "ratio",
+	       "cpu ms", "ratio", "peak RSS KiB");
 	for (int a = optind; a < argc; a++) {
 		char *label = strdup(argv[a]), *cmd = strchr(label, '=');
 		double *t = calloc((size_t)iter, sizeof(double));
+		double *cpu = calloc((size_t)iter, sizeof(double));
 		long maxrss = 0;
 		int failures = 0;
 
-		if (cmd == NULL || t == NULL) {
+		if (cmd == NULL || t == NULL || cpu == NULL) {
 			fprintf(stderr, "bench-create: expected LABEL=CMD, got '%s'\n", argv[a]);
 			return 2;
 		}
@@ -138,22 +144,28 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			t0 = now_ms();
-			if (run(create, &rss) != 0)
+			if (run(create, &rss, &cpu[i]) != 0)
 				failures++;
 			t[i] = now_ms() - t0;
 			if (rss > maxrss)
 				maxrss = rss;
-			(void)run(del, NULL);
+			(void)run(del, NULL, NULL);
 		}
 		qsort(t, (size_t)iter, sizeof(double), cmp_double);
+		qsort(cpu, (size_t)iter, sizeof(double), cmp_double);
 		double median = t[iter / 2],
 		       p90 = t[(iter * 9) / 10 < iter ? (iter * 9) / 10 : iter - 1];
-		if (a == optind)
+		double cpu_median = cpu[iter / 2];
+		if (a == optind) {
 			base_median = median;
-		printf("%-34s %10.2f %10.2f %8.2f %12ld%s\n", label, median, p90,
-		       base_median > 0 ? median / base_median : 0, maxrss,
+			base_cpu = cpu_median;
+		}
+		printf("%-26s %10.2f %8.2f %7.2f %10.2f %7.2f %12ld%s\n", label, median, p90,
+		       base_median > 0 ? median / base_median : 0, cpu_median,
+		       base_cpu > 0 ? cpu_median / base_cpu : 0, maxrss,
 		       failures ? "  (some creates failed)" : "");
 		free(t);
+		free(cpu);
 		free(label);
 	}
 	return 0;

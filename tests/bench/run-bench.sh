@@ -1,0 +1,79 @@
+#!/bin/sh
+# Create-path benchmark: the time a create takes through toposhim against
+# the runtime alone, runc and crun measured in the same run.  Prints one
+# table (tests/bench/bench-create).  Run as root from a built tree:
+#   tests/bench/run-bench.sh [ITERATIONS]
+# Rows:
+#   runc / crun                     the runtime alone (the baseline of the ratios)
+#   toposhim -> runc/crun           a create with one CDI device and one
+#                                   exclusive CPU (critical class)
+#   toposhim rewrite only           the same rewrite with TOPOSHIM_RUNTIME=/bin/true:
+#                                   toposhim's own cost (target <= 5 ms), on the
+#                                   384-PU corpus topology with the allocations
+#                                   of earlier iterations still live
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${TS_BUILDDIR:-$top}
+iter=${1:-30}
+bench=$build/tests/bench/bench-create
+shim=$build/toposhim
+shared=${TS_SHARED_DIR:-$top/../shared}
+[ -x "$bench" ] && [ -x "$shim" ] || { echo "run-bench: build first (make check builds $bench)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/toposhim-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+mkdir -m 0755 "$work/cdi"
+cat >"$work/cdi/bench.yaml" <<'SPEC'
+cdiVersion: "0.6.0"
+kind: bench.toposhim/dev
+devices:
+  - name: zero
+    containerEdits:
+      deviceNodes:
+        - path: /dev/xzero
+          hostPath: /dev/zero
+      env: [BENCH=1]
+SPEC
+chmod 0644 "$work/cdi/bench.yaml"
+cat >"$work/config.json" <<CONF
+{"cdi": {"spec_dirs": ["$work/cdi"]}, "state_dir": "$work/state"}
+CONF
+cat >"$work/config-big.json" <<CONF
+{"cdi": {"spec_dirs": ["$work/cdi"]}, "state_dir": "$work/state-big"}
+CONF
+mkdir -p "$work/b/rootfs/bin"
+cp /bin/busybox "$work/b/rootfs/bin/"
+ln -s busybox "$work/b/rootfs/bin/sh"
+(cd "$work/b" && runc spec)
+jq '.process.terminal = false | .process.args = ["sh", "-c", "exit 0"]
+  | .annotations = {"cdi.k8s.io/b": "bench.toposhim/dev=zero",
+                    "toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
+	"$work/b/config.json" >"$work/b/config.json.orig"
+cp "$work/b/config.json.orig" "$work/b/config.json"
+
+cat >"$work/via-runc" <<W
+#!/bin/sh
+TOPOSHIM_CONFIG=$work/config.json TOPOSHIM_RUNTIME=$(command -v runc) exec $shim "\$@"
+W
+cat >"$work/via-crun" <<W
+#!/bin/sh
+TOPOSHIM_CONFIG=$work/config.json TOPOSHIM_RUNTIME=$(command -v crun) exec $shim "\$@"
+W
+cat >"$work/rewrite-only" <<W
+#!/bin/sh
+TOPOSHIM_CONFIG=$work/config-big.json TOPOSHIM_RUNTIME=/bin/true \
+TOPOSHIM_TOPOLOGY_XML=$shared/corpus/topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml \
+	exec $shim "\$@"
+W
+chmod 0755 "$work/via-runc" "$work/via-crun" "$work/rewrite-only"
+
+echo "toposhim create-path benchmark: $iter creates per row, $(nproc) CPUs, $(uname -r)"
+# crun refuses hybrid cgroups: measure everything in a mount namespace where
+# the cgroup2 mount is hidden, so that runc and crun see the same hierarchy.
+unshare -m --propagation private sh -c '
+	umount /sys/fs/cgroup/unified 2>/dev/null
+	"$0" -n "$1" -b "$2" -r "$3" "runc=$3" "toposhim -> runc=$4" "toposhim rewrite only=$5"
+	"$0" -n "$1" -b "$2" -r "$6" "crun=$6" "toposhim -> crun=$7"
+' "$bench" "$iter" "$work/b" "$(command -v runc)" "$work/via-runc" "$work/rewrite-only" \
+	"$(command -v crun)" "$work/via-crun"
