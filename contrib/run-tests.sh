@@ -36,7 +36,7 @@ step "unit tests under valgrind"
 unit=$(make -s print-unit-tests)
 # shellcheck disable=SC2086 # the test list is meant to be split
 make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
-	LOG_COMPILER="valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
+	LOG_COMPILER="valgrind --quiet --suppressions=$top/contrib/valgrind.supp --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
 	status=1
 cd "$top" || exit 2
 
@@ -44,20 +44,24 @@ step "sanitizer build (ASan + UBSan)"
 mkdir build-asan && cd build-asan || exit 2
 ../configure --enable-werror --enable-sanitizers --disable-vm-tests --quiet || exit 2
 make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 \
+	LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1 \
 	make -j"$jobs" check || status=1
 cd "$top" || exit 2
 
 step "failed tests"
-grep -l ':test-result: \(FAIL\|ERROR\|XPASS\)' build/*.trs build/*/*.trs build/*/*/*.trs \
-	build-asan/*/*.trs build-asan/*/*/*.trs 2>/dev/null | while read -r f; do
-	echo "--- ${f%.trs}.log"
-	cat "${f%.trs}.log"
+trs=$(find build build-asan -name '*.trs' 2>/dev/null)
+for f in $trs; do
+	if grep -q ':test-result: \(FAIL\|ERROR\|XPASS\)' "$f"; then
+		echo "--- ${f%.trs}.log"
+		cat "${f%.trs}.log"
+	fi
 done
 
 count() {
-	cat build/*.trs build/*/*.trs build/*/*/*.trs build-asan/*.trs build-asan/*/*.trs \
-		build-asan/*/*/*.trs 2>/dev/null | grep -c "^:test-result: \\($1\\)"
+	# shellcheck disable=SC2086 # the list of files is meant to be split
+	cat $trs /dev/null | grep -c "^:test-result: \($1\)"
 }
 passed=$(count 'PASS\|XFAIL')
 failed=$(count 'FAIL\|ERROR\|XPASS')

@@ -391,6 +391,14 @@ int ts_topology_load_host(struct ts_topology **ret, struct ts_error **err)
 	r = new_hwloc(&h, "host topology", err);
 	if (r < 0)
 		return r;
+	/* Displays (gl: probes X servers) and OpenCL devices (opencl: runs the
+	 * ICD loader) give nothing placement uses, cost milliseconds, and both
+	 * plugins leave memory behind after hwloc_topology_destroy() (seen with
+	 * valgrind and LeakSanitizer, hwloc 2.9).  PCI and OS devices, which
+	 * locality does use, come from the pci plugin and the Linux backend. */
+	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+					    "opencl");
 	return finish_load(h, "host topology", "discovery failed", ret, err);
 }
 
