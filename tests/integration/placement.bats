@@ -116,6 +116,24 @@ cpus_of() {
 	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
 }
 
+@test "placement: a live container outlives the grace period, created or running" {
+	bundle crit critical 1
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null >"$WORK/crit.out" 2>/dev/null
+	sleep 1.5
+	# created, not started, older than gc_grace_seconds: its init is alive
+	bundle other critical 1
+	run "$TOPOSHIM" create --bundle "$WORK/other" "$ID-other" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
+	"$TOPOSHIM" start "$ID-crit"
+	wait_for_file "$WORK/crit.out"
+	sleep 1.5
+	run "$TOPOSHIM" create --bundle "$WORK/other" "$ID-other" </dev/null
+	[ "$status" -eq 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+}
+
 @test "placement: explicit cpus in config.json (podman --cpuset-cpus) are honoured as pinned" {
 	bundle pin
 	jq '.linux.resources.cpu = {"cpus": "1"}' "$WORK/pin/config.json" >"$WORK/pin.json"

@@ -24,6 +24,9 @@ setup() {
 }
 
 teardown() {
+	if command -v podman >/dev/null; then
+		podman rm -f -t 0 "$ID-pod" >/dev/null 2>&1 || true
+	fi
 	delete_test_containers
 	containers_teardown
 }
@@ -126,4 +129,25 @@ host_cpuset() {
 	[ "${#lines[@]}" -eq 4 ]
 	run jq -c '.linux.resources | {cpu, unified}' "$WORK/crit/config.json"
 	[ "$output" = '{"cpu":{"cpus":"1","mems":"0","shares":10240},"unified":null}' ]
+}
+
+@test "resize: a standard container run by podman shrinks and grows back too" {
+	require_cmd podman
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	podman --runtime "$WORK/toposhim-wrapper" run -d --name "$ID-pod" \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 \
+		--annotation toposhim.io/class=standard --rootfs "$WORK/rootfs" sleep 120 >/dev/null
+	pod_cpus() {
+		podman exec "$ID-pod" grep Cpus_allowed_list /proc/1/status | cut -f2
+	}
+	[ "$(pod_cpus)" = 0-1 ]
+	bundle crit critical 1
+	create_start crit
+	[ "$(pod_cpus)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(pod_cpus)" = 0-1 ]
+	podman rm -f -t 0 "$ID-pod" >/dev/null
+	run alloc_json
+	[ "$output" = '[]' ]
 }
