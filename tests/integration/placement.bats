@@ -134,6 +134,37 @@ cpus_of() {
 	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
 }
 
+@test "placement: with strict reserved CPUs a critical request that empties the shared pool fails" {
+	write_config '"placement": {"reserved": {"cpus": "0", "shared_may_use": false}}'
+	bundle crit critical 1
+	cp "$WORK/crit/config.json" "$WORK/crit.orig"
+	run "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': taking cpus 1 would leave the shared pool empty: No space left on device" ]
+	cmp "$WORK/crit.orig" "$WORK/crit/config.json"
+	# the shared pool is CPU 1 alone: reserved CPU 0 stays untouched
+	bundle std standard
+	create_start std
+	[ "$(cat "$WORK/std.out")" = 1 ]
+	[ "$(cpus_of std)" = '{"cpus":"1","mems":"0"}' ]
+}
+
+@test "placement: a create retried after the shim was killed reuses its allocation" {
+	printf '#!/bin/sh\nkill -KILL $$\n' >"$WORK/die"
+	chmod 0755 "$WORK/die"
+	write_config '"gc_grace_seconds": 60, "placement": {"reserved": {"cpus": "0"}}'
+	bundle crit critical 1
+	run env TOPOSHIM_RUNTIME="$WORK/die" "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 137 ]
+	# the engine retries the same id within the grace period
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+	run jq '[.hooks.poststop[] | select(.args[1] == "hook")] | length' "$WORK/crit/config.json"
+	[ "$output" = 1 ]
+}
+
 @test "placement: explicit cpus in config.json (podman --cpuset-cpus) are honoured as pinned" {
 	bundle pin
 	jq '.linux.resources.cpu = {"cpus": "1"}' "$WORK/pin/config.json" >"$WORK/pin.json"
