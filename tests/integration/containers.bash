@@ -97,3 +97,50 @@ containers_teardown() {
 	runc delete --force "$ID" >/dev/null 2>&1 || true
 	rm -rf "$WORK"
 }
+
+# delete_test_containers: force-delete every runc container (default root)
+# whose id starts with this test's $ID, so that a failed test leaves none.
+delete_test_containers() {
+	local c
+	for c in $(runc list -q 2>/dev/null); do
+		case "$c" in
+		"$ID"*) runc delete --force "$c" >/dev/null 2>&1 || true ;;
+		esac
+	done
+}
+
+# cpus_allowed_in ID: the Cpus_allowed_list of a process run inside the
+# running container ID (runc exec, so it is read from inside the container).
+cpus_allowed_in() {
+	runc exec "$1" grep Cpus_allowed_list /proc/self/status | cut -f2
+}
+
+# wait_for_file FILE: wait up to 5 s until FILE is not empty.
+wait_for_file() {
+	local _
+	for _ in $(seq 50); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_containerd: containerd listening on its default socket (started in
+# the background when it is not running); skips the test when it cannot be.
+start_containerd() {
+	require_cmd ctr
+	require_cmd containerd
+	if ! ctr version >/dev/null 2>&1; then
+		(containerd >"${BATS_TMPDIR:-/tmp}/containerd.log" 2>&1 &)
+		for _ in $(seq 50); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done
+	fi
+	ctr version >/dev/null 2>&1 || skip "containerd did not start (see containerd.log)"
+}
+
+# alloc_json: the live allocations of this test's state dir, as
+# `toposhimctl alloc list --json` prints them, compacted to one line with
+# only the fields a test compares: [{id, state, class, cpus, mems, pinned}].
+alloc_json() {
+	"$TOPOSHIMCTL" alloc list --json |
+		jq -c '[.[] | {id: .container_id, state, class, cpus, mems, pinned}]'
+}

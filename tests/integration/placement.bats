@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# CPU placement with real containers on this host (issue 4, "Real runs"):
+# runc directly through toposhim, then crun, podman and containerd once each.
+# The config reserves CPU 0, so on a 2-CPU host the only CPU that can be
+# handed out exclusively is CPU 1.
+
+load containers
+
+# What a container's init prints first, then it waits to be inspected.
+SHOW='grep Cpus_allowed_list /proc/self/status | cut -f2; exec sleep 120'
+
+setup() {
+	require_root
+	require_cmd runc
+	require_cmd jq
+	[ "$(nproc --all)" -eq 2 ] || skip "these cases are written for a 2-CPU host ($(nproc --all) CPUs)"
+	containers_setup
+	write_config '"gc_grace_seconds": 1, "placement": {"reserved": {"cpus": "0"}}'
+}
+
+teardown() {
+	delete_test_containers
+	containers_teardown
+}
+
+# bundle NAME CLASS [CPUS]: a bundle in $WORK/NAME running $SHOW, with the
+# class (and exclusive CPU count) annotations when given.
+bundle() {
+	make_bundle "$WORK/$1" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	[ -z "$2" ] || set_annotation "$WORK/$1" toposhim.io/class "$2"
+	[ -z "$3" ] || set_annotation "$WORK/$1" toposhim.io/cpus "$3"
+}
+
+# create_start NAME: toposhim create + start of bundle NAME as "$ID-NAME";
+# the init's stdout goes to $WORK/NAME.out, which then holds what it saw.
+create_start() {
+	"$TOPOSHIM" create --bundle "$WORK/$1" "$ID-$1" </dev/null \
+		>"$WORK/$1.out" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; return 1; }
+	"$TOPOSHIM" start "$ID-$1"
+	wait_for_file "$WORK/$1.out"
+}
+
+cpus_of() {
+	jq -c '.linux.resources.cpu | {cpus, mems}' "$WORK/$1/config.json"
+}
+
+@test "placement: a critical container with 1 CPU gets CPU 1, a standard one next gets CPU 0" {
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	[ "$(cpus_allowed_in "$ID-crit")" = 1 ]
+	[ "$(cpus_of crit)" = '{"cpus":"1","mems":"0"}' ]
+
+	bundle std standard
+	create_start std
+	[ "$(cat "$WORK/std.out")" = 0 ]
+	[ "$(cpus_of std)" = '{"cpus":"0","mems":"0"}' ]
+
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false},{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: a second critical container fails clearly and config.json stays byte-identical" {
+	bundle crit critical 1
+	create_start crit
+	bundle crit2 critical 1
+	cp "$WORK/crit2/config.json" "$WORK/crit2.orig"
+	run "$TOPOSHIM" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: No space left on device" ]
+	cmp "$WORK/crit2.orig" "$WORK/crit2/config.json"
+	run runc state "$ID-crit2"
+	[ "$status" -ne 0 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: delete releases the allocation (poststop) and CPU 1 can be had again" {
+	bundle crit critical 1
+	create_start crit
+	"$TOPOSHIM" delete --force "$ID-crit"
+	run alloc_json
+	[ "$output" = '[]' ]
+
+	bundle again critical 1
+	create_start again
+	[ "$(cat "$WORK/again.out")" = 1 ]
+	[ "$(cpus_of again)" = '{"cpus":"1","mems":"0"}' ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-again","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: a shim killed between allocation and runtime exec leaves nothing after the grace period" {
+	# The "runtime" is the shim's own process after the exec: killing it is
+	# killing the shim after it committed the allocation.
+	printf '#!/bin/sh\nkill -KILL $$\n' >"$WORK/die"
+	chmod 0755 "$WORK/die"
+	write_config '"gc_grace_seconds": 2, "placement": {"reserved": {"cpus": "0"}}'
+	bundle dead critical 1
+	run env TOPOSHIM_RUNTIME="$WORK/die" "$TOPOSHIM" create --bundle "$WORK/dead" "$ID-dead" </dev/null
+	[ "$status" -eq 137 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-dead","state":"creating","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+
+	# Within the grace period the record may be a create still running: kept.
+	bundle early critical 1
+	run "$TOPOSHIM" create --bundle "$WORK/early" "$ID-early" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
+
+	sleep 2.5
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: a live container outlives the grace period, created or running" {
+	bundle crit critical 1
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null >"$WORK/crit.out" 2>/dev/null
+	sleep 1.5
+	# created, not started, older than gc_grace_seconds: its init is alive
+	bundle other critical 1
+	run "$TOPOSHIM" create --bundle "$WORK/other" "$ID-other" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
+	"$TOPOSHIM" start "$ID-crit"
+	wait_for_file "$WORK/crit.out"
+	sleep 1.5
+	run "$TOPOSHIM" create --bundle "$WORK/other" "$ID-other" </dev/null
+	[ "$status" -eq 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: with strict reserved CPUs a critical request that empties the shared pool fails" {
+	write_config '"placement": {"reserved": {"cpus": "0", "shared_may_use": false}}'
+	bundle crit critical 1
+	cp "$WORK/crit/config.json" "$WORK/crit.orig"
+	run "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': taking cpus 1 would leave the shared pool empty: No space left on device" ]
+	cmp "$WORK/crit.orig" "$WORK/crit/config.json"
+	# the shared pool is CPU 1 alone: reserved CPU 0 stays untouched
+	bundle std standard
+	create_start std
+	[ "$(cat "$WORK/std.out")" = 1 ]
+	[ "$(cpus_of std)" = '{"cpus":"1","mems":"0"}' ]
+}
+
+@test "placement: a create retried after the shim was killed reuses its allocation" {
+	printf '#!/bin/sh\nkill -KILL $$\n' >"$WORK/die"
+	chmod 0755 "$WORK/die"
+	write_config '"gc_grace_seconds": 60, "placement": {"reserved": {"cpus": "0"}}'
+	bundle crit critical 1
+	run env TOPOSHIM_RUNTIME="$WORK/die" "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 137 ]
+	# the engine retries the same id within the grace period
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+	run jq '[.hooks.poststop[] | select(.args[1] == "hook")] | length' "$WORK/crit/config.json"
+	[ "$output" = 1 ]
+}
+
+@test "placement: explicit cpus in config.json (podman --cpuset-cpus) are honoured as pinned" {
+	bundle pin
+	jq '.linux.resources.cpu = {"cpus": "1"}' "$WORK/pin/config.json" >"$WORK/pin.json"
+	mv "$WORK/pin.json" "$WORK/pin/config.json"
+	create_start pin
+	[ "$(cat "$WORK/pin.out")" = 1 ]
+	run jq -r '.linux.resources.cpu.cpus' "$WORK/pin/config.json"
+	[ "$output" = 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-pin","state":"created","class":"standard","cpus":"1","mems":"","pinned":true}]' ]
+	# a pinned CPU is never handed out as an exclusive one
+	bundle crit critical 1
+	run "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
+}
+
+@test "placement: without annotations an integer CPU limit equal to the request is critical" {
+	bundle quota
+	jq '.linux.resources.cpu = {"shares": 1024, "quota": 100000, "period": 100000}' \
+		"$WORK/quota/config.json" >"$WORK/quota.json"
+	mv "$WORK/quota.json" "$WORK/quota/config.json"
+	create_start quota
+	[ "$(cat "$WORK/quota.out")" = 1 ]
+	[ "$(cpus_of quota)" = '{"cpus":"1","mems":"0"}' ]
+
+	# 1.5 CPUs is not an integer limit: standard, on what is left (CPU 0)
+	bundle half
+	jq '.linux.resources.cpu = {"shares": 1536, "quota": 150000, "period": 100000}' \
+		"$WORK/half/config.json" >"$WORK/half.json"
+	mv "$WORK/half.json" "$WORK/half/config.json"
+	create_start half
+	[ "$(cat "$WORK/half.out")" = 0 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-quota","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false},{"id":"'"$ID"'-half","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false}]' ]
+}
+
+@test "placement: crun run through toposhim, a critical container sees CPU 1" {
+	require_cmd crun
+	make_bundle "$WORK/crun" '["sh","-c","grep Cpus_allowed_list /proc/self/status | cut -f2"]'
+	set_annotation "$WORK/crun" toposhim.io/class critical
+	set_annotation "$WORK/crun" toposhim.io/cpus 1
+	# crun refuses hybrid cgroups: run it where the cgroup2 mount is hidden
+	# (ENVIRONMENT.md); on a pure v1/v2 host this is a no-op.
+	run unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
+		env TOPOSHIM_RUNTIME="$(command -v crun)" "$TOPOSHIM" run --bundle "$WORK/crun" "$ID-crun" </dev/null
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "${lines[-1]}" = 1 ]
+	[ "$(cpus_of crun)" = '{"cpus":"1","mems":"0"}' ]
+	# crun ran the poststop hook at the end of run: CPU 1 is free again
+	run alloc_json
+	[ "$output" = '[]' ]
+}
+
+@test "placement: podman run --runtime toposhim, a critical container sees CPU 1" {
+	require_cmd podman
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run podman --runtime "$WORK/toposhim-wrapper" run --rm --name "$ID" \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 \
+		--annotation toposhim.io/class=critical --annotation toposhim.io/cpus=1 \
+		--rootfs "$WORK/rootfs" sh -c 'grep Cpus_allowed_list /proc/self/status'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"Cpus_allowed_list:	1" ]]
+	# --rm deleted it: the poststop hook gave CPU 1 back
+	run alloc_json
+	[ "$output" = '[]' ]
+}
+
+@test "placement: ctr run --runc-binary toposhim, a critical container sees CPU 1" {
+	start_containerd
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	run ctr run --rm --rootfs --runc-binary "$WORK/toposhim-wrapper" \
+		--annotation toposhim.io/class=critical --annotation toposhim.io/cpus=1 \
+		--env PATH=/bin "$WORK/rootfs" "$ID" /bin/sh -c 'grep Cpus_allowed_list /proc/self/status'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"Cpus_allowed_list:	1" ]]
+	run alloc_json
+	[ "$output" = '[]' ]
+}

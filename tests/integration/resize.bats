@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# Live resizing of running shared-pool containers and the class limits on
+# this host (issue 6, "bats on this machine (hybrid)").  On hybrid or v1
+# cgroups toposhim resizes through `runc update` and writes class limits as
+# the v1 values runc accepts (no "unified" key).  The config reserves CPU 0;
+# shared-pool containers may use it (the default), so on a 2-CPU host the
+# shared pool is 0-1, or 0 while a critical container holds CPU 1.
+
+load containers
+
+# Shared-pool containers: print what they see, then wait.
+SHOW='grep Cpus_allowed_list /proc/self/status | cut -f2; exec sleep 120'
+
+setup() {
+	require_root
+	require_cmd runc
+	require_cmd jq
+	[ "$(nproc --all)" -eq 2 ] || skip "these cases are written for a 2-CPU host ($(nproc --all) CPUs)"
+	case "$(stat -fc %T /sys/fs/cgroup)" in
+	cgroup2fs) skip "cgroup v2 host: these cases are for hybrid/v1 (tests/vm covers v2)" ;;
+	esac
+	containers_setup
+	write_config '"placement": {"reserved": {"cpus": "0"}}'
+}
+
+teardown() {
+	if command -v podman >/dev/null; then
+		podman rm -f -t 0 "$ID-pod" >/dev/null 2>&1 || true
+	fi
+	delete_test_containers
+	containers_teardown
+}
+
+# bundle NAME CLASS [CPUS] [ARGS_JSON]
+bundle() {
+	make_bundle "$WORK/$1" "${4:-$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')}"
+	set_annotation "$WORK/$1" toposhim.io/class "$2"
+	[ -z "$3" ] || set_annotation "$WORK/$1" toposhim.io/cpus "$3"
+}
+
+# create_start NAME: toposhim create + start as "$ID-NAME"; the init's
+# stdout goes to $WORK/NAME.out.
+create_start() {
+	"$TOPOSHIM" create --bundle "$WORK/$1" "$ID-$1" </dev/null \
+		>"$WORK/$1.out" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; return 1; }
+	"$TOPOSHIM" start "$ID-$1"
+	wait_for_file "$WORK/$1.out"
+}
+
+# seen_by NAME: the cpus of the container's init (pid 1, started before any
+# resize), of a new process in it, and of its cpuset cgroup, all read from
+# inside the container, on one line.
+seen_by() {
+	runc exec "$ID-$1" sh -c 'for p in 1 self; do grep Cpus_allowed_list /proc/$p/status | cut -f2; done; cat /sys/fs/cgroup/cpuset/cpuset.cpus' | tr '\n' ' '
+}
+
+# host_cpuset NAME: cpuset.cpus of the container's v1 cgroup, read on the
+# host at the cgroup path the create-runtime hook recorded.
+host_cpuset() {
+	local path
+	path=$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-$1" '.[] | select(.container_id == $id) | .cgroup_path')
+	cat "/sys/fs/cgroup/cpuset$path/cpuset.cpus"
+}
+
+@test "resize: a critical container shrinks the running shared ones, its delete grows them back" {
+	bundle std standard
+	create_start std
+	bundle bat batch
+	create_start bat
+	[ "$(cat "$WORK/std.out")" = 0-1 ]
+	[ "$(cat "$WORK/bat.out")" = 0-1 ]
+	[ "$(seen_by std)" = "0-1 0-1 0-1 " ]
+
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	# runc update has run before `create` returned: the running ones moved
+	[ "$(seen_by std)" = "0 0 0 " ]
+	[ "$(seen_by bat)" = "0 0 0 " ]
+	[ "$(host_cpuset std)" = 0 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false},{"id":"'"$ID"'-bat","state":"created","class":"batch","cpus":"0","mems":"0","pinned":false},{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(seen_by std)" = "0-1 0-1 0-1 " ]
+	[ "$(seen_by bat)" = "0-1 0-1 0-1 " ]
+	[ "$(host_cpuset bat)" = 0-1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false},{"id":"'"$ID"'-bat","state":"created","class":"batch","cpus":"0-1","mems":"0","pinned":false}]' ]
+}
+
+@test "resize: a shared container created while CPU 1 is held starts on 0 and grows to 0-1" {
+	bundle crit critical 1
+	create_start crit
+	bundle std standard
+	create_start std
+	[ "$(cat "$WORK/std.out")" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(seen_by std)" = "0-1 0-1 0-1 " ]
+}
+
+@test "resize: a batch container gets a config.json runc accepts, with the v1 values applied" {
+	bundle bat batch '' '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.shares /sys/fs/cgroup/cpuset/cpuset.cpus"]'
+	run "$TOPOSHIM" run --bundle "$WORK/bat" "$ID-bat" </dev/null
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# cpu.weight 1 -> cpu.shares round(1 * 1024 / 100) = 10; cpu.idle has
+	# no v1 file and is left out with a warning
+	# (the warning comes first: toposhim writes it before the exec)
+	[ "${lines[0]}" = "toposhim: warning: $WORK/bat/config.json: class 'batch': cgroup v1 (hybrid): skipped cpu.idle (no v1 equivalent)" ]
+	[ "${lines[1]}" = 10 ]
+	[ "${lines[2]}" = 0-1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	run jq -c '.linux.resources | {cpu, unified}' "$WORK/bat/config.json"
+	[ "$output" = '{"cpu":{"cpus":"0-1","mems":"0","shares":10},"unified":null}' ]
+	# run deleted it: nothing left
+	run alloc_json
+	[ "$output" = '[]' ]
+}
+
+@test "resize: the critical class's v1 shares reach the container's cgroup" {
+	bundle crit critical 1 '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.shares /sys/fs/cgroup/cpuset/cpuset.cpus /sys/fs/cgroup/cpuset/cpuset.mems"]'
+	run "$TOPOSHIM" run --bundle "$WORK/crit" "$ID-crit" </dev/null
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# memory.min has no v1 file; cpu.weight 1000 -> cpu.shares 10240
+	[ "${lines[0]}" = "toposhim: warning: $WORK/crit/config.json: class 'critical': cgroup v1 (hybrid): skipped memory.min (no v1 equivalent)" ]
+	[ "${lines[1]}" = 10240 ]
+	[ "${lines[2]}" = 1 ]
+	[ "${lines[3]}" = 0 ]
+	[ "${#lines[@]}" -eq 4 ]
+	run jq -c '.linux.resources | {cpu, unified}' "$WORK/crit/config.json"
+	[ "$output" = '{"cpu":{"cpus":"1","mems":"0","shares":10240},"unified":null}' ]
+}
+
+@test "resize: a standard container run by podman shrinks and grows back too" {
+	require_cmd podman
+	write_engine_wrapper
+	make_rootfs "$WORK/rootfs"
+	podman --runtime "$WORK/toposhim-wrapper" run -d --name "$ID-pod" \
+		--ulimit nofile=20000:20000 --ulimit nproc=1000:1000 \
+		--annotation toposhim.io/class=standard --rootfs "$WORK/rootfs" sleep 120 >/dev/null
+	pod_cpus() {
+		podman exec "$ID-pod" grep Cpus_allowed_list /proc/1/status | cut -f2
+	}
+	[ "$(pod_cpus)" = 0-1 ]
+	bundle crit critical 1
+	create_start crit
+	[ "$(pod_cpus)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(pod_cpus)" = 0-1 ]
+	podman rm -f -t 0 "$ID-pod" >/dev/null
+	run alloc_json
+	[ "$output" = '[]' ]
+}
