@@ -7,7 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cdi/cdi.h"
+#include "cli/cmd-hook.h"
 #include "cli/ctl-placement.h"
+#include "cli/pools.h"
+#include "state/state.h"
 #include "oci/bundle.h"
 #include "oci/json.h"
 #include "placement/placement.h"
@@ -70,8 +74,73 @@ static void print_text(const struct ts_json *plan, const char *bundle, const cha
 	}
 }
 
+/* The NUMA hint of the CDI devices the bundle requests: resolve them on a
+ * copy of its config (nothing is written) and add their host nodes. */
+static int add_cdi_devices(const struct ts_json *config, const char *config_path,
+			   const struct ts_oci_bundle *bundle, struct ts_placement_request *req,
+			   struct ts_error **err)
+{
+	struct ts_cdi_options opts = {0};
+	struct ts_cdi_registry *reg = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
+	cleanup_json struct ts_json *copy = ts_json_dup(bundle->config);
+	int r;
+
+	if (copy == NULL)
+		return ts_error_set(err, ENOMEM, "plan");
+	r = ts_cdi_options_from_config(config, config_path, &opts, err);
+	if (r < 0)
+		return r;
+	r = ts_cdi_registry_load(&opts, &reg, err);
+	if (r >= 0)
+		r = ts_cdi_inject_requested(reg, copy, bundle->config_path, opts.env_requests, &inj,
+					    err);
+	for (size_t i = 0; r >= 0 && inj != NULL && i < inj->n_devices; i++)
+		for (size_t j = 0; r >= 0 && j < inj->devices[i].n_nodes; j++) {
+			const char *path = inj->devices[i].nodes[j].host_path;
+
+			r = ts_placement_request_add_devices(req, &roots, &path, 1, err);
+		}
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+	ts_cdi_options_release(&opts);
+	return r;
+}
+
+/* The live allocations of the state dir (read under its lock; a missing
+ * state dir means none, and is not created). */
+static int live_allocations(const struct ts_json *config, const char *config_path,
+			    struct ts_pools *pools, struct ts_state **ret_state,
+			    struct ts_allocation **ret_allocs, hwloc_bitmap_t **ret_bitmaps,
+			    struct ts_error **err)
+{
+	struct ts_cli_state_config sc = {0};
+	cleanup_free char *warning = NULL;
+	const char *dir;
+	int r;
+
+	r = ts_cli_state_config_read(config, config_path, &sc, err);
+	if (r < 0)
+		return r;
+	dir = ts_state_dir_resolve(sc.state_dir);
+	if (access(dir, F_OK) < 0)
+		return 0;
+	r = ts_state_open(&(struct ts_state_options){.state_dir = sc.state_dir}, ret_state, err);
+	if (r >= 0)
+		r = ts_state_load(*ret_state, &warning, err);
+	if (r >= 0)
+		r = ts_pools_views(pools, *ret_state, ret_allocs, ret_bitmaps, err);
+	return r;
+}
+
 static int plan(const struct plan_args *a, struct ts_error **err)
 {
+	struct ts_state *state = NULL;
+	struct ts_pools pools = {0};
+	struct ts_allocation *allocs = NULL;
+	hwloc_bitmap_t *bitmaps = NULL;
+	int nallocs = 0;
 	cleanup_json struct ts_json *config = NULL, *out = NULL;
 	cleanup_topology struct ts_topology *topo = NULL;
 	struct ts_oci_bundle *bundle = NULL;
@@ -96,9 +165,18 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	if (r >= 0)
 		r = ts_placement_request_from_config(bundle->config, bundle->config_path,
 						     a->container_id, &cfg, &req, err);
-	/* NEEDSWORK: pass the live allocations once src/state is merged. */
 	if (r >= 0)
-		r = ts_placement_place(&cfg, topo, NULL, 0, &req, &res, err);
+		r = add_cdi_devices(config, cfg_path, bundle, &req, err);
+	/* Around the containers running here, unless planning for another
+	 * machine's topology (--topology). */
+	if (r >= 0 && a->topology == NULL) {
+		r = ts_pools_init(config, cfg_path, &pools, err);
+		if (r >= 0)
+			nallocs = r = live_allocations(config, cfg_path, &pools, &state, &allocs,
+						       &bitmaps, err);
+	}
+	if (r >= 0)
+		r = ts_placement_place(&cfg, topo, allocs, (size_t)nallocs, &req, &res, err);
 	if (r >= 0)
 		r = ts_placement_result_to_json(&res, a->container_id, &out, err);
 	if (r >= 0 && a->json) {
@@ -109,6 +187,9 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	} else if (r >= 0) {
 		print_text(out, bundle->bundle_dir, topo->source);
 	}
+	ts_pools_views_free(allocs, bitmaps, nallocs > 0 ? (size_t)nallocs : 0);
+	ts_state_close(state);
+	ts_pools_release(&pools);
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
