@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "cli/cmd-hook.h"
+#include "cli/lifecycle.h"
+#include "cli/pools.h"
 #include "cli/config.h"
 #include "cli/ctl.h"
 #include "oci/json.h"
@@ -132,13 +134,17 @@ static int list_json(const struct ts_state *s)
 }
 
 /* The config's state members; *config keeps the borrowed strings alive. */
+static const char *config_path(void)
+{
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+
+	return path != NULL && path[0] != '\0' ? path : TS_CLI_CONFIG_DEFAULT;
+}
+
 static int read_config(struct ts_json **config, struct ts_cli_state_config *ret)
 {
 	cleanup_error struct ts_error *err = NULL;
-	const char *path = secure_getenv("TOPOSHIM_CONFIG");
-
-	if (path == NULL || path[0] == '\0')
-		path = TS_CLI_CONFIG_DEFAULT;
+	const char *path = config_path();
 	if (ts_cli_config_load(path, config, &err) < 0 ||
 	    ts_cli_state_config_read(*config, path, ret, &err) < 0)
 		return print_error(err);
@@ -161,19 +167,41 @@ static int open_store(const struct ts_cli_state_config *sc, struct ts_state **re
 	return 0;
 }
 
-static int cmd_gc(const struct ts_cli_state_config *sc, uint64_t grace_usec)
+/* As a create does: collect, run the plugins' delete stage for what was
+ * collected, and give the running shared-pool containers the grown pool. */
+static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config *sc,
+		  uint64_t grace_usec)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_state struct ts_state *s = NULL;
+	struct ts_plugin_chain *chain = NULL;
 	struct ts_alloc **collected = NULL;
+	struct ts_pools pools = {0};
+	const char *path = config_path();
 	size_t n = 0;
 
-	if (open_store(sc, &s) != 0)
-		return 1;
-	if (ts_state_gc(s, ts_state_now_usec(), grace_usec, &collected, &n, &err) < 0)
+	if (ts_pools_init(config, path, &pools, &err) < 0 ||
+	    ts_plugin_chain_load(config, path, &chain, &err) < 0) {
+		ts_pools_release(&pools);
 		return print_error(err);
-	/* NEEDSWORK: the create path also runs plugin delete stages and grows the
-	 * shared pool for what it collects; ctl only forgets the records */
+	}
+	if (open_store(sc, &s) != 0 ||
+	    ts_state_gc(s, ts_state_now_usec(), grace_usec, &collected, &n, &err) < 0) {
+		ts_plugin_chain_free(chain);
+		ts_pools_release(&pools);
+		return err != NULL ? print_error(err) : 1;
+	}
+	ts_lifecycle_delete_collected(chain, collected, n);
+	ts_plugin_chain_free(chain);
+	if (n > 0 && pools.placement.enabled &&
+	    (ts_pools_load_topology(&pools, ts_state_dir(s), &err) < 0 ||
+	     ts_pools_rebalance(&pools, s, false, &err) < 0)) {
+		fprintf(stderr,
+			"toposhimctl: alloc gc: cannot resize the shared pool: %s, ignoring\n",
+			err->msg);
+		ts_error_clear(&err);
+	}
+	ts_pools_release(&pools);
 	if (ts_state_commit(s, &err) < 0) {
 		ts_alloc_array_free(collected, n);
 		return print_error(err);
@@ -235,7 +263,7 @@ int ts_ctl_alloc(int argc, char **argv)
 	if (read_config(&config, &sc) != 0)
 		return 1;
 	if (strcmp(sub, "gc") == 0)
-		return cmd_gc(&sc, has_grace ? grace : sc.gc_grace_usec);
+		return cmd_gc(config, &sc, has_grace ? grace : sc.gc_grace_usec);
 	if (open_store(&sc, &s) != 0)
 		return 1;
 	return json ? list_json(s) : list_text(s);

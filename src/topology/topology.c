@@ -397,8 +397,7 @@ int ts_topology_load_host(struct ts_topology **ret, struct ts_error **err)
 	 * valgrind and LeakSanitizer, hwloc 2.9).  PCI and OS devices, which
 	 * locality does use, come from the pci plugin and the Linux backend. */
 	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
-	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-					    "opencl");
+	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
 	return finish_load(h, "host topology", "discovery failed", ret, err);
 }
 
