@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cdi/cdi.h"
 #include "cli/cmd-create.h"
@@ -115,6 +116,32 @@ static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const ch
 	return ts_hook_inject(b->config, self, state_dir, config_path, err);
 }
 
+/* The CDI index lives in the state dir: unless the config names its own
+ * index_path, follow a configured state dir there (and create it, as the
+ * state store would, so that the first create already writes the index). */
+static int index_in_state_dir(const struct ts_json *config, const char *config_path,
+			      struct ts_cdi_options *opts, struct ts_error **err)
+{
+	struct ts_cli_state_config sc = {0};
+	const char *dir;
+	char *path = NULL;
+	int r;
+
+	if (opts->index_path == NULL || strcmp(opts->index_path, TS_CDI_DEFAULT_INDEX) != 0)
+		return 0;
+	r = ts_cli_state_config_read(config, config_path, &sc, err);
+	if (r < 0)
+		return r;
+	dir = ts_state_dir_resolve(sc.state_dir);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return 0; /* no index then: the state store reports the real problem */
+	if (asprintf(&path, "%s/cdi-index", dir) < 0)
+		return ts_error_set(err, ENOMEM, "cdi index");
+	free(opts->index_path);
+	opts->index_path = path;
+	return 0;
+}
+
 /* Resolve the requested CDI devices and apply their edits to the tree. */
 static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
 		      const char *config_path, struct ts_cdi_injection **ret, struct ts_error **err)
@@ -127,8 +154,10 @@ static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
 	int r;
 
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
+	if (r >= 0)
+		r = index_in_state_dir(config, config_path, &opts, err);
 	if (r < 0)
-		return r;
+		goto out;
 	/* No request, no registry: a create without devices reads no spec file. */
 	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
 	if (r <= 0)
