@@ -16,9 +16,12 @@
  * leaves config.json byte-identical and the store as it was.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cdi/cdi.h"
 #include "cli/cmd-create.h"
@@ -30,6 +33,7 @@
 #include "oci/bundle.h"
 #include "oci/spec.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 static void registry_freep(struct ts_cdi_registry **r)
 {
@@ -208,10 +212,37 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 	paths = calloc(cap ? cap : 1, sizeof(*paths));
 	if (paths == NULL)
 		return ts_error_set(err, ENOMEM, "placement request");
+	/* A fully specified CDI node need not exist on the host (CDI only
+	 * stats it when type or numbers are missing); it gives no hint then. */
 	for (size_t i = 0; i < injected->n_devices; i++)
-		for (size_t j = 0; j < injected->devices[i].n_nodes; j++)
-			paths[n++] = injected->devices[i].nodes[j].host_path;
+		for (size_t j = 0; j < injected->devices[i].n_nodes; j++) {
+			const char *path = injected->devices[i].nodes[j].host_path;
+
+			if (access(path, F_OK) == 0)
+				paths[n++] = path;
+			else
+				ts_log(TS_LOG_DEBUG, "device '%s' is not on the host: no NUMA hint",
+				       path);
+		}
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
+}
+
+/* Set on the cpuset toposhim wrote, so that a later create of the same
+ * bundle (a retry after a failure) tells its own cpus from the user's. */
+#define TS_PLACED_ANNOTATION "toposhim.io/placed-cpus"
+
+/* cpus written by an earlier create of this bundle are not a request:
+ * drop them (and the mems that came with them) before reading one. */
+static void forget_earlier_placement(struct ts_json *config)
+{
+	const char *placed = NULL, *cpus = NULL;
+	struct ts_json *cpu = ts_json_get_path(config, "linux", "resources", "cpu", NULL);
+
+	if (ts_oci_annotation_get(config, TS_PLACED_ANNOTATION, &placed, NULL) == 1 &&
+	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
+		(void)ts_json_object_remove(cpu, "cpus");
+		(void)ts_json_object_remove(cpu, "mems");
+	}
 }
 
 /* Write the placement and the class's cgroup limits into config.json. */
@@ -230,6 +261,8 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 			r = ts_oci_cpu_set_cpus(b->config, cpus, err);
 		if (r >= 0 && mems[0] != '\0')
 			r = ts_oci_cpu_set_mems(b->config, mems, err);
+		if (r >= 0)
+			r = ts_oci_annotation_set(b->config, TS_PLACED_ANNOTATION, cpus, err);
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}
@@ -285,6 +318,13 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
 	if (r < 0)
 		return r;
+	/* Until the createRuntime hook records the container's init, the pid is
+	 * ours, and stays the runtime's across the exec: once it is gone with no
+	 * <root>/<id> left behind, the create failed and the record is stale at
+	 * once (ts_state_gc()), without waiting for the grace period. */
+	a->pid = getpid();
+	if (ts_state_proc_start_ticks(NULL, a->pid, &a->pid_start_ticks, NULL, err) < 0)
+		return ts_error_code(*err);
 	a->pinned = res->pool == TS_PLACEMENT_POOL_PINNED;
 	a->numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE;
 	a->devices = calloc(n + 1, sizeof(char *));
@@ -296,6 +336,18 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 			return r;
 	}
 	return ts_state_put(s, TAKE_PTR(a), err);
+}
+
+/* The create fails after config.json was replaced (the store could not be
+ * written): put the original bytes back, so that the create leaves it as it
+ * found it and a retry does not take our cpus for the user's. */
+static void restore_config(const struct ts_oci_bundle *b)
+{
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_write_file_atomic_at(AT_FDCWD, b->config_path, b->original, b->original_len,
+				    b->config_mode, &err) < 0)
+		ts_log(TS_LOG_WARNING, "cannot restore %s: %s", b->config_path, err->msg);
 }
 
 /* Place the container under the state lock, edit config.json, save it, and
@@ -335,6 +387,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
 
+	forget_earlier_placement(b->config);
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
 		r = read_request(b, args->container_id, pools, injected, &req, err);
@@ -362,14 +415,33 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (res.existing)
 		return 0; /* a retried create: the allocation is recorded already */
 	r = record_allocation(s, args, runtime_path, b, &res, injected, err);
-	if (r < 0)
-		return r;
-	if (ts_pools_rebalance(pools, s, args->systemd_cgroup, err) < 0) {
+	if (r >= 0 && ts_pools_rebalance(pools, s, args->systemd_cgroup, err) < 0) {
 		/* the new container is placed; the others follow at the next change */
 		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
 		ts_error_clear(err);
 	}
-	return ts_state_commit(s, err);
+	if (r >= 0)
+		r = ts_state_commit(s, err);
+	if (r < 0)
+		restore_config(b);
+	return r;
+}
+
+/* runc's rule for container ids (one path component: its state lives in
+ * <root>/<id>): letters, digits and "_+-.", not "." or "..", at most
+ * NAME_MAX bytes.  Refusing the others here keeps a create that the
+ * runtime would reject from holding CPUs. */
+static int check_container_id(const char *id, struct ts_error **err)
+{
+	size_t n = id != NULL ? strlen(id) : 0;
+
+	if (n == 0)
+		return ts_error_set(err, 0, "container id: missing");
+	if (n > NAME_MAX || strcmp(id, ".") == 0 || strcmp(id, "..") == 0 ||
+	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.") != n)
+		return ts_error_set(err, 0, "container id: invalid '%.*s%s'", 64, id,
+				    n > 64 ? "..." : "");
+	return 0;
 }
 
 int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
@@ -381,7 +453,9 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
 	int r;
 
-	r = ts_cli_config_check_keys(config, config_path, err);
+	r = check_container_id(args->container_id, err);
+	if (r >= 0)
+		r = ts_cli_config_check_keys(config, config_path, err);
 	if (r >= 0)
 		r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)

@@ -39,6 +39,12 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 	if (topology != NULL && topology->type != TS_JSON_OBJECT)
 		return ts_error_set(err, 0, "%s: '/topology': expected object, got %s",
 				    p->config_path, ts_json_type_name(topology->type));
+	if (topology != NULL &&
+	    (topology->u.object.len > 1 || (topology->u.object.len == 1 && xml == NULL)))
+		return ts_error_set(err, 0, "%s: '/topology/%s': unknown key", p->config_path,
+				    strcmp(topology->u.object.keys[0], "xml") != 0
+					    ? topology->u.object.keys[0]
+					    : topology->u.object.keys[1]);
 	if (xml != NULL && xml->type != TS_JSON_STRING)
 		return ts_error_set(err, 0, "%s: '/topology/xml': expected string, got %s",
 				    p->config_path, ts_json_type_name(xml->type));

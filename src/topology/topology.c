@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -302,8 +303,16 @@ static int load_xml_file(const char *path, struct ts_topology **ret, struct ts_e
 	hwloc_topology_t h;
 	int r;
 
-	if (access(path, R_OK) < 0)
+	struct stat st;
+
+	if (access(path, R_OK) < 0 || stat(path, &st) < 0)
 		return ts_error_set(err, errno, "%s: cannot read topology", path);
+	/* hwloc would read a FIFO or /dev/zero without end */
+	if (!S_ISREG(st.st_mode))
+		return ts_error_set(err, 0, "%s: not a regular file", path);
+	if (st.st_size > (off_t)TS_TOPOLOGY_XML_MAX_BYTES)
+		return ts_error_set(err, EFBIG, "%s: larger than %u bytes", path,
+				    TS_TOPOLOGY_XML_MAX_BYTES);
 	r = new_hwloc(&h, path, err);
 	if (r < 0)
 		return r;

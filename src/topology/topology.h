@@ -75,14 +75,19 @@ struct ts_topology {
 	char *source;			 /* "host", "cache:<dir>", or the XML path */
 };
 
+/* Largest topology XML loaded from a file (64 MiB: a 4096-PU machine with
+ * its I/O devices takes a few MiB). */
+#define TS_TOPOLOGY_XML_MAX_BYTES (64u << 20)
+
 /**
  * Load a topology from an hwloc XML (v2) file.
  * @param[in]  path  file name; borrowed.
  * @param[out] ret   the topology; caller frees with ts_topology_free().
  * @param[out] err   set iff the return value is negative.
  * @return 0; -ENOENT/-EACCES "<path>: cannot read topology"; -EINVAL
- *         "<path>: invalid hwloc xml topology" (also for v1 XML, which hwloc
- *         2.9 refuses); -ENOMEM.
+ *         "<path>: not a regular file"; -EFBIG "<path>: larger than N bytes";
+ *         -EINVAL "<path>: invalid hwloc xml topology" (also for v1 XML,
+ *         which hwloc 2.9 refuses); -ENOMEM.
  */
 int ts_topology_load_xml(const char *path, struct ts_topology **ret, struct ts_error **err);
 

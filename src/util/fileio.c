@@ -20,13 +20,16 @@ int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_bu
 
 	if (max_bytes == 0)
 		max_bytes = 64u << 20;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return ts_error_set(err, errno, "%s: cannot open", path);
 	if (fstat(fd, &st) < 0)
 		return ts_error_set(err, errno, "%s: cannot stat", path);
 	if (S_ISDIR(st.st_mode))
 		return ts_error_set(err, EISDIR, "%s: cannot read", path);
+	if (!S_ISREG(st.st_mode))
+		return ts_error_set(err, 0, "%s: not a regular file", path);
 	for (;;) {
 		ssize_t n;
 

@@ -19,8 +19,9 @@
  * @param[out] ret_len   length in bytes without the NUL; may be NULL.
  * @param[out] err       set iff the return value is negative.
  * @return 0; -errno of open/read (message "<path>: cannot open"/"cannot
- *         read"); -EFBIG when the file is larger than max_bytes;
- *         -ENOMEM.
+ *         read"); -EISDIR for a directory; -EINVAL "<path>: not a regular
+ *         file" for a FIFO, device or socket (never blocks on them); -EFBIG
+ *         when the file is larger than max_bytes; -ENOMEM.
  */
 int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len,
 		    struct ts_error **err);
