@@ -97,10 +97,15 @@ parse_args()
 		esac
 	done
 	is_uint "$timeout_s" || die "--timeout: not a number of seconds '$timeout_s'"
+	local f only
 	if [ ${#files[@]} -eq 0 ]; then
-		mapfile -t files < <(grep -v -e '^#' -e '^$' "$here/guest/default.list")
+		# "FILE" runs on every layout, "FILE LAYOUT..." only on those.
+		while read -r f only; do
+			case $f in '' | '#'*) continue ;; esac
+			[ -z "$only" ] || case " $only " in *" $layout "*) ;; *) continue ;; esac
+			files+=("$f")
+		done <"$here/guest/default.list"
 	fi
-	local f
 	for f in "${files[@]}"; do
 		[ -f "$here/guest/${f##*/}" ] || die "no such guest test file 'tests/vm/guest/${f##*/}'"
 	done
