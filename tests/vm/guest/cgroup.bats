@@ -108,16 +108,6 @@ check_standard()
 	assert_cg pids.max 100
 }
 
-# standard without an engine reservation: the class's memory.low (32 MiB)
-# goes into memory.reservation, which the runtime writes to memory.low.
-check_standard_low()
-{
-	local variant=$1
-	start_class "$variant" standard 'del(.linux.resources.memory.reservation)'
-	assert_cg memory.low $((32 * MIB))
-	assert_cg memory.high $((128 * MIB))
-}
-
 # batch: the built-in cpu.idle 1 with the configured quota, memory.high
 # "max" and pids.max.  The built-in cpu.weight 1 cannot be read back: an
 # idle group's weight is the kernel's idle weight (cpu.weight reads 0), and
@@ -138,16 +128,19 @@ check_batch()
 # The engine's own linux.resources.unified keys (memory.max 200 MiB and
 # memory.swap.max 0 here) and the class's unified keys (cpu.weight,
 # memory.high) together: the runtime accepts the merged object and writes
-# both.
+# both.  Without an engine reservation the class's memory.low (32 MiB) goes
+# into memory.reservation, which the runtime writes to memory.low.
 check_engine_unified()
 {
 	local variant=$1
 	start_class "$variant" standard \
-		'.linux.resources.unified = {"memory.max": "209715200", "memory.swap.max": "0"}'
+		'.linux.resources.unified = {"memory.max": "209715200", "memory.swap.max": "0"} |
+		del(.linux.resources.memory.reservation)'
 	assert_cg memory.max $((200 * MIB))
 	assert_cg memory.swap.max 0
 	assert_cg cpu.weight 150
 	assert_cg memory.high $((128 * MIB))
+	assert_cg memory.low $((32 * MIB))
 }
 
 @test "cgroup: critical class limits in the container's cgroup (runc)" {
@@ -166,14 +159,6 @@ check_engine_unified()
 	check_standard toposhim-crun
 }
 
-@test "cgroup: a class memory.low lands in memory.low (runc)" {
-	check_standard_low toposhim-runc
-}
-
-@test "cgroup: a class memory.low lands in memory.low (crun)" {
-	check_standard_low toposhim-crun
-}
-
 @test "cgroup: batch class limits in the container's cgroup (runc)" {
 	check_batch toposhim-runc
 }
@@ -182,10 +167,10 @@ check_engine_unified()
 	check_batch toposhim-crun
 }
 
-@test "cgroup: engine unified keys and class unified keys together (runc)" {
+@test "cgroup: engine and class unified keys together, class memory.low (runc)" {
 	check_engine_unified toposhim-runc
 }
 
-@test "cgroup: engine unified keys and class unified keys together (crun)" {
+@test "cgroup: engine and class unified keys together, class memory.low (crun)" {
 	check_engine_unified toposhim-crun
 }
