@@ -217,7 +217,11 @@ static int apply_cpu(struct apply_ctx *c)
 		size_t n = 0;
 		f[n++] = oci_field("cpu", "shares",
 				   (int64_t)ts_cgroup_weight_to_shares(l->cpu_weight));
-		if (c->v2)
+		/* The kernel refuses cpu.weight on a group with cpu.idle 1
+		 * (EINVAL), and runc writes unified keys in random order: an
+		 * idle class gets the weight through cpu.shares only, which
+		 * the runtimes write before any unified key. */
+		if (c->v2 && l->cpu_idle != 1)
 			f[n++] = unified_field("cpu.weight", false, "%" PRIu32, l->cpu_weight);
 		snprintf(desc, sizeof(desc), "cpu.weight %" PRIu32, l->cpu_weight);
 		if ((r = apply_fields(c, desc, f, n)) < 0)

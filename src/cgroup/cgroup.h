@@ -80,6 +80,14 @@
  *      io.weight         unified "io.weight" = "default W"   skipped
  *      pids.max          pids.limit (-1 for max)             pids.limit
  *
+ *    With cpu.idle 1 (on unified) the class weight goes into cpu.shares only,
+ *    never unified "cpu.weight": the kernel refuses cpu.weight writes to an
+ *    idle group (EINVAL), and runc writes the unified keys in Go map order,
+ *    so "cpu.idle" before "cpu.weight" failed creates at random (1 of 6 in
+ *    the qemu guest, runc 1.1.5).  An idle group's weight is the kernel's
+ *    idle weight anyway (cpu.weight reads 0); both runtimes write the
+ *    shares before any unified key.
+ *
  *    S(W) = round(W * 1024 / 100) clamped to 2..262144 is the kernel's own
  *    equivalence (kernel/sched: a cgroup v2 weight W and a v1 cpu.shares
  *    value S give the same scheduler weight when S = W * 1024 / 100).  The
@@ -90,8 +98,8 @@
  *    crun use the quadratic-in-log one
  *        W = ceil(10 ^ (L^2/612 + 125*L/612 - 7/34)),  L = log2(S)  (1024 -> 100).
  *    Since the result depends on the runtime's version, on cgroup v2 the
- *    weight always goes into unified["cpu.weight"] as well, which both
- *    runtimes write after (and so over) the converted shares.
+ *    weight goes into unified["cpu.weight"] as well (idle classes aside),
+ *    which both runtimes write after (and so over) the converted shares.
  *    ts_cgroup_shares_to_weight_linear()/_quadratic() compute both formulas,
  *    for callers that need to tell which weight an engine's shares became.
  *

@@ -6,7 +6,7 @@
 #
 # Usage: tests/vm/run.sh [--layout NAME] [--timeout SECONDS] [BATS_FILES...]
 #   --layout NAME   tests/vm/layouts/NAME.conf (default: 2s)
-#   --timeout SECS  kill the guest after this long (default: $TS_VM_TIMEOUT or 300)
+#   --timeout SECS  kill the guest after this long (default: $TS_VM_TIMEOUT or 480)
 #   BATS_FILES      names in tests/vm/guest/ (default: the files in
 #                   tests/vm/guest/default.list)
 #
@@ -27,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srcdir=${TS_SRCDIR:-$(cd "$here/../.." && pwd)}
 builddir=${TS_BUILDDIR:-$srcdir}
 layout=2s
-timeout_s=${TS_VM_TIMEOUT:-300}
+timeout_s=${TS_VM_TIMEOUT:-480}
 qemu=${TS_VM_QEMU:-qemu-system-x86_64}
 
 # Guest modules, in load order: each needs the ones before it.
@@ -97,10 +97,15 @@ parse_args()
 		esac
 	done
 	is_uint "$timeout_s" || die "--timeout: not a number of seconds '$timeout_s'"
+	local f only
 	if [ ${#files[@]} -eq 0 ]; then
-		mapfile -t files < <(grep -v -e '^#' -e '^$' "$here/guest/default.list")
+		# "FILE" runs on every layout, "FILE LAYOUT..." only on those.
+		while read -r f only; do
+			case $f in '' | '#'*) continue ;; esac
+			[ -z "$only" ] || case " $only " in *" $layout "*) ;; *) continue ;; esac
+			files+=("$f")
+		done <"$here/guest/default.list"
 	fi
-	local f
 	for f in "${files[@]}"; do
 		[ -f "$here/guest/${f##*/}" ] || die "no such guest test file 'tests/vm/guest/${f##*/}'"
 	done

@@ -49,8 +49,9 @@ static const struct row rows[] = {
 	 "\"cpu\":{\"shares\":10240},"
 	 "\"unified\":{\"cpu.weight\":\"1000\",\"memory.min\":\"536870912\"}}}}",
 	 ""},
-	{"batch on unified", "{}", "batch", TS_CGROUP_MODE_UNIFIED, "{}", 0,
-	 "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":10},\"unified\":{\"cpu.weight\":\"1\","
+	{"batch on unified: idle, so no unified cpu.weight", "{}", "batch", TS_CGROUP_MODE_UNIFIED,
+	 "{}", 0,
+	 "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":10},\"unified\":{"
 	 "\"cpu.idle\":\"1\"}}}}",
 	 ""},
 	{"batch on hybrid: no unified, cpu.idle skipped", "{}", "batch", TS_CGROUP_MODE_HYBRID,

@@ -66,6 +66,9 @@ ts_require_toposhim()
 }
 
 # Set RT to the command (array) that starts containers for variant $1.
+# A toposhim variant reads the toposhim config TS_TOPOSHIM_CONFIG when that
+# is set (its default, /etc/toposhim/config.json, does not exist in the
+# guest: built-in defaults).
 ts_runtime()
 {
 	local runtime
@@ -74,7 +77,9 @@ ts_runtime()
 	runc | crun) RT=("$runtime") ;;
 	toposhim-*)
 		ts_require_toposhim "$runtime"
-		RT=(env "TOPOSHIM_RUNTIME=$runtime" /usr/bin/toposhim)
+		RT=(env "TOPOSHIM_RUNTIME=$runtime")
+		[ -z "${TS_TOPOSHIM_CONFIG:-}" ] || RT+=("TOPOSHIM_CONFIG=$TS_TOPOSHIM_CONFIG")
+		RT+=(/usr/bin/toposhim)
 		;;
 	esac
 }
@@ -175,4 +180,87 @@ ts_list_expand()
 		hi=${part#*-}
 		seq "$lo" "$hi"
 	done
+}
+
+# Print numbers (arguments) as a kernel-style cpu list ("0-3,6"), sorted.
+ts_list_compress()
+{
+	local out='' lo='' hi='' n
+	for n in $(printf '%s\n' "$@" | sort -n -u); do
+		if [ -z "$lo" ]; then
+			lo=$n
+			hi=$n
+		elif [ "$n" -eq $((hi + 1)) ]; then
+			hi=$n
+		else
+			out+="${out:+,}$lo"
+			[ "$hi" -eq "$lo" ] || out+="-$hi"
+			lo=$n
+			hi=$n
+		fi
+	done
+	if [ -n "$lo" ]; then
+		out+="${out:+,}$lo"
+		[ "$hi" -eq "$lo" ] || out+="-$hi"
+	fi
+	echo "$out"
+}
+
+# ts_list_minus A B: the cpu list A without the PUs of B.
+ts_list_minus()
+{
+	local pu keep=()
+	local -A drop=()
+	for pu in $(ts_list_expand "$2"); do
+		drop[$pu]=1
+	done
+	for pu in $(ts_list_expand "$1"); do
+		[ -n "${drop[$pu]:-}" ] || keep+=("$pu")
+	done
+	ts_list_compress "${keep[@]}"
+}
+
+# ts_nodes_of LIST: the NUMA nodes (as a list) holding any PU of LIST.
+ts_nodes_of()
+{
+	local n var pu nodes=()
+	local -A want=()
+	for pu in $(ts_list_expand "$1"); do
+		want[$pu]=1
+	done
+	for ((n = 0; n < TS_VM_NUMA_NODES; n++)); do
+		var=TS_VM_NODE${n}_CPUS
+		for pu in $(ts_list_expand "${!var}"); do
+			if [ -n "${want[$pu]:-}" ]; then
+				nodes+=("$n")
+				break
+			fi
+		done
+	done
+	ts_list_compress "${nodes[@]}"
+}
+
+# CDI: a spec exposing the guest's virtio disk as $TS_CDI_DEVICE.  The spec
+# dir /etc/cdi is root-owned and not writable by others, as toposhim requires.
+TS_CDI_SPEC=/etc/cdi/ts-vm-disk.json
+# shellcheck disable=SC2034 # used by the bats files
+TS_CDI_DEVICE=vm.toposhim.io/disk=vda
+
+ts_cdi_disk_install()
+{
+	mkdir -p /etc/cdi
+	cat >"$TS_CDI_SPEC" <<-'EOF'
+		{
+		  "cdiVersion": "0.6.0",
+		  "kind": "vm.toposhim.io/disk",
+		  "devices": [
+		    { "name": "vda", "containerEdits": { "deviceNodes": [ { "path": "/dev/vda" } ] } }
+		  ]
+		}
+	EOF
+}
+
+ts_cdi_disk_remove()
+{
+	rm -f "$TS_CDI_SPEC"
 }

@@ -5,33 +5,21 @@
 #   toposhim.io/cpus   exclusive CPU count
 #   toposhim.io/numa   single = all CPUs and memory in one NUMA node, or fail
 #   cdi.k8s.io/<key>   CDI qualified device names; placement prefers their NUMA node
-# Not in guest/default.list until placement is merged; run it with
+# In guest/default.list (both layouts); alone:
 #   tests/vm/run.sh [--layout NAME] placement.bats
 # Expectations come from the layout variables (see helpers.bash).
 
 # shellcheck disable=SC2016 # $names in single quotes are jq variables
 load helpers
 
-CDI_SPEC=/etc/cdi/ts-vm-disk.json
-CDI_DEVICE=vm.toposhim.io/disk=vda
-
 setup_file()
 {
-	mkdir -p /etc/cdi
-	cat >"$CDI_SPEC" <<-'EOF'
-		{
-		  "cdiVersion": "0.6.0",
-		  "kind": "vm.toposhim.io/disk",
-		  "devices": [
-		    { "name": "vda", "containerEdits": { "deviceNodes": [ { "path": "/dev/vda" } ] } }
-		  ]
-		}
-	EOF
+	ts_cdi_disk_install
 }
 
 teardown_file()
 {
-	rm -f "$CDI_SPEC"
+	ts_cdi_disk_remove
 }
 
 setup()
@@ -166,7 +154,7 @@ check_cdi_locality()
 {
 	local variant=$1 annotations
 	ts_runtime "$variant"
-	annotations=$(critical_annotations 4 | jq -c --arg d "$CDI_DEVICE" '. + {"cdi.k8s.io/disk": $d}')
+	annotations=$(critical_annotations 4 | jq -c --arg d "$TS_CDI_DEVICE" '. + {"cdi.k8s.io/disk": $d}')
 	start_annotated "$variant" a "$annotations" '[ -b /dev/vda ] && echo vda: block'
 	run ts_reported vda
 	assert_output block
