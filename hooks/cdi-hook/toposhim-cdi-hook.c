@@ -75,7 +75,7 @@ static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 	size_t len;
 	int r;
 
-	r = ts_read_file_at(AT_FDCWD, "/dev/stdin", 1024 * 1024, &text, &len, err);
+	r = ts_read_fd(STDIN_FILENO, "stdin", 1024 * 1024, &text, &len, err);
 	if (r < 0)
 		return r;
 	r = ts_json_parse(text, len, "state", &state, err);

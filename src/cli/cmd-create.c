@@ -192,6 +192,26 @@ out:
 	return r;
 }
 
+/* Set on the cpuset toposhim wrote, so that a later create of the same
+ * bundle (a retry after a failure) tells its own cpus from the user's. */
+#define TS_PLACED_ANNOTATION "toposhim.io/placed-cpus"
+
+/* cpus written by an earlier create of this bundle are not a request: the
+ * request forgets them (and the mems that came with them); config.json
+ * keeps them where they are, to be overwritten in place. */
+static void forget_earlier_placement(const struct ts_json *config, struct ts_placement_request *req)
+{
+	const char *placed = NULL, *cpus = NULL;
+
+	if (ts_oci_annotation_get(config, TS_PLACED_ANNOTATION, &placed, NULL) == 1 &&
+	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
+		hwloc_bitmap_free(req->user_cpus);
+		hwloc_bitmap_free(req->user_mems);
+		req->user_cpus = NULL;
+		req->user_mems = NULL;
+	}
+}
+
 /* The request: annotations and resources of config.json, plus the NUMA
  * locality of the injected device nodes. */
 static int read_request(const struct ts_oci_bundle *b, const char *container_id,
@@ -205,7 +225,10 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 
 	r = ts_placement_request_from_config(b->config, b->config_path, container_id,
 					     &pools->placement, ret, err);
-	if (r < 0 || injected == NULL)
+	if (r < 0)
+		return r;
+	forget_earlier_placement(b->config, ret);
+	if (injected == NULL)
 		return r;
 	for (size_t i = 0; i < injected->n_devices; i++)
 		cap += injected->devices[i].n_nodes;
@@ -225,24 +248,6 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 				       path);
 		}
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
-}
-
-/* Set on the cpuset toposhim wrote, so that a later create of the same
- * bundle (a retry after a failure) tells its own cpus from the user's. */
-#define TS_PLACED_ANNOTATION "toposhim.io/placed-cpus"
-
-/* cpus written by an earlier create of this bundle are not a request:
- * drop them (and the mems that came with them) before reading one. */
-static void forget_earlier_placement(struct ts_json *config)
-{
-	const char *placed = NULL, *cpus = NULL;
-	struct ts_json *cpu = ts_json_get_path(config, "linux", "resources", "cpu", NULL);
-
-	if (ts_oci_annotation_get(config, TS_PLACED_ANNOTATION, &placed, NULL) == 1 &&
-	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
-		(void)ts_json_object_remove(cpu, "cpus");
-		(void)ts_json_object_remove(cpu, "mems");
-	}
 }
 
 /* Write the placement and the class's cgroup limits into config.json. */
@@ -387,7 +392,6 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
 
-	forget_earlier_placement(b->config);
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
 		r = read_request(b, args->container_id, pools, injected, &req, err);

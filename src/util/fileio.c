@@ -10,16 +10,51 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
+int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_t *ret_len,
+	       struct ts_error **err)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (max_bytes == 0)
+		max_bytes = 64u << 20;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nbuf;
+
+			cap = cap ? cap * 2 : 8192;
+			nbuf = realloc(buf, cap + 1);
+			if (nbuf == NULL)
+				return ts_error_set(err, ENOMEM, "%s: cannot read", name);
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ts_error_set(err, errno, "%s: cannot read", name);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max_bytes)
+			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", name,
+					    max_bytes);
+	}
+	buf[len] = '\0';
+	*ret_buf = TAKE_PTR(buf);
+	if (ret_len != NULL)
+		*ret_len = len;
+	return 0;
+}
+
 int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len,
 		    struct ts_error **err)
 {
 	cleanup_close int fd = -EBADF;
-	cleanup_free char *buf = NULL;
-	size_t len = 0, cap = 0;
 	struct stat st;
 
-	if (max_bytes == 0)
-		max_bytes = 64u << 20;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
@@ -30,35 +65,7 @@ int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_bu
 		return ts_error_set(err, EISDIR, "%s: cannot read", path);
 	if (!S_ISREG(st.st_mode))
 		return ts_error_set(err, 0, "%s: not a regular file", path);
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nbuf;
-
-			cap = cap ? cap * 2 : 8192;
-			nbuf = realloc(buf, cap + 1);
-			if (nbuf == NULL)
-				return ts_error_set(err, ENOMEM, "%s: cannot read", path);
-			buf = nbuf;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return ts_error_set(err, errno, "%s: cannot read", path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max_bytes)
-			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", path,
-					    max_bytes);
-	}
-	buf[len] = '\0';
-	*ret_buf = TAKE_PTR(buf);
-	if (ret_len != NULL)
-		*ret_len = len;
-	return 0;
+	return ts_read_fd(fd, path, max_bytes, ret_buf, ret_len, err);
 }
 
 int ts_write_all(int fd, const void *buf, size_t len)

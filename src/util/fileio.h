@@ -27,6 +27,18 @@ int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_bu
 		    struct ts_error **err);
 
 /**
+ * Read fd to its end (a pipe, stdin, a regular file).
+ * @param[in]  fd         borrowed; read from its current offset.
+ * @param[in]  name       for messages ("stdin").
+ * @param[in]  max_bytes  refuse more than this (bytes); 0 = 64 MiB.
+ * @param[out] ret_buf, ret_len  as for ts_read_file_at().
+ * @return 0; -errno of read(2) "<name>: cannot read"; -EFBIG "<name>:
+ *         larger than N bytes"; -ENOMEM.
+ */
+int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_t *ret_len,
+	       struct ts_error **err);
+
+/**
  * Replace dirfd/name atomically with buf: write a temporary file in the same
  * directory, fchmod it to mode, fsync, renameat over name, fsync the
  * directory.  Readers see either the old or the new file, never a mix; on

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # 50 parallel creates through toposhim never hand out overlapping exclusive
-# CPUs (issue 4, "State without a daemon"): a recording fake runtime (it runs
-# no hooks, so every allocation stays), the 2 x EPYC 9654 topology of the
+# CPUs (issue 4, "State without a daemon"): a recording fake runtime that
+# leaves <root>/<id> behind as runc does for a created container (it runs no
+# hooks, so every allocation stays and none is stale), the 2 x EPYC 9654 topology of the
 # corpus (384 PUs, 192 cores of 2 SMT threads, 24 L3 groups of 8 cores, one
 # NUMA node), and 50 background `toposhim create` asking for critical 2 CPUs.
 
@@ -37,11 +38,19 @@ expand() {
 			annotations: {"toposhim.io/class": "critical", "toposhim.io/cpus": "2"}}' \
 			>"$WORK/b$i/config.json"
 	done
+	cat >"$WORK/runtime" <<RUNTIME
+#!/bin/sh
+# argv: --root ROOT create --bundle B ID
+eval "id=\\\${\$#}"
+mkdir -p "\$2/\$id"
+exec "$FAKE_RUNTIME" "\$@"
+RUNTIME
+	chmod 0755 "$WORK/runtime"
 	for i in $(seq "$N"); do
 		(
-			env TOPOSHIM_CONFIG="$WORK/toposhim.json" TOPOSHIM_RUNTIME="$FAKE_RUNTIME" \
+			env TOPOSHIM_CONFIG="$WORK/toposhim.json" TOPOSHIM_RUNTIME="$WORK/runtime" \
 				TOPOSHIM_TOPOLOGY_XML="$TOPO_XML" TS_FAKE_RECORD="$WORK/rec$i" \
-				"$TOPOSHIM" create --bundle "$WORK/b$i" "c$i" </dev/null \
+				"$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/b$i" "c$i" </dev/null \
 				>"$WORK/out$i" 2>"$WORK/err$i"
 			echo $? >"$WORK/rc$i"
 		) &
