@@ -313,9 +313,20 @@ int tsp_cgroup_dir(const struct tsp_request *req, const char *cgroup_root, const
 	char *save = NULL;
 	int r;
 
+	/* The container's cgroup as /proc/<pid>/cgroup names it, relative to
+	 * the hierarchy: under the root on cgroup v2, under each controller's
+	 * hierarchy on v1.  An absolute directory below the root is taken as is. */
 	if (req->cgroup_path != NULL) {
-		*ret = strdup(req->cgroup_path);
-		return *ret ? 0 : ts_error_set(err, ENOMEM, "cgroup path");
+		size_t n = strlen(cgroup_root);
+		int w;
+
+		if (strncmp(req->cgroup_path, cgroup_root, n) == 0 && req->cgroup_path[n] == '/')
+			w = asprintf(ret, "%s", req->cgroup_path);
+		else if (v2)
+			w = asprintf(ret, "%s%s", cgroup_root, req->cgroup_path);
+		else
+			w = asprintf(ret, "%s/%s%s", cgroup_root, controller, req->cgroup_path);
+		return w >= 0 ? 0 : ts_error_set(err, ENOMEM, "cgroup path");
 	}
 	if (req->pid <= 0)
 		return ts_error_set(err, ENOENT, "no cgroup path in the request and no pid");

@@ -94,10 +94,12 @@ void tsp_cpuset_subtract(struct tsp_cpuset *a, const struct tsp_cpuset *b);
 unsigned tsp_cpuset_count(const struct tsp_cpuset *set);
 
 /**
- * The container's cgroup directory: the request's toposhim.cgroupPath when
- * given, else found from /proc/<pid>/cgroup: the cgroup v2 entry under
- * cgroup_root, or on v1 the hierarchy of controller ("cpuset", "cpu") at
- * <cgroup_root>/<controller>.
+ * The container's cgroup directory for a controller: its cgroup path (the
+ * request's toposhim.cgroupPath when given, relative to the hierarchy as
+ * /proc/<pid>/cgroup names it, else that file's entry) under cgroup_root on
+ * cgroup v2, or under the controller's hierarchy ("cpuset", "cpu") at
+ * <cgroup_root>/<controller> on v1.  A cgroupPath that already starts with
+ * cgroup_root is taken as it is.
  * @param[in] cgroup_root  normally "/sys/fs/cgroup".
  * @param[out] ret         a new string the caller frees.
  * @return 0; -ENOENT "no cgroup path in the request and no pid"; -errno of

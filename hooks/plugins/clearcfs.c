@@ -3,8 +3,8 @@
  * container pinned to CPUs of its own gains nothing from a quota but
  * throttling.
  *
- * conf: {"classes": ["exclusive"], "cgroup_root": "/sys/fs/cgroup"}
- * (classes default: ["exclusive"]).  At create, for a container whose
+ * conf: {"classes": ["critical"], "cgroup_root": "/sys/fs/cgroup"}
+ * (classes default: ["critical"], the built-in exclusive class).  At create, for a container whose
  * toposhim class is listed: cgroup v2 cpu.max <- "max" (the period is
  * kept), cgroup v1 cpu.cfs_quota_us <- "-1".  metadata: {"cfs": "cleared"}
  * or {"cfs": "kept"}.
@@ -23,7 +23,7 @@ static bool class_listed(const struct tsp_request *req)
 	if (req->class_name == NULL)
 		return false;
 	if (classes == NULL)
-		return strcmp(req->class_name, "exclusive") == 0;
+		return strcmp(req->class_name, "critical") == 0;
 	ts_json_array_foreach (classes, i, c) {
 		if (c->type == TS_JSON_STRING && strcmp(c->u.string, req->class_name) == 0)
 			return true;

@@ -281,7 +281,6 @@ static int run_stage(const struct ts_hook_state *st, bool create, const struct t
 {
 	cleanup_alloc struct ts_alloc *record = NULL;
 	cleanup_json struct ts_json *oci = NULL;
-	cleanup_free char *cgroup_dir = NULL;
 	struct ts_plugin_chain *chain = NULL;
 	struct ts_plugin_event ev;
 	int r;
@@ -301,9 +300,6 @@ static int run_stage(const struct ts_hook_state *st, bool create, const struct t
 		oci = ts_lifecycle_read_config(st->bundle);
 		ts_lifecycle_event_from_alloc(st->container_id, record, oci, &ev);
 		ev.pid = st->pid;
-		cgroup_dir = ts_lifecycle_cgroup_dir(config, config_file(),
-						     record != NULL ? record->cgroup_path : NULL);
-		ev.cgroup_path = cgroup_dir;
 		r = ts_lifecycle_run(chain,
 				     create ? TS_PLUGIN_STAGE_CREATE : TS_PLUGIN_STAGE_DELETE, &ev,
 				     NULL, err);

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cgroup/cgroup.h"
 #include "cli/lifecycle.h"
 #include "cli/log.h"
 #include "util/cleanup.h"
@@ -43,25 +42,6 @@ int ts_lifecycle_run(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
 		*ret_adjust = TAKE_PTR(rep.adjust);
 	ts_plugin_report_release(&rep);
 	return 0;
-}
-
-char *ts_lifecycle_cgroup_dir(const struct ts_json *config, const char *config_path,
-			      const char *cgroup_path)
-{
-	cleanup_error struct ts_error *err = NULL;
-	struct ts_cgroup_config c = {0};
-	enum ts_cgroup_mode mode;
-	const char *root = NULL;
-	char *dir = NULL;
-
-	if (cgroup_path == NULL || ts_cgroup_config_read(config, config_path, &c, &err) < 0)
-		return NULL;
-	if (ts_cgroup_config_resolve(&c, &root, &mode, &err) >= 0 &&
-	    asprintf(&dir, "%s%s%s", root, mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset",
-		     cgroup_path) < 0)
-		dir = NULL;
-	ts_cgroup_config_release(&c);
-	return dir;
 }
 
 struct ts_json *ts_lifecycle_read_config(const char *bundle_dir)

@@ -38,17 +38,6 @@ int ts_lifecycle_run(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
 		     struct ts_error **err);
 
 /**
- * The directory of a recorded cgroup path (relative to its hierarchy, as
- * /proc/<pid>/cgroup gives it), as plugins want it: "<root><path>" on
- * cgroup v2, "<root>/cpuset<path>" on v1 and hybrid hosts (the cpuset
- * hierarchy: what toposhim's plugins act on).
- * @return a new string (caller frees), or NULL when cgroup_path is NULL or
- *         the cgroup config cannot be read.
- */
-char *ts_lifecycle_cgroup_dir(const struct ts_json *config, const char *config_path,
-			      const char *cgroup_path);
-
-/**
  * Read a bundle's config.json for a hook's event.
  * @return the tree (caller frees) or NULL when the bundle is gone or the
  *         file cannot be read or parsed (the delete stage must still run).

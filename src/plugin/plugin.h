@@ -90,7 +90,8 @@ struct ts_plugin_event {
 	const char *cpus_str;	      /* cpuset given, e.g. "2-3" */
 	const char *mems_str;	      /* mems given, e.g. "0" */
 	const char *const *devices;   /* NULL-terminated qualified device names */
-	const char *cgroup_path;      /* the container's real cgroup directory */
+	const char *cgroup_path;      /* the container's cgroup as /proc/<pid>/cgroup names it,
+				       * relative to the hierarchy (the cpuset one on v1) */
 };
 
 /* What one run of the chain produced. */

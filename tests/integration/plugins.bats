@@ -127,3 +127,18 @@ PLUGIN
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"plugin 'adj' ($SCRIPTED): adjust: '/process/args': not allowed"* ]] || { echo "$output"; false; }
 }
+
+@test "clearcfs removes the CFS quota of a critical container" {
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for one exclusive CPU"
+	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\"}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
+	make_bundle "$WORK/b" '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d\" \" -f1 /sys/fs/cgroup/cpu.max"]'
+	jq '.linux.resources.cpu += {"quota": 100000, "period": 100000, "shares": 1024}' \
+		"$WORK/b/config.json" >"$WORK/b.json" && mv "$WORK/b.json" "$WORK/b/config.json"
+	set_annotation "$WORK/b" toposhim.io/class critical
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"-1" || "$output" == *"max" ]]
+	# the config asked for a quota: without the plugin it would be in force
+	run jq -r '.linux.resources.cpu.quota' "$WORK/b/config.json"
+	[ "$output" = 100000 ]
+}

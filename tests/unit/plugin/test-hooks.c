@@ -230,6 +230,8 @@ static const char *meta(const struct ts_plugin_report *rep, const char *key)
 	return ts_json_get_string(ts_json_get(rep->results->u.array.items[0], "metadata"), key);
 }
 
+/* The fake cgroup directory lives under /tmp: conf "cgroup_root": "/tmp"
+ * makes the plugins take the event's cgroup path (tmpdir) as it is. */
 static void test_confine(void **state)
 {
 	struct ts_plugin_event ev = {.container_id = "c1", .cgroup_path = tmpdir};
@@ -240,8 +242,9 @@ static void test_confine(void **state)
 
 	(void)state;
 	write_file("cpuset.cpus", "0-7\n");
-	assert_int_equal(run_plugin("confine", "{\"reserved\": \"0-1,4\"}", TS_PLUGIN_STAGE_CREATE,
-				    &ev, &rep, &err),
+	assert_int_equal(run_plugin("confine",
+				    "{\"reserved\": \"0-1,4\", \"cgroup_root\": \"/tmp\"}",
+				    TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err),
 			 0);
 	cpus = read_back("cpuset.cpus");
 	assert_string_equal(cpus, "2-3,5-7");
@@ -249,8 +252,8 @@ static void test_confine(void **state)
 	ts_plugin_report_release(&rep);
 	/* Nothing left: the create fails, naming the plugin and the container. */
 	write_file("cpuset.cpus", "0-1\n");
-	assert_int_equal(run_plugin("confine", "{\"reserved\": \"0-1\"}", TS_PLUGIN_STAGE_CREATE,
-				    &ev, &rep, &err2),
+	assert_int_equal(run_plugin("confine", "{\"reserved\": \"0-1\", \"cgroup_root\": \"/tmp\"}",
+				    TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err2),
 			 -EINVAL);
 	snprintf(want, sizeof(want),
 		 "plugin 'confine' (%s/hooks/confine): exited with status 1: stderr: 'confine: "
@@ -271,16 +274,20 @@ static void test_clearcfs(void **state)
 	(void)state;
 	/* cgroup v1: cpu.cfs_quota_us */
 	write_file("cpu.cfs_quota_us", "50000\n");
-	ev.class_name = "exclusive";
-	assert_int_equal(run_plugin("clearcfs", "{}", TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err), 0);
+	ev.class_name = "critical";
+	assert_int_equal(run_plugin("clearcfs", "{\"cgroup_root\": \"/tmp\"}",
+				    TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err),
+			 0);
 	assert_string_equal(meta(&rep, "cfs"), "cleared");
 	ts_plugin_report_release(&rep);
 	v1 = read_back("cpu.cfs_quota_us");
 	assert_string_equal(v1, "-1");
-	/* Not an exclusive container: untouched. */
+	/* Not a critical (exclusive-CPU) container: untouched. */
 	write_file("cpu.cfs_quota_us", "50000\n");
-	ev.class_name = "shared";
-	assert_int_equal(run_plugin("clearcfs", "{}", TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err), 0);
+	ev.class_name = "standard";
+	assert_int_equal(run_plugin("clearcfs", "{\"cgroup_root\": \"/tmp\"}",
+				    TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err),
+			 0);
 	assert_string_equal(meta(&rep, "cfs"), "kept");
 	ts_plugin_report_release(&rep);
 	kept = read_back("cpu.cfs_quota_us");
@@ -288,7 +295,8 @@ static void test_clearcfs(void **state)
 	/* cgroup v2 (cgroup.controllers present), class from conf: cpu.max */
 	write_file("cgroup.controllers", "cpuset cpu\n");
 	write_file("cpu.max", "50000 100000\n");
-	assert_int_equal(run_plugin("clearcfs", "{\"classes\": [\"shared\"]}",
+	assert_int_equal(run_plugin("clearcfs",
+				    "{\"classes\": [\"standard\"], \"cgroup_root\": \"/tmp\"}",
 				    TS_PLUGIN_STAGE_CREATE, &ev, &rep, &err),
 			 0);
 	ts_plugin_report_release(&rep);
