@@ -144,6 +144,24 @@ const char *ts_state_dir_resolve(const char *config_state_dir)
 	return TS_STATE_DIR_DEFAULT;
 }
 
+/* What is stored here decides which CPUs containers get and which cgroups
+ * are written: refuse a directory another user could have filled. */
+static int check_state_dir(int dir_fd, const char *dir, struct ts_error **err)
+{
+	struct stat st;
+
+	if (fstat(dir_fd, &st) < 0)
+		return ts_error_set(err, errno, "%s: cannot stat state directory", dir);
+	if (st.st_uid != geteuid())
+		return ts_error_set(err, EPERM, "%s: state directory owned by uid %u, not %u", dir,
+				    (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return ts_error_set(err, EPERM,
+				    "%s: state directory writable by others (mode %04o)", dir,
+				    (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 /* mkdir -p: parents 0755, the last component 0700. */
 static int make_state_dir(const char *path, struct ts_error **err)
 {
@@ -219,6 +237,9 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dir_fd < 0)
 		return ts_error_set(err, errno, "%s: cannot open state directory", dir);
+	r = check_state_dir(s->dir_fd, dir, err);
+	if (r < 0)
+		return r;
 	s->lock_fd = openat(s->dir_fd, TS_STATE_LOCK_FILE,
 			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (s->lock_fd < 0)

@@ -109,6 +109,36 @@ static void put_sample(struct ts_state *s, const char *runtime_root)
 	assert_int_equal(ts_state_put(s, b, &err), 0);
 }
 
+/* A state dir others may write (or another user owns) is refused. */
+static void test_insecure_state_dir(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *want = NULL;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	s = ts_state_close(s);
+	assert_int_equal(chmod(f->sdir, 0777), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), -EPERM);
+	assert_true(asprintf(&want, "%s: state directory writable by others (mode 0777)", f->sdir) >
+		    0);
+	assert_string_equal(err->msg, want);
+	assert_null(s);
+	ts_error_clear(&err);
+	free(want);
+	want = NULL;
+	assert_int_equal(chmod(f->sdir, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(f->sdir, 65534, 65534), 0);
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), -EPERM);
+		assert_true(asprintf(&want, "%s: state directory owned by uid 65534, not 0",
+				     f->sdir) > 0);
+		assert_string_equal(err->msg, want);
+		assert_int_equal(chown(f->sdir, 0, 0), 0);
+	}
+}
+
 static void test_missing_file_is_empty(void **state)
 {
 	struct fixture *f = *state;
@@ -628,6 +658,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_missing_file_is_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insecure_state_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
