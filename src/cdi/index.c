@@ -35,6 +35,7 @@
 
 #include "cdi/internal.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 #include "util/fileio.h"
 
 #define INDEX_MAGIC "toposhim-cdi-index 2"
@@ -225,34 +226,6 @@ static int parse_records(struct ts_cdi_index *idx, char **lines, size_t n)
 	return 0; /* no "end": truncated */
 }
 
-/* Split in place into lines; NULL on OOM. */
-static char **split_lines(char *buf, size_t *ret_n)
-{
-	size_t n = 0, cap = 256;
-	char **v = malloc(cap * sizeof(*v));
-
-	for (char *p = buf; v != NULL && *p != '\0';) {
-		char *nl = strchr(p, '\n');
-
-		if (n == cap) {
-			char **nv = realloc(v, (cap *= 2) * sizeof(*v));
-
-			if (nv == NULL) {
-				free(v);
-				return NULL;
-			}
-			v = nv;
-		}
-		v[n++] = p;
-		if (nl == NULL)
-			break;
-		*nl = '\0';
-		p = nl + 1;
-	}
-	*ret_n = n;
-	return v;
-}
-
 int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 		      struct ts_cdi_index **ret)
 {
@@ -279,7 +252,7 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 		ts_cdi_index_free(idx);
 		return r == -ENOMEM ? r : 0;
 	}
-	lines = split_lines(idx->buf, &n);
+	lines = ts_split_lines(idx->buf, &n);
 	if (lines == NULL) {
 		ts_cdi_index_free(idx);
 		return -ENOMEM;

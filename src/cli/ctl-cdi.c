@@ -22,6 +22,7 @@
 #include "cdi/cdi.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 #include "util/fileio.h"
 
 int ts_ctl_cdi(int argc, char **argv);
@@ -210,34 +211,6 @@ static int print_diff(char **a, size_t na, char **b, size_t nb)
 	return 0;
 }
 
-/* Split text into lines in place. @return the vector (caller frees it, not the strings). */
-static char **lines(char *text, size_t *ret_n)
-{
-	size_t n = 0, cap = 64;
-	char **v = malloc(cap * sizeof(*v));
-
-	for (char *p = text; v != NULL && *p != '\0';) {
-		char *nl = strchrnul(p, '\n');
-
-		if (n == cap) {
-			char **nv = realloc(v, (cap *= 2) * sizeof(*v));
-
-			if (nv == NULL) {
-				free(v);
-				return NULL;
-			}
-			v = nv;
-		}
-		v[n++] = p;
-		if (*nl == '\0')
-			break;
-		*nl = '\0';
-		p = nl + 1;
-	}
-	*ret_n = n;
-	return v;
-}
-
 static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 {
 	cleanup_free const char **names = calloc((size_t)argc + 1, sizeof(*names));
@@ -285,8 +258,8 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 		fputs(after, stdout);
 		return 0;
 	}
-	la = lines(before, &na);
-	lb = lines(after, &nb);
+	la = ts_split_lines(before, &na);
+	lb = ts_split_lines(after, &nb);
 	if (la == NULL || lb == NULL)
 		return report(NULL);
 	printf("--- %s\n+++ %s (with CDI devices)\n", bundle_config, bundle_config);

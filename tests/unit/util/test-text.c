@@ -1,0 +1,50 @@
+/* Unit tests of src/util/text.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util/cleanup.h"
+#include "util/text.h"
+
+static void test_split_lines(void **state)
+{
+	static const struct {
+		const char *name, *text;
+		size_t n;
+		const char *lines[4];
+	} rows[] = {
+		{"empty", "", 0, {NULL}},
+		{"one, no newline", "a", 1, {"a"}},
+		{"one with newline", "a\n", 1, {"a"}},
+		{"blank line kept", "a\n\nb", 3, {"a", "", "b"}},
+		{"two", "x y\nz\n", 2, {"x y", "z"}},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *text = strdup(rows[i].text);
+		cleanup_free char **v = NULL;
+		size_t n = 99;
+
+		assert_non_null(text);
+		v = ts_split_lines(text, &n);
+		assert_non_null(v);
+		if (n != rows[i].n)
+			fail_msg("%s: %zu lines, want %zu", rows[i].name, n, rows[i].n);
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(v[k], rows[i].lines[k]) != 0)
+				fail_msg("%s: line %zu '%s', want '%s'", rows[i].name, k, v[k],
+					 rows[i].lines[k]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_lines),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
