@@ -3,7 +3,9 @@
 # Needs the git checkout (the list of files comes from git ls-files).
 top=${TS_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+# Only the checkout itself: a release tarball unpacked inside one (make
+# distcheck) is not the tree git lists.
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then
 	echo "1..0 # SKIP not a git checkout (release tarball): nothing to lint"
 	exit 0
 fi
