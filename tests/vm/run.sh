@@ -6,7 +6,7 @@
 #
 # Usage: tests/vm/run.sh [--layout NAME] [--timeout SECONDS] [BATS_FILES...]
 #   --layout NAME   tests/vm/layouts/NAME.conf (default: 2s)
-#   --timeout SECS  kill the guest after this long (default: $TS_VM_TIMEOUT or 480)
+#   --timeout SECS  kill the guest after this long (default: $TS_VM_TIMEOUT or 900)
 #   BATS_FILES      names in tests/vm/guest/ (default: the files in
 #                   tests/vm/guest/default.list)
 #
@@ -27,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srcdir=${TS_SRCDIR:-$(cd "$here/../.." && pwd)}
 builddir=${TS_BUILDDIR:-$srcdir}
 layout=2s
-timeout_s=${TS_VM_TIMEOUT:-480}
+timeout_s=${TS_VM_TIMEOUT:-900}
 qemu=${TS_VM_QEMU:-qemu-system-x86_64}
 
 # Guest modules, in load order: each needs the ones before it.
