@@ -296,7 +296,9 @@ struct ts_placement_take_opts {
  *         requested=N, available=M"; -EINVAL "smt alignment error: requested
  *         N cpus not a multiple of cpus per core = W" or "smt alignment
  *         error: not enough free physical cpus: available physical cpus = A,
- *         requested cpus = N, cpus per core = W" (full_cores_only); -ENOMEM.
+ *         requested cpus = N, cpus per core = W" (full_cores_only); -EIO
+ *         "placement: numa distribution did not add up to N cpus" (a
+ *         distribute_across_numa accounting error; not expected); -ENOMEM.
  */
 int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail, unsigned n,
 		      hwloc_const_bitmap_t preferred, const struct ts_placement_take_opts *opts,

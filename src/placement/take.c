@@ -563,7 +563,8 @@ static void dist_free(struct dist *d)
  * of d.group PUs, plus the remainder handed out group by group over the
  * best subset, leaves the most balanced free counts on all nodes; each
  * share is then taken with the packed allocator.  Falls back to the packed
- * allocator when n is not a multiple of the group or no combination fits.
+ * allocator when n is not a multiple of the group, no combination fits or
+ * more than 16 NUMA nodes have available PUs.
  * *done is false when the caller must run the packed allocator.
  */
 static int take_distributed(struct ctx *c, unsigned group, bool *done)
@@ -582,7 +583,8 @@ static int take_distributed(struct ctx *c, unsigned group, bool *done)
 	r = ordered(c, lvl, hwloc_topology_get_complete_cpuset(c->topo->hwloc), &order, &d.nn);
 	if (r < 0)
 		return r;
-	if (d.nn == 0 || d.nn > 64)
+	/* the combinations grow as 2^nodes: beyond 16 nodes, packed */
+	if (d.nn == 0 || d.nn > 16)
 		return 0;
 	d.node = order;
 	d.free = calloc(d.nn, sizeof(*d.free));
