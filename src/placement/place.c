@@ -400,6 +400,7 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 	struct ts_placement_take_opts opts = {
 		.align_l3 = p->cfg->align_l3,
 		.full_cores_only = p->cfg->full_cores_only,
+		.distribute_across_numa = p->cfg->distribute_across_numa,
 	};
 	cleanup_hwloc_bitmap hwloc_bitmap_t pref = hwloc_bitmap_alloc();
 	cleanup_strv char **steps = NULL;

@@ -26,8 +26,13 @@
  * whole cores, then single PUs.  At each level the domain with the fewest
  * free PUs comes first ("busiest first"), ties by OS index.  An exclusive
  * request that would leave the shared pool empty fails (-ENOSPC).
- * Not implemented from the kubelet: distribute-cpus-across-numa, align by
- * socket, and its state-file validation (src/state owns the records).
+ * With "distribute_across_numa" exclusive requests follow the kubelet's
+ * distribute-cpus-across-numa (takeByTopologyNUMADistributed) instead: the
+ * fewest NUMA nodes that can hold the request, the combination of them whose
+ * even share (in groups of the SMT width when full_cores_only, else 1 PU)
+ * plus remainder leaves the free PUs of all nodes most balanced, each share
+ * taken packed as above.  Not implemented from the kubelet: align by socket,
+ * and its state-file validation (src/state owns the records).
  *
  * Config object ("placement" in the toposhim config; every key optional):
  *   "enabled": true              false: CDI injection only; no placement,
@@ -37,6 +42,10 @@
  *   "full_cores_only": false     fail requests that are not a multiple of
  *                                the SMT width (kubelet full-pcpus-only)
  *   "align_l3": true             take whole / one L3 group before cores
+ *   "distribute_across_numa": false
+ *                                spread exclusive requests that need more
+ *                                than one NUMA node evenly over the nodes
+ *                                (kubelet distribute-cpus-across-numa)
  *   "manage_all": false          true: explicit cpus in config.json are
  *                                replaced instead of honoured as pinned
  *   "classes": {"<name>": {"pool": "exclusive"|"shared"|"reserved",
@@ -109,6 +118,7 @@ struct ts_placement_config {
 	bool shared_may_use_reserved;
 	bool full_cores_only;
 	bool align_l3;
+	bool distribute_across_numa;
 	bool manage_all;
 	struct ts_placement_class *classes;
 	size_t n_classes;
@@ -264,6 +274,12 @@ struct ts_placement_take_opts {
 	bool align_l3;
 	bool full_cores_only;
 	bool spread; /* kubelet distribute-cpus-across-cores: skip whole cores */
+	/* kubelet distribute-cpus-across-numa; applies when no preferred set
+	 * is given */
+	bool distribute_across_numa;
+	/* PUs per distribution group; 0: the SMT width when full_cores_only,
+	 * else 1 (the kubelet's cpuGroupSize) */
+	unsigned numa_group_size;
 };
 
 /**
@@ -280,7 +296,9 @@ struct ts_placement_take_opts {
  *         requested=N, available=M"; -EINVAL "smt alignment error: requested
  *         N cpus not a multiple of cpus per core = W" or "smt alignment
  *         error: not enough free physical cpus: available physical cpus = A,
- *         requested cpus = N, cpus per core = W" (full_cores_only); -ENOMEM.
+ *         requested cpus = N, cpus per core = W" (full_cores_only); -EIO
+ *         "placement: numa distribution did not add up to N cpus" (a
+ *         distribute_across_numa accounting error; not expected); -ENOMEM.
  */
 int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail, unsigned n,
 		      hwloc_const_bitmap_t preferred, const struct ts_placement_take_opts *opts,

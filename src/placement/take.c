@@ -410,6 +410,257 @@ static int run(struct ctx *c, hwloc_const_bitmap_t scope)
 	return r;
 }
 
+/* Distribution state of the kubelet's NUMA-distributed allocator. */
+struct dist {
+	size_t nn;	  /* NUMA nodes with available PUs */
+	size_t *node;	  /* their level indexes, in the kubelet's sort order */
+	long long *free;  /* available PUs per node (parallel to node) */
+	long long *after; /* scratch: free after a trial allocation */
+	size_t *combo, *best_combo, *best_sub;
+	size_t k, best_nsub;
+	long long best_score; /* -1: none yet */
+	unsigned group;
+	unsigned n;
+};
+
+/* Next k-combination of 0..n-1 in lexicographic order; false at the end. */
+static bool next_combo(size_t *idx, size_t k, size_t n)
+{
+	size_t i = k;
+
+	while (i > 0 && idx[i - 1] == n - k + i - 1)
+		i--;
+	if (i == 0)
+		return false;
+	idx[i - 1]++;
+	for (size_t j = i; j < k; j++)
+		idx[j] = idx[j - 1] + 1;
+	return true;
+}
+
+/* The balance of the free counts in d->after: n * sum(x^2) - (sum x)^2,
+ * which orders like the standard deviation the kubelet compares. */
+static long long balance(const struct dist *d)
+{
+	long long s = 0, sq = 0;
+
+	for (size_t i = 0; i < d->nn; i++) {
+		s += d->after[i];
+		sq += d->after[i] * d->after[i];
+	}
+	return (long long)d->nn * sq - s * s;
+}
+
+/* Hand the remainder out in groups over the subset positions pos[0..m)
+ * (into d->after); false when the subset cannot take it. */
+static bool spread_remainder(struct dist *d, const size_t *pos, size_t m, long long rem)
+{
+	long long sum = 0;
+
+	for (size_t i = 0; i < m; i++)
+		sum += d->after[pos[i]];
+	if (sum < rem)
+		return false;
+	while (rem > 0) {
+		bool progress = false;
+		for (size_t i = 0; i < m && rem > 0; i++) {
+			if (d->after[pos[i]] < (long long)d->group)
+				continue;
+			d->after[pos[i]] -= d->group;
+			rem -= d->group;
+			progress = true;
+		}
+		if (!progress)
+			return false;
+	}
+	return true;
+}
+
+/* Score one combination d->combo (positions into d->node); updates the best. */
+static void score_combo(struct dist *d)
+{
+	long long g = d->group, have = 0, groups = 0;
+	long long share = (long long)(d->n / d->k / d->group) * g;
+	size_t rc[64], nrc = 0, idx[64];
+	long long best_local = -1;
+	size_t best_local_n = 0, best_local_sub[64];
+
+	for (size_t i = 0; i < d->k; i++) {
+		long long f = d->free[d->combo[i]];
+		have += f;
+		groups += f / g;
+		if (f < share)
+			return;
+	}
+	if (have < (long long)d->n || groups * g < (long long)d->n)
+		return;
+	long long rem = (long long)d->n - share * (long long)d->k;
+	for (size_t i = 0; i < d->k; i++)
+		if (d->free[d->combo[i]] - share >= g)
+			rc[nrc++] = d->combo[i];
+	if (rem == 0) {
+		memcpy(d->after, d->free, d->nn * sizeof(*d->after));
+		for (size_t i = 0; i < d->k; i++)
+			d->after[d->combo[i]] -= share;
+		best_local = balance(d);
+	}
+	for (size_t m = nrc; rem > 0 && m >= 1; m--) {
+		for (size_t j = 0; j < m; j++)
+			idx[j] = j;
+		do {
+			size_t pos[64];
+			for (size_t j = 0; j < m; j++)
+				pos[j] = rc[idx[j]];
+			memcpy(d->after, d->free, d->nn * sizeof(*d->after));
+			for (size_t i = 0; i < d->k; i++)
+				d->after[d->combo[i]] -= share;
+			if (!spread_remainder(d, pos, m, rem))
+				continue;
+			long long b = balance(d);
+			if (best_local < 0 || b < best_local) {
+				best_local = b;
+				best_local_n = m;
+				memcpy(best_local_sub, pos, m * sizeof(*pos));
+			}
+		} while (next_combo(idx, m, nrc));
+	}
+	if (best_local < 0 || (d->best_score >= 0 && best_local >= d->best_score))
+		return;
+	d->best_score = best_local;
+	memcpy(d->best_combo, d->combo, d->k * sizeof(*d->combo));
+	d->best_nsub = best_local_n;
+	memcpy(d->best_sub, best_local_sub, best_local_n * sizeof(*best_local_sub));
+}
+
+/* Packed allocation of `count` PUs inside one NUMA node (level index). */
+static int take_in_numa(struct ctx *c, int lvl, size_t dom, unsigned count)
+{
+	unsigned rest = c->need - count;
+	int r;
+
+	c->need = count;
+	r = run(c, c->levels[lvl].doms[dom].cpus);
+	if (r == 0 && c->need != 0)
+		r = -EIO;
+	c->need += rest;
+	return r;
+}
+
+static void dist_free(struct dist *d)
+{
+	free(d->node);
+	free(d->free);
+	free(d->after);
+	free(d->combo);
+	free(d->best_combo);
+	free(d->best_sub);
+}
+
+/*
+ * The kubelet's distribute-cpus-across-numa (takeByTopologyNUMADistributed):
+ * for k NUMA nodes from the fewest that could hold the request upwards, the
+ * combination (in the busiest-first node order) whose even share in groups
+ * of d.group PUs, plus the remainder handed out group by group over the
+ * best subset, leaves the most balanced free counts on all nodes; each
+ * share is then taken with the packed allocator.  Falls back to the packed
+ * allocator when n is not a multiple of the group, no combination fits or
+ * more than 16 NUMA nodes have available PUs.
+ * *done is false when the caller must run the packed allocator.
+ */
+static int take_distributed(struct ctx *c, unsigned group, bool *done)
+{
+	cleanup_free size_t *order = NULL;
+	struct dist d = {.group = group, .n = c->need, .best_score = -1};
+	size_t total;
+	int lvl = -1, r = 0;
+
+	*done = false;
+	for (int i = 0; i < c->nlevels - 1; i++)
+		if (c->levels[i].kind == LVL_NUMA)
+			lvl = i;
+	if (lvl < 0 || group == 0 || c->need == 0 || c->need % group != 0)
+		return 0;
+	r = ordered(c, lvl, hwloc_topology_get_complete_cpuset(c->topo->hwloc), &order, &d.nn);
+	if (r < 0)
+		return r;
+	/* the combinations grow as 2^nodes: beyond 16 nodes, packed */
+	if (d.nn == 0 || d.nn > 16)
+		return 0;
+	d.node = order;
+	d.free = calloc(d.nn, sizeof(*d.free));
+	d.after = calloc(d.nn, sizeof(*d.after));
+	d.combo = calloc(d.nn, sizeof(*d.combo));
+	d.best_combo = calloc(d.nn, sizeof(*d.best_combo));
+	d.best_sub = calloc(d.nn, sizeof(*d.best_sub));
+	order = NULL;
+	if (d.free == NULL || d.after == NULL || d.combo == NULL || d.best_combo == NULL ||
+	    d.best_sub == NULL) {
+		dist_free(&d);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d.nn; i++) {
+		hwloc_bitmap_and(c->tmp, c->levels[lvl].doms[d.node[i]].cpus, c->avail);
+		d.free[i] = hwloc_bitmap_weight(c->tmp);
+	}
+	/* the kubelet's rangeNUMANodesNeededToSatisfy() */
+	total = c->levels[lvl].n;
+	unsigned sys = (unsigned)hwloc_bitmap_weight(c->topo->online);
+	unsigned groups = (sys - 1) / group + 1;
+	unsigned per_node = (groups - 1) / (unsigned)total + 1;
+	unsigned needed = (c->need - 1) / group + 1;
+	size_t kmin = (needed - 1) / per_node + 1;
+	size_t kmax = needed < d.nn ? needed : d.nn;
+
+	for (d.k = kmin; d.k <= kmax && d.best_score < 0; d.k++) {
+		for (size_t j = 0; j < d.k; j++)
+			d.combo[j] = j;
+		do {
+			if (d.best_score == 0)
+				break;
+			score_combo(&d);
+		} while (next_combo(d.combo, d.k, d.nn));
+		if (d.best_score >= 0)
+			break;
+	}
+	if (d.best_score < 0) {
+		dist_free(&d);
+		return 0;
+	}
+	unsigned share = d.n / (unsigned)d.k / group * group;
+	unsigned rem = d.n - share * (unsigned)d.k;
+	cleanup_free char *nodes = NULL;
+	for (size_t i = 0; i < d.k; i++) {
+		char *s = NULL;
+		if (asprintf(&s, "%s%s%u", nodes ? nodes : "", nodes ? "," : "",
+			     c->levels[lvl].doms[d.node[d.best_combo[i]]].id) < 0) {
+			dist_free(&d);
+			return -ENOMEM;
+		}
+		free(nodes);
+		nodes = s;
+	}
+	step(c, "distributed across numa nodes %s: %u each, %u more", nodes, share, rem);
+	for (size_t i = 0; i < d.k && r == 0; i++)
+		r = take_in_numa(c, lvl, d.node[d.best_combo[i]], share);
+	while (r == 0 && rem > 0) {
+		bool progress = false;
+		for (size_t i = 0; i < d.best_nsub && rem > 0 && r == 0; i++) {
+			size_t dom = d.node[d.best_sub[i]];
+			hwloc_bitmap_and(c->tmp, c->levels[lvl].doms[dom].cpus, c->avail);
+			if ((unsigned)hwloc_bitmap_weight(c->tmp) < group)
+				continue;
+			r = take_in_numa(c, lvl, dom, group);
+			rem -= group;
+			progress = true;
+		}
+		if (!progress)
+			r = -EIO;
+	}
+	dist_free(&d);
+	*done = r == 0;
+	return r;
+}
+
 static void ctx_release(struct ctx *c)
 {
 	for (int i = 0; i < c->nlevels; i++)
@@ -516,12 +767,24 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 			c.need += rest;
 		}
 	}
+	if (r == 0 && c.need > 0 && c.opts->distribute_across_numa && preferred == NULL) {
+		unsigned group = c.opts->numa_group_size;
+		bool done = false;
+
+		if (group == 0)
+			group = c.opts->full_cores_only ? topo->smt_width : 1;
+		r = take_distributed(&c, group, &done);
+	}
 	if (r == 0 && c.need > 0)
 		r = run(&c, hwloc_topology_get_complete_cpuset(topo->hwloc));
 	if (r == 0)
 		r = finish_steps(&c);
 	if (r < 0) {
 		ctx_release(&c);
+		if (r == -EIO)
+			return ts_error_set(
+				err, EIO, "placement: numa distribution did not add up to %u cpus",
+				n);
 		return ts_error_set(err, -r, "placement: out of memory");
 	}
 	*ret = TAKE_PTR(c.result);

@@ -17,7 +17,7 @@
 #include "placement/placement.h"
 #include "util/cleanup.h"
 
-enum { PACKED = 0, L3 = 1, SPREAD = 2, FULL = 4 };
+enum { PACKED = 0, L3 = 1, SPREAD = 2, FULL = 4, DIST = 8, G2 = 16 };
 
 struct take_case {
 	const char *name;
@@ -68,6 +68,52 @@ static const struct take_case cases[] = {
 	{"S6", T4, "0-7", 2, SPREAD, NULL, "0,1", 0, NULL},
 	{"S7", T5, "0-79", 8, SPREAD, NULL, "0-7", 0, NULL},
 	{"S8", T6, "0-287", 12, SPREAD, NULL, "0-2,9-10,13-14,21-22,25-26,33", 0, NULL},
+	/* section 4: distribute-cpus-across-numa (G2: cpuGroupSize 2) */
+	{"D1", T2, "0-11", 8, DIST, NULL, "0-3,6-9", 0, NULL},
+	{"D2", T5, "0-79", 64, DIST, NULL, "0-7,10-17,20-27,30-37,40-47,50-57,60-67,70-77", 0,
+	 NULL},
+	{"D3", T5, "0-79", 48, DIST, NULL, "0-7,10-17,20-27,40-47,50-57,60-67", 0, NULL},
+	{"D4", T5, "1-29,32-39,41-69,72-79", 48, DIST, NULL, "1-8,10-17,20-27,41-48,50-57,60-67", 0,
+	 NULL},
+	{"D5", T5, "2-29,31-39,42-69,71-79", 48, DIST, NULL, "10-17,20-27,31-38,50-57,60-67,71-78",
+	 0, NULL},
+	{"D6", T5, "0-2,10-12,20-22,30-32,40-41,50-51,60-61,70-71", 16, DIST, NULL,
+	 "0-1,10-11,20-21,30-31,40-41,50-51,60-61,70-71", 0, NULL},
+	{"D7", T2, "1-5,7-11", 1, DIST, NULL, "1", 0, NULL},
+	{"D8", T2, "1-5,7-11", 1, DIST | G2, NULL, "2", 0, NULL},
+	{"D9", T5, "0-79", 26, DIST, NULL, "0-6,10-16,40-45,50-55", 0, NULL},
+	{"D10", T5, "0-79", 26, DIST | G2, NULL, "0-6,10-15,40-46,50-55", 0, NULL},
+	{"D11", T5, "0-79", 62, DIST, NULL, "0-7,10-17,20-27,30-37,40-47,50-57,60-66,70-76", 0,
+	 NULL},
+	{"D12", T5, "0-79", 62, DIST | G2, NULL, "0-7,10-17,20-27,30-36,40-47,50-57,60-67,70-76", 0,
+	 NULL},
+	{"D13", T5, "0-8,10-18,20-39,40-48,50-58,60-79", 62, DIST, NULL,
+	 "0-7,10-17,20-27,30-37,40-46,50-56,60-67,70-77", 0, NULL},
+	{"D14", T5, "0-8,10-18,20-39,40-48,50-58,60-79", 62, DIST | G2, NULL,
+	 "0-7,10-16,20-27,30-37,40-47,50-56,60-67,70-77", 0, NULL},
+	{"D15", T5, "0-3,10-13,20-23,30-36,40-43,50-53,60-63,70-76", 34, DIST, NULL,
+	 "0-3,10-13,20-23,30-34,40-43,50-53,60-63,70-74", 0, NULL},
+	/* D10/D12/D14 again with the group from full_cores_only (SMT width 2) */
+	{"D10 full", T5, "0-79", 26, DIST | FULL, NULL, "0-6,10-15,40-46,50-55", 0, NULL},
+	{"D12 full", T5, "0-79", 62, DIST | FULL, NULL,
+	 "0-7,10-17,20-27,30-36,40-47,50-57,60-67,70-76", 0, NULL},
+	{"D14 full", T5, "0-8,10-18,20-39,40-48,50-58,60-79", 62, DIST | FULL, NULL,
+	 "0-7,10-16,20-27,30-37,40-47,50-56,60-67,70-77", 0, NULL},
+	/* section 4: C1-C13 give the same results with the option on */
+	{"C1 dist", T1, "0,2,4,6", 5, DIST, NULL, NULL, -ENOSPC,
+	 "not enough cpus available to satisfy request: requested=5, available=4"},
+	{"C2 dist", T1, "0-7", 0, DIST, NULL, "", 0, NULL},
+	{"C3 dist", T1, "0-7", 1, DIST, NULL, "0", 0, NULL},
+	{"C4 dist", T1, "1,3,5,6,7", 1, DIST, NULL, "6", 0, NULL},
+	{"C5 dist", T1, "0-7", 2, DIST, NULL, "0,4", 0, NULL},
+	{"C6 dist", T1, "0-7", 8, DIST, NULL, "0-7", 0, NULL},
+	{"C7 dist", T1, "0,1,2,3,6", 2, DIST, NULL, "2,6", 0, NULL},
+	{"C8 dist", T2, "0-11", 6, DIST, NULL, "0,2,4,6,8,10", 0, NULL},
+	{"C9 dist", T5, "0-79", 40, DIST, NULL, "0-19,40-59", 0, NULL},
+	{"C10 dist", T5, "0-79", 20, DIST, NULL, "0-9,40-49", 0, NULL},
+	{"C11 dist", T5, "10-39,50-79", 20, DIST, NULL, "10-19,50-59", 0, NULL},
+	{"C12 dist", T5, "0-79", 60, DIST, NULL, "0-29,40-69", 0, NULL},
+	{"C13 dist", T5, "1-39,41-79", 60, DIST, NULL, "10-39,50-79", 0, NULL},
 	/* section 6 on T6 (KNL SNC4 numbering, SMT4) */
 	{"A10", T6, "1,25,13,38,2,9,11,35,23,48,12,51,53,173,113,233,54,61", 12, 0, NULL,
 	 "1,25,13,38,11,35,23,48,53,173,113,233", 0, NULL},
@@ -102,6 +148,8 @@ static void run_case(const struct take_case *c)
 		.align_l3 = c->opts & L3,
 		.spread = c->opts & SPREAD,
 		.full_cores_only = c->opts & FULL,
+		.distribute_across_numa = c->opts & DIST,
+		.numa_group_size = c->opts & G2 ? 2 : 0,
 	};
 	int r;
 
@@ -206,13 +254,30 @@ static void test_steps(void **state)
 	assert_null(steps[3]);
 }
 
+/* D10 with its steps: the chosen nodes, the share and the remainder. */
+static void test_steps_distributed(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T5);
+	cleanup_hwloc_bitmap hwloc_bitmap_t avail = fixture_set("0-79");
+	cleanup_hwloc_bitmap hwloc_bitmap_t got = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_strv char **steps = NULL;
+	struct ts_placement_take_opts opts = {.distribute_across_numa = true,
+					      .full_cores_only = true};
+
+	assert_int_equal(ts_placement_take(topo, avail, 26, NULL, &opts, &got, &steps, &err), 0);
+	fixture_assert_set("D10 steps", got, "0-6,10-15,40-46,50-55");
+	assert_string_equal(steps[0], "distributed across numa nodes 0,1: 12 each, 2 more");
+	assert_string_equal(steps[1], "whole cores: cpus 0-6,10-15,40-46,50-55");
+	assert_null(steps[2]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kubelet_cases),
-		cmocka_unit_test(test_kubelet_order),
-		cmocka_unit_test(test_kubelet_k2),
-		cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_kubelet_cases),	  cmocka_unit_test(test_kubelet_order),
+		cmocka_unit_test(test_kubelet_k2),	  cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_steps_distributed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
