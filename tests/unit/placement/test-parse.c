@@ -122,6 +122,7 @@ static void test_config_parse(void **state)
 	static const char text[] =
 		"{\"reserved\":{\"cpus\":\"0-1\",\"shared_may_use\":false},"
 		"\"full_cores_only\":true,\"align_l3\":false,\"manage_all\":true,"
+		"\"distribute_across_numa\":true,\"enabled\":false,"
 		"\"classes\":{\"gold\":{\"pool\":\"exclusive\",\"cpu_kind\":\"performance\"},"
 		"\"standard\":{\"cpu_kind\":\"efficiency\"}}}";
 	cleanup_json struct ts_json *j = NULL;
@@ -136,6 +137,8 @@ static void test_config_parse(void **state)
 	assert_true(cfg.full_cores_only);
 	assert_false(cfg.align_l3);
 	assert_true(cfg.manage_all);
+	assert_true(cfg.distribute_across_numa);
+	assert_false(cfg.enabled);
 	c = ts_placement_config_class(&cfg, "gold");
 	assert_non_null(c);
 	assert_int_equal(c->pool, TS_PLACEMENT_POOL_EXCLUSIVE);
