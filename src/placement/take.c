@@ -286,49 +286,14 @@ static int take_whole(struct ctx *c, int lvl, hwloc_const_bitmap_t scope)
 	return 0;
 }
 
-/* Single PUs, packed: core by core in the busiest-first core order. */
-static int take_pus_packed(struct ctx *c, hwloc_const_bitmap_t scope)
+/* Single PUs from the domains of level lvl, in their busiest-first order,
+ * each domain's PUs by ascending OS index. */
+static int take_pus_at(struct ctx *c, int lvl, hwloc_const_bitmap_t scope)
 {
 	cleanup_free size_t *order = NULL;
 	size_t n = 0;
-	int core_lvl = c->nlevels - 1;
-	int r = ordered(c, core_lvl, scope, &order, &n);
+	int r = ordered(c, lvl, scope, &order, &n);
 
-	if (r < 0)
-		return r;
-	for (size_t k = 0; k < n && c->need > 0; k++) {
-		struct domain *d = &c->levels[core_lvl].doms[order[k]];
-		int pu;
-
-		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
-		hwloc_bitmap_and(c->tmp, c->tmp, scope);
-		hwloc_bitmap_foreach_begin(pu, c->tmp)
-			{
-				if (c->need == 0)
-					break;
-				hwloc_bitmap_set(c->took_pus, (unsigned)pu);
-				hwloc_bitmap_set(c->result, (unsigned)pu);
-				hwloc_bitmap_clr(c->avail, (unsigned)pu);
-				c->need--;
-			}
-		hwloc_bitmap_foreach_end();
-	}
-	return 0;
-}
-
-/* Single PUs, spread (kubelet distribute-cpus-across-cores): the smallest
- * domains busiest first, and inside each the PUs by ascending OS index,
- * which puts SMT siblings (numbered apart) last. */
-static int take_pus_spread(struct ctx *c, hwloc_const_bitmap_t scope)
-{
-	cleanup_free size_t *order = NULL;
-	size_t n = 0;
-	int lvl = c->nlevels - 2;
-	int r;
-
-	if (lvl < 0)
-		return take_pus_packed(c, scope);
-	r = ordered(c, lvl, scope, &order, &n);
 	if (r < 0)
 		return r;
 	for (size_t k = 0; k < n && c->need > 0; k++) {
@@ -349,6 +314,22 @@ static int take_pus_spread(struct ctx *c, hwloc_const_bitmap_t scope)
 		hwloc_bitmap_foreach_end();
 	}
 	return 0;
+}
+
+/* Single PUs, packed: core by core in the busiest-first core order. */
+static int take_pus_packed(struct ctx *c, hwloc_const_bitmap_t scope)
+{
+	return take_pus_at(c, c->nlevels - 1, scope);
+}
+
+/* Single PUs, spread (kubelet distribute-cpus-across-cores): the smallest
+ * domains busiest first, and inside each the PUs by ascending OS index,
+ * which puts SMT siblings (numbered apart) last. */
+static int take_pus_spread(struct ctx *c, hwloc_const_bitmap_t scope)
+{
+	if (c->nlevels < 2)
+		return take_pus_packed(c, scope);
+	return take_pus_at(c, c->nlevels - 2, scope);
 }
 
 static int take_pus(struct ctx *c, hwloc_const_bitmap_t scope)
