@@ -13,25 +13,32 @@
 
 #include "cdi/internal.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 #define SPEC_MAX_BYTES (16u << 20)
 
-int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+/* Append one formatted problem; @return its index, or -ENOMEM. */
+static int add_problem_v(struct ts_cdi_registry *reg, const char *fmt, va_list ap)
 {
 	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
-	va_list ap;
-	int r;
 
 	if (v == NULL)
 		return -ENOMEM;
 	reg->problems = v;
-	va_start(ap, fmt);
-	r = vasprintf(&v[reg->n_problems], fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	if (vasprintf(&v[reg->n_problems], fmt, ap) < 0)
 		return -ENOMEM;
-	reg->n_problems++;
-	return 0;
+	return (int)reg->n_problems++;
+}
+
+int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = add_problem_v(reg, fmt, ap);
+	va_end(ap);
+	return r < 0 ? r : 0;
 }
 
 /* Refuse what a non-root user could have written. @return true if safe. */
@@ -67,46 +74,9 @@ static int cmp_str(const void *a, const void *b)
 
 int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap + 1);
+	cleanup_error struct ts_error *err = NULL; /* callers word their own message */
 
-	if (buf == NULL)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap >= SPEC_MAX_BYTES) {
-				free(buf);
-				return -EFBIG;
-			}
-			cap *= 2;
-			nb = realloc(buf, cap + 1);
-			if (nb == NULL) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			free(buf);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*ret_buf = buf;
-	*ret_len = len;
-	return 0;
+	return ts_read_fd(fd, "spec", SPEC_MAX_BYTES, ret_buf, ret_len, &err);
 }
 
 int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
@@ -129,27 +99,21 @@ int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *sp
 
 int ts_cdi_registry_scanned_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
 {
-	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
 	struct ts_cdi_scanned *last = reg->n_scanned ? &reg->scanned[reg->n_scanned - 1] : NULL;
 	va_list ap;
-	int r;
+	int i;
 
-	if (v == NULL)
-		return -ENOMEM;
-	reg->problems = v;
 	va_start(ap, fmt);
-	r = vasprintf(&v[reg->n_problems], fmt, ap);
+	i = add_problem_v(reg, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
+	if (i < 0)
+		return i;
+	/* the file just scanned keeps it too (for the index) */
 	if (last != NULL && last->problem == NULL) {
-		last->problem = strdup(v[reg->n_problems]);
-		if (last->problem == NULL) {
-			free(v[reg->n_problems]);
+		last->problem = strdup(reg->problems[i]);
+		if (last->problem == NULL)
 			return -ENOMEM;
-		}
 	}
-	reg->n_problems++;
 	return 0;
 }
 
