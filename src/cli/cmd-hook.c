@@ -16,6 +16,7 @@
 #include "oci/json.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 int ts_cli_state_config_read(const struct ts_json *config, const char *config_path,
 			     struct ts_cli_state_config *ret, struct ts_error **err)
@@ -212,42 +213,6 @@ int ts_hook_poststop(const struct ts_hook_state *st, const struct ts_state_optio
 	return found;
 }
 
-/* Read all of fd 0, at most TS_HOOK_STDIN_MAX_BYTES. */
-static int read_stdin(char **ret_buf, size_t *ret_len, struct ts_error **err)
-{
-	cleanup_free char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nbuf;
-
-			cap = cap ? cap * 2 : 16384;
-			nbuf = realloc(buf, cap + 1);
-			if (nbuf == NULL)
-				return ts_error_set(err, ENOMEM, "stdin: cannot read");
-			buf = nbuf;
-		}
-		n = read(STDIN_FILENO, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return ts_error_set(err, errno, "stdin: cannot read");
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > TS_HOOK_STDIN_MAX_BYTES)
-			return ts_error_set(err, EFBIG, "stdin: larger than %u bytes",
-					    TS_HOOK_STDIN_MAX_BYTES);
-	}
-	buf[len] = '\0';
-	*ret_buf = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
-}
-
 /* Store options from the config file; config is kept for the borrowed strings. */
 static const char *config_file(void)
 {
@@ -332,7 +297,7 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 				    stage);
 	if (argc > 2)
 		return ts_error_set(err, 0, "hook: unexpected argument '%s'", argv[2]);
-	r = read_stdin(&buf, &len, err);
+	r = ts_read_fd(STDIN_FILENO, "stdin", TS_HOOK_STDIN_MAX_BYTES, &buf, &len, err);
 	if (r >= 0)
 		r = ts_hook_state_parse(buf, len, &st, err);
 	if (r >= 0)
