@@ -86,18 +86,8 @@ teardown() {
 	[ "$output" = "$EXPECTED_OUT" ]
 }
 
-containerd_up() {
-	require_cmd ctr
-	require_cmd containerd
-	if ! ctr version >/dev/null 2>&1; then
-		(containerd >"${BATS_TMPDIR:-/tmp}/containerd.log" 2>&1 &)
-		for _ in $(seq 50); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done
-	fi
-	ctr version >/dev/null 2>&1 || skip "containerd did not start (see containerd.log)"
-}
-
 @test "containerd: ctr run with --runc-binary toposhim injects the device" {
-	containerd_up
+	start_containerd
 	write_engine_wrapper
 	make_rootfs "$WORK/rootfs"
 	run ctr run --rm --rootfs --runc-binary "$WORK/toposhim-wrapper" \
@@ -108,7 +98,7 @@ containerd_up() {
 }
 
 @test "containerd: an unknown device makes ctr run fail with toposhim's message" {
-	containerd_up
+	start_containerd
 	write_engine_wrapper
 	make_rootfs "$WORK/rootfs"
 	run ctr run --rm --rootfs --runc-binary "$WORK/toposhim-wrapper" \

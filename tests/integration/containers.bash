@@ -125,13 +125,31 @@ wait_for_file() {
 	return 1
 }
 
-# start_containerd: containerd listening on its default socket (started in
-# the background when it is not running); skips the test when it cannot be.
+# start_daemon LOG CMD...: start CMD in a new session, detached from this
+# test: stdin from /dev/null, stdout and stderr to LOG, and every other fd
+# closed.  A daemon that kept bats' fd 3 or the pipe make's test driver
+# reads would hold the test open until it exits, which a daemon never does:
+# the test file, make check and CI would hang.
+start_daemon() {
+	local log=$1 fd
+	shift
+	(
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+		done
+		exec setsid -f "$@" </dev/null >"$log" 2>&1
+	) &
+	wait $!
+}
+
+# start_containerd: containerd listening on its default socket (started
+# detached when it is not running); skips the test when it cannot be.
 start_containerd() {
 	require_cmd ctr
 	require_cmd containerd
 	if ! ctr version >/dev/null 2>&1; then
-		(containerd >"${BATS_TMPDIR:-/tmp}/containerd.log" 2>&1 &)
+		start_daemon "${BATS_TMPDIR:-/tmp}/containerd.log" containerd
 		for _ in $(seq 50); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done
 	fi
 	ctr version >/dev/null 2>&1 || skip "containerd did not start (see containerd.log)"
