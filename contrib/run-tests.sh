@@ -21,6 +21,21 @@ status=0
 
 step() { printf '\n===== %s =====\n' "$*"; }
 
+# bounded LIMIT CMD...: run CMD, killing it and everything in its process
+# group after LIMIT seconds, so a hung test fails the run with a message
+# instead of holding CI until its own timeout.  The limits are several
+# times what each step takes on a 2-core machine (about 5, 1 and 3 min).
+bounded() {
+	limit=$1
+	shift
+	timeout -k 30 "$limit" "$@"
+	rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "toposhim: '$*' did not finish within $limit s; killed (a test hangs: see the .log files)" >&2
+	fi
+	return "$rc"
+}
+
 step "autogen"
 ./autogen.sh >/dev/null 2>&1 || { ./autogen.sh; exit 2; }
 
@@ -30,12 +45,12 @@ mkdir build && cd build || exit 2
 ../configure --enable-werror --quiet || exit 2
 make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
 step "make check"
-make -j"$jobs" check || status=1
+bounded 1800 make -j"$jobs" check || status=1
 
 step "unit tests under valgrind"
 unit=$(make -s print-unit-tests)
 # shellcheck disable=SC2086 # the test list is meant to be split
-make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
+bounded 900 make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
 	LOG_COMPILER="valgrind --quiet --suppressions=$top/contrib/valgrind.supp --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
 	status=1
 cd "$top" || exit 2
@@ -51,7 +66,7 @@ make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
 HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1 \
-	make -j"$jobs" check || status=1
+	bounded 1200 make -j"$jobs" check || status=1
 cd "$top" || exit 2
 
 step "failed tests"
