@@ -401,6 +401,7 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 		.align_l3 = p->cfg->align_l3,
 		.full_cores_only = p->cfg->full_cores_only,
 		.distribute_across_numa = p->cfg->distribute_across_numa,
+		.align_by_socket = p->cfg->align_by_socket,
 	};
 	cleanup_hwloc_bitmap hwloc_bitmap_t pref = hwloc_bitmap_alloc();
 	cleanup_strv char **steps = NULL;
@@ -412,7 +413,8 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	ts_topology_cpus_of_numa(p->topo, req->device_numa, pref);
 	if (!hwloc_bitmap_iszero(pref)) {
-		reason(p, "prefer numa nodes %s (local to the requested devices)",
+		reason(p, "prefer %snuma nodes %s (local to the requested devices)",
+		       p->cfg->align_by_socket ? "the packages of " : "",
 		       list_of(req->device_numa, buf, sizeof(buf)));
 	} else if (kind != NULL) {
 		hwloc_bitmap_copy(pref, kind);

@@ -31,8 +31,10 @@
  * fewest NUMA nodes that can hold the request, the combination of them whose
  * even share (in groups of the SMT width when full_cores_only, else 1 PU)
  * plus remainder leaves the free PUs of all nodes most balanced, each share
- * taken packed as above.  Not implemented from the kubelet: align by socket,
- * and its state-file validation (src/state owns the records).
+ * taken packed as above.  With "align_by_socket" (the kubelet's
+ * align-by-socket) the device-local PUs taken first widen to the packages
+ * of the devices' NUMA nodes.  Not implemented from the kubelet: its
+ * state-file validation (src/state owns the records).
  *
  * Config object ("placement" in the toposhim config; every key optional):
  *   "enabled": true              false: CDI injection only; no placement,
@@ -46,6 +48,9 @@
  *                                spread exclusive requests that need more
  *                                than one NUMA node evenly over the nodes
  *                                (kubelet distribute-cpus-across-numa)
+ *   "align_by_socket": false     device-local PUs first means the devices'
+ *                                packages, not only their NUMA nodes
+ *                                (kubelet align-by-socket)
  *   "manage_all": false          true: explicit cpus in config.json are
  *                                replaced instead of honoured as pinned
  *   "classes": {"<name>": {"pool": "exclusive"|"shared"|"reserved",
@@ -119,6 +124,7 @@ struct ts_placement_config {
 	bool full_cores_only;
 	bool align_l3;
 	bool distribute_across_numa;
+	bool align_by_socket;
 	bool manage_all;
 	struct ts_placement_class *classes;
 	size_t n_classes;
@@ -280,6 +286,9 @@ struct ts_placement_take_opts {
 	/* PUs per distribution group; 0: the SMT width when full_cores_only,
 	 * else 1 (the kubelet's cpuGroupSize) */
 	unsigned numa_group_size;
+	/* kubelet align-by-socket: the preferred PUs widen to the whole
+	 * packages they are in before they are taken first */
+	bool align_by_socket;
 };
 
 /**
@@ -287,7 +296,8 @@ struct ts_placement_take_opts {
  * @param[in] avail      PUs that may be taken; borrowed.
  * @param[in] n          PUs wanted.
  * @param[in] preferred  PUs to take first (device-local NUMA, CPU kind), or
- *                       NULL; the rest comes from avail as usual.
+ *                       NULL; the rest comes from avail as usual.  With
+ *                       opts->align_by_socket, the packages that hold them.
  * @param[out] ret       new bitmap; caller frees.
  * @param[out] ret_steps may be NULL; a NULL-terminated list of the steps
  *                       ("whole package 0", ...) the caller frees with

@@ -696,6 +696,23 @@ static int finish_steps(struct ctx *c)
 	return c->oom ? -ENOMEM : 0;
 }
 
+/* ret = the PUs of every package that holds one of cpus (the kubelet's
+ * getAlignedCPUs with align-by-socket, which takes the packages of the hint's
+ * NUMA nodes). */
+static void widen_to_packages(const struct ts_topology *topo, hwloc_const_bitmap_t cpus,
+			      hwloc_bitmap_t ret)
+{
+	hwloc_obj_t pkg = NULL;
+
+	hwloc_bitmap_zero(ret);
+	while ((pkg = hwloc_get_next_obj_by_type(topo->hwloc, HWLOC_OBJ_PACKAGE, pkg)) != NULL)
+		if (hwloc_bitmap_intersects(pkg->cpuset, cpus))
+			hwloc_bitmap_or(ret, ret, pkg->cpuset);
+	/* no package objects (some XML): the NUMA alignment stands */
+	if (hwloc_bitmap_iszero(ret))
+		hwloc_bitmap_copy(ret, cpus);
+}
+
 int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail, unsigned n,
 		      hwloc_const_bitmap_t preferred, const struct ts_placement_take_opts *opts,
 		      hwloc_bitmap_t *ret, char ***ret_steps, struct ts_error **err)
@@ -735,7 +752,11 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 			ctx_release(&c);
 			return ts_error_set(err, ENOMEM, "placement: out of memory");
 		}
-		hwloc_bitmap_and(scope, c.avail, preferred);
+		if (c.opts->align_by_socket)
+			widen_to_packages(topo, preferred, scope);
+		else
+			hwloc_bitmap_copy(scope, preferred);
+		hwloc_bitmap_and(scope, scope, c.avail);
 		unsigned k = (unsigned)hwloc_bitmap_weight(scope);
 		if (k > n)
 			k = n;

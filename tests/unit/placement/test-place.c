@@ -496,6 +496,52 @@ static void test_device_preference(void **state)
 	ts_placement_config_release(&cfg);
 }
 
+/* The kubelet options through the whole placement, config keys as an
+ * operator sets them: align_by_socket (cases G1/G2: devices on NUMA 0 and 2
+ * of T5, free PUs 2,11,21,22) and distribute_across_numa (case D10: 26 PUs
+ * over two nodes in whole cores). */
+static void test_kubelet_options(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T5);
+	cleanup_hwloc_bitmap hwloc_bitmap_t busy = fixture_set("0-1,3-10,12-20,23-79");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation a = {
+		.container_id = "x", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = busy};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "gpu", "critical", 2);
+	hwloc_bitmap_set(req.device_numa, 0);
+	hwloc_bitmap_set(req.device_numa, 2);
+	/* G2: NUMA-aligned, the device-local PUs 2 and 21 */
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("G2", res.cpus, "2,21");
+	fixture_assert_set("G2 mems", res.mems, "0,2");
+	ts_placement_result_release(&res);
+	/* G1: socket-aligned, both PUs from package 0 */
+	cfg.align_by_socket = true;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("G1", res.cpus, "2,11");
+	fixture_assert_set("G1 mems", res.mems, "0-1");
+	assert_string_equal(res.reasons[1], "prefer the packages of numa nodes 0,2 (local to the "
+					    "requested devices)");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+
+	cfg.align_by_socket = false;
+	cfg.distribute_across_numa = true;
+	cfg.full_cores_only = true;
+	request(&req, "wide", "critical", 26);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("D10", res.cpus, "0-6,10-15,40-46,50-55");
+	fixture_assert_set("D10 mems", res.mems, "0-1");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
 /* Device locality from a sysfs tree (TOPOSHIM_SYSFS_ROOT layout): /dev/null
  * (1:3) is made to look like a PCI device on NUMA node 1. */
 static void test_request_devices(void **state)
@@ -804,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_allocation_pool),
 		cmocka_unit_test(test_numa_policies),
 		cmocka_unit_test(test_device_preference),
+		cmocka_unit_test(test_kubelet_options),
 		cmocka_unit_test(test_request_devices),
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),

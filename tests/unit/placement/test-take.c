@@ -17,7 +17,7 @@
 #include "placement/placement.h"
 #include "util/cleanup.h"
 
-enum { PACKED = 0, L3 = 1, SPREAD = 2, FULL = 4, DIST = 8, G2 = 16 };
+enum { PACKED = 0, L3 = 1, SPREAD = 2, FULL = 4, DIST = 8, G2 = 16, SOCKET = 32 };
 
 struct take_case {
 	const char *name;
@@ -118,12 +118,14 @@ static const struct take_case cases[] = {
 	{"A10", T6, "1,25,13,38,2,9,11,35,23,48,12,51,53,173,113,233,54,61", 12, 0, NULL,
 	 "1,25,13,38,11,35,23,48,53,173,113,233", 0, NULL},
 	{"B2", T6, "10,11,52,53,67", 5, 0, NULL, "10,11,52,53,67", 0, NULL},
-	/* section 6: topology hints (H) and NUMA-aligned subsets (G2) */
+	/* section 6: topology hints (H) and NUMA- (G2) or socket-aligned (G1)
+	 * subsets; the hint is NUMA{0,2}, its packages 0 and 1 */
 	{"H1", T2, "0-11", 2, 0, NULL, "0,6", 0, NULL},
 	{"H2", T2, "0-11", 2, 0, "0,2,4,6,8,10", "0,6", 0, NULL},
 	{"H3", T2, "0-11", 2, 0, "1,3,5,7,9,11", "1,7", 0, NULL},
 	{"H4", T2, "0-11", 8, 0, "0,2,4,6,8,10", "0-2,4,6-8,10", 0, NULL},
 	{"H5", T2, "0-11", 8, 0, "1,3,5,7,9,11", "0,1,3,5-7,9,11", 0, NULL},
+	{"G1", T5, "2,11,21,22", 2, SOCKET, "0-9,20-29,40-49,60-69", "2,11", 0, NULL},
 	{"G2", T5, "2,11,21,22", 2, 0, "0-9,20-29,40-49,60-69", "2,21", 0, NULL},
 	/* full-pcpus-only (E1: 1 cpu on SMT2; E3: reserved {1,6} break two cores) */
 	{"E1", T1, "1-7", 1, FULL, NULL, NULL, -EINVAL,
@@ -150,6 +152,7 @@ static void run_case(const struct take_case *c)
 		.full_cores_only = c->opts & FULL,
 		.distribute_across_numa = c->opts & DIST,
 		.numa_group_size = c->opts & G2 ? 2 : 0,
+		.align_by_socket = c->opts & SOCKET,
 	};
 	int r;
 
