@@ -50,9 +50,14 @@ static const struct take_case cases[] = {
 	{"P1", T2, "1-5,7-11", 1, 0, NULL, "2", 0, NULL},
 	{"P2", T2, "0-11", 8, 0, NULL, "0-2,4,6-8,10", 0, NULL},
 	{"P3", T5, "0-79", 64, 0, NULL, "0-31,40-71", 0, NULL},
-	/* uncore (L3) alignment; U2 needs the kubelet's T2 uncore ids, which
-	 * the case file does not give, so it is not reproduced */
+	/* uncore (L3) alignment */
 	{"U1", T8, "1-15", 10, L3, NULL, "1,2,4-11", 0, NULL},
+	/* U2: the kubelet gives {1}.  Its result is the lowest free PU of one
+	 * uncore cache holding both sockets' PUs (the only reading of its T2
+	 * fixture that yields 1; the case file omits the ids).  No machine,
+	 * and no hwloc tree, has a cache above its packages; with one L3 per
+	 * package ours is P1's answer, the busiest package first. */
+	{"U2", T2, "1-5,7-11", 1, L3, NULL, "2", 0, NULL},
 	{"U3", T9, "0-15", 4, L3, NULL, "0-3", 0, NULL},
 	{"U4", T9, "2-15", 6, L3, NULL, "2-7", 0, NULL},
 	{"U5", T9, "8-15", 4, L3, NULL, "8-11", 0, NULL},
