@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "topology/topology.h"
 #include "util/cleanup.h"
@@ -63,8 +65,10 @@ int ts_topology_host_key(const char *sysfs_root, const char *proc_root, char **r
 	return 0;
 }
 
-/* Try the cache; 1 = loaded, 0 = missing or stale. */
-static int try_cache(int dfd, const char *state_dir, const char *key, struct ts_topology **ret)
+/* Try the cache; 1 = loaded, 0 = missing or stale.  source: the
+ * topology's source, or NULL for "cache:<state_dir>". */
+static int try_cache(int dfd, const char *state_dir, const char *key, const char *source,
+		     struct ts_topology **ret)
 {
 	cleanup_free char *old_key = NULL, *xml = NULL, *name = NULL;
 	cleanup_error struct ts_error *e = NULL;
@@ -75,19 +79,39 @@ static int try_cache(int dfd, const char *state_dir, const char *key, struct ts_
 		return 0;
 	if (ts_read_file_at(dfd, XML_FILE, MAX_XML_BYTES, &xml, NULL, &e) < 0)
 		return 0;
-	if (asprintf(&name, "cache:%s", state_dir) < 0)
+	if (source != NULL)
+		name = strdup(source);
+	else if (asprintf(&name, "cache:%s", state_dir) < 0)
+		name = NULL;
+	if (name == NULL)
 		return 0;
 	if (ts_topology_load_xml_buffer(xml, name, ret, &e) < 0)
 		return 0;
 	return 1;
 }
 
+/* Writing the cache is an optimisation: failures are ignored, the next call
+ * simply loads again.  The key goes last: a crash in between leaves the old
+ * key, which does not match the new XML's source, so it is never trusted. */
+static void write_cache(int dfd, const char *key, const struct ts_topology *t)
+{
+	cleanup_free char *xml = NULL;
+	cleanup_error struct ts_error *ignored = NULL;
+
+	if (dfd < 0)
+		return;
+	/* a stale key must not survive next to the new XML */
+	(void)unlinkat(dfd, KEY_FILE, 0);
+	if (ts_topology_export_xml(t, &xml, &ignored) == 0 &&
+	    ts_write_file_atomic_at(dfd, XML_FILE, xml, strlen(xml), 0644, &ignored) == 0)
+		(void)ts_write_file_atomic_at(dfd, KEY_FILE, key, strlen(key), 0644, &ignored);
+}
+
 int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const char *proc_root,
 			    struct ts_topology **ret, bool *ret_from_cache, struct ts_error **err)
 {
-	cleanup_free char *key = NULL, *xml = NULL;
+	cleanup_free char *key = NULL;
 	cleanup_close int dfd = -EBADF;
-	cleanup_error struct ts_error *ignored = NULL;
 	struct ts_topology *t = NULL;
 	int r;
 
@@ -95,7 +119,7 @@ int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const
 	if (r < 0)
 		return r;
 	dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0 && try_cache(dfd, state_dir, key, &t) == 1) {
+	if (dfd >= 0 && try_cache(dfd, state_dir, key, NULL, &t) == 1) {
 		if (ret_from_cache != NULL)
 			*ret_from_cache = true;
 		*ret = t;
@@ -104,12 +128,40 @@ int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const
 	r = ts_topology_load_host(&t, err);
 	if (r < 0)
 		return r;
-	/* Writing the cache is an optimisation: failures are ignored, the
-	 * next call simply discovers again.  The key goes last: a crash in
-	 * between leaves the old, stale key, so the XML is never trusted. */
-	if (dfd >= 0 && ts_topology_export_xml(t, &xml, &ignored) == 0 &&
-	    ts_write_file_atomic_at(dfd, XML_FILE, xml, strlen(xml), 0644, &ignored) == 0)
-		(void)ts_write_file_atomic_at(dfd, KEY_FILE, key, strlen(key), 0644, &ignored);
+	write_cache(dfd, key, t);
+	if (ret_from_cache != NULL)
+		*ret_from_cache = false;
+	*ret = t;
+	return 0;
+}
+
+int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct ts_topology **ret,
+				bool *ret_from_cache, struct ts_error **err)
+{
+	cleanup_free char *key = NULL;
+	cleanup_close int dfd = -EBADF;
+	struct ts_topology *t = NULL;
+	struct stat st;
+	int r;
+
+	/* an unreadable or odd file: ts_topology_load_xml() says why */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return ts_topology_load_xml(path, ret, err);
+	if (asprintf(&key, "xml=%s\ndev=%ju\nino=%ju\nsize=%jd\nmtime=%jd.%09ld\n", path,
+		     (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+		     (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < 0)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", path);
+	dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0 && try_cache(dfd, state_dir, key, path, &t) == 1) {
+		if (ret_from_cache != NULL)
+			*ret_from_cache = true;
+		*ret = t;
+		return 0;
+	}
+	r = ts_topology_load_xml(path, &t, err);
+	if (r < 0)
+		return r;
+	write_cache(dfd, key, t);
 	if (ret_from_cache != NULL)
 		*ret_from_cache = false;
 	*ret = t;
@@ -123,9 +175,11 @@ int ts_topology_load_default(const char *config_xml, const char *state_dir,
 	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
 
 	if (env != NULL && *env != '\0')
-		return ts_topology_load_xml(env, ret, err);
+		config_xml = env;
 	if (config_xml != NULL)
-		return ts_topology_load_xml(config_xml, ret, err);
+		return state_dir != NULL
+			       ? ts_topology_load_xml_cached(config_xml, state_dir, ret, NULL, err)
+			       : ts_topology_load_xml(config_xml, ret, err);
 	if (roots.sysfs_root != NULL && *roots.sysfs_root != '\0') {
 		/* a recorded tree: its CPUs and NUMA nodes go with its devices */
 		cleanup_free char *parent = strdup(roots.sysfs_root);

@@ -248,6 +248,12 @@ static int new_hwloc(hwloc_topology_t *ret, const char *what, struct ts_error **
 	if (hwloc_topology_init(&h) < 0)
 		return ts_error_set(err, errno ? errno : ENOMEM, "%s: hwloc init failed", what);
 	(void)hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	/* placement never looks below L3 (see topology.h) */
+	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L2CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1ICACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L2ICACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
+	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L3ICACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
 	*ret = h;
 	return 0;
 }

@@ -232,6 +232,61 @@ static void test_cache(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* An XML file through the cache: reused while the file is unchanged, loaded
+ * again once it is replaced; the source stays the path; L1/L2 caches are
+ * gone (the corpus file has 192 of each) and the L3 groups are kept. */
+static void test_xml_cache(void **state)
+{
+	char dir[] = "/tmp/ts-xmlcache-XXXXXX";
+	cleanup_free char *corpus =
+		corpus_path("topology", "13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml");
+	cleanup_free char *xml = NULL, *cmd = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *t = NULL;
+	bool cached = true;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&xml, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&cmd, "cp '%s' '%s'", corpus, xml) > 0);
+	assert_int_equal(system(cmd), 0);
+
+	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), 0);
+	assert_false(cached);
+	assert_string_equal(t->source, xml);
+	assert_int_equal(hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_L2CACHE), 0);
+	assert_int_equal(hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_L1CACHE), 0);
+	assert_int_equal(hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_L3CACHE), 24);
+	t = ts_topology_free(t);
+	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), 0);
+	assert_true(cached);
+	assert_string_equal(t->source, xml);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 384);
+	assert_int_equal(hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_L3CACHE), 24);
+	t = ts_topology_free(t);
+
+	/* replaced by another machine's file: loaded again, not the cache */
+	free(corpus);
+	corpus = corpus_path("topology", "01-hwloc-linux-8em64t-4c2t.xml");
+	free(cmd);
+	assert_true(asprintf(&cmd, "cp '%s' '%s.new' && mv '%s.new' '%s'", corpus, xml, xml, xml) >
+		    0);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), 0);
+	assert_false(cached);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 8);
+	t = ts_topology_free(t);
+
+	/* a missing file is the loader's error, cache or not */
+	free(xml);
+	assert_true(asprintf(&xml, "%s/missing.xml", dir) > 0);
+	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), -ENOENT);
+	assert_true(strstr(err->msg, "missing.xml: cannot read topology") != NULL);
+
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Extract a corpus sysfs tarball into dir (fork/exec of tar). */
 static void extract(const char *tarball, const char *dir)
 {
@@ -386,10 +441,10 @@ static void test_sysfs_trees(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpulist),	    cmocka_unit_test(test_corpus_loads),
-		cmocka_unit_test(test_tiers_knl),   cmocka_unit_test(test_load_errors),
-		cmocka_unit_test(test_cache),	    cmocka_unit_test(test_device_locality),
-		cmocka_unit_test(test_sysfs_trees),
+		cmocka_unit_test(test_cpulist),		cmocka_unit_test(test_corpus_loads),
+		cmocka_unit_test(test_tiers_knl),	cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_cache),		cmocka_unit_test(test_xml_cache),
+		cmocka_unit_test(test_device_locality), cmocka_unit_test(test_sysfs_trees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
