@@ -4,6 +4,10 @@
  *
  *   bench-create -n ITER -b BUNDLE -r RUNTIME -- LABEL=CMD [LABEL=CMD...]
  *
+ * CMD is "[VAR=VALUE ...] PATH": the assignments (space-separated, no
+ * spaces inside) are set in the child's environment only, so that a row
+ * measures toposhim itself rather than a shell wrapper around it.
+ *
  * For each command (an absolute path of toposhim, or of the runtime itself)
  * and each iteration: restore BUNDLE/config.json from BUNDLE/config.json.orig,
  * run `CMD create --bundle BUNDLE ID` with stdio on /dev/null, wait for it
@@ -25,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -33,7 +39,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int run(char *const argv[], long *ret_maxrss_kib, double *ret_cpu_ms)
+static int run(char *const argv[], char *const env[], long *ret_maxrss_kib, double *ret_cpu_ms)
 {
 	struct rusage ru;
 	int status;
@@ -46,6 +52,9 @@ static int run(char *const argv[], long *ret_maxrss_kib, double *ret_cpu_ms)
 
 		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
+		for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+			if (putenv(env[i]) != 0)
+				_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -131,6 +140,17 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		*cmd++ = '\0';
+		/* leading VAR=VALUE words go to the child's environment */
+		char *env[32];
+		size_t nenv = 0;
+		char *word;
+		while ((word = strchr(cmd, ' ')) != NULL && strchr(cmd, '=') != NULL &&
+		       strchr(cmd, '=') < word && nenv < ARRAY_LEN(env) - 1) {
+			*word = '\0';
+			env[nenv++] = cmd;
+			cmd = word + 1;
+		}
+		env[nenv] = NULL;
 		for (int i = 0; i < iter; i++) {
 			char *create[] = {cmd, (char *)"create", (char *)"--bundle", bundle, id,
 					  NULL};
@@ -144,12 +164,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			t0 = now_ms();
-			if (run(create, &rss, &cpu[i]) != 0)
+			if (run(create, env, &rss, &cpu[i]) != 0)
 				failures++;
 			t[i] = now_ms() - t0;
 			if (rss > maxrss)
 				maxrss = rss;
-			(void)run(del, NULL, NULL);
+			(void)run(del, NULL, NULL, NULL);
 		}
 		qsort(t, (size_t)iter, sizeof(double), cmp_double);
 		qsort(cpu, (size_t)iter, sizeof(double), cmp_double);

@@ -9,8 +9,11 @@
 #                                   exclusive CPU (critical class)
 #   toposhim rewrite only           the same rewrite with TOPOSHIM_RUNTIME=/bin/true:
 #                                   toposhim's own cost (target <= 5 ms), on the
-#                                   384-PU corpus topology with the allocations
-#                                   of earlier iterations still live
+#                                   384-PU corpus topology (warm: through the
+#                                   topology cache in the state dir, as on a
+#                                   host), toposhim started directly
+#   exec /bin/true                  the floor: fork, exec and wait of a
+#                                   program that does nothing
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TS_BUILDDIR:-$top}
@@ -60,20 +63,19 @@ cat >"$work/via-crun" <<W
 #!/bin/sh
 TOPOSHIM_CONFIG=$work/config.json TOPOSHIM_RUNTIME=$(command -v crun) exec $shim "\$@"
 W
-cat >"$work/rewrite-only" <<W
-#!/bin/sh
-TOPOSHIM_CONFIG=$work/config-big.json TOPOSHIM_RUNTIME=/bin/true \
-TOPOSHIM_TOPOLOGY_XML=$shared/corpus/topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml \
-	exec $shim "\$@"
-W
-chmod 0755 "$work/via-runc" "$work/via-crun" "$work/rewrite-only"
+# bench-create sets these in the child: no shell between it and toposhim
+rewrite_only="TOPOSHIM_CONFIG=$work/config-big.json TOPOSHIM_RUNTIME=/bin/true"
+rewrite_only="$rewrite_only TOPOSHIM_TOPOLOGY_XML=$shared/corpus/topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml"
+rewrite_only="$rewrite_only $shim"
+chmod 0755 "$work/via-runc" "$work/via-crun"
 
 echo "toposhim create-path benchmark: $iter creates per row, $(nproc) CPUs, $(uname -r)"
 # crun refuses hybrid cgroups: measure everything in a mount namespace where
 # the cgroup2 mount is hidden, so that runc and crun see the same hierarchy.
 unshare -m --propagation private sh -c '
 	umount /sys/fs/cgroup/unified 2>/dev/null
-	"$0" -n "$1" -b "$2" -r "$3" "runc=$3" "toposhim -> runc=$4" "toposhim rewrite only=$5"
+	"$0" -n "$1" -b "$2" -r "$3" "runc=$3" "toposhim -> runc=$4" "toposhim rewrite only=$5" \
+		"exec /bin/true=/bin/true"
 	"$0" -n "$1" -b "$2" -r "$6" "crun=$6" "toposhim -> crun=$7"
-' "$bench" "$iter" "$work/b" "$(command -v runc)" "$work/via-runc" "$work/rewrite-only" \
+' "$bench" "$iter" "$work/b" "$(command -v runc)" "$work/via-runc" "$rewrite_only" \
 	"$(command -v crun)" "$work/via-crun"
