@@ -100,6 +100,30 @@ ts_bundle_new()
 	TS_STARTED+=("$variant $CONTAINER_ID")
 }
 
+# ts_assert_numa_exclusive_refused VARIANT NAME: on a one-node layout a
+# numa=exclusive container would take every PU and leave the shared pool
+# empty.  The create must fail with exit 1 and toposhim's one-line message,
+# config.json must stay byte-identical, and no allocation may be left.
+ts_assert_numa_exclusive_refused()
+{
+	local variant=$1 name=$2 want
+	ts_runtime "$variant"
+	ts_bundle_new "$variant" "$name"
+	ts_config '.annotations = ((.annotations // {}) + $a)' --argjson a \
+		'{"toposhim.io/class": "critical", "toposhim.io/numa": "exclusive"}'
+	cp "$BUNDLE/config.json" "$BUNDLE/config.json.before"
+	run "${RT[@]}" run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+	want="toposhim: $BUNDLE/config.json: '/annotations/toposhim.io~1cpus': taking cpus"
+	want="$want $TS_VM_CPU_LIST would leave the shared pool empty: No space left on device"
+	[ "$status" -eq 1 ] || fail "exit $status, want 1: $output"
+	[ "$output" = "$want" ] || fail "got '$output', want '$want'"
+	cmp "$BUNDLE/config.json.before" "$BUNDLE/config.json" || fail "config.json was changed"
+	run /usr/bin/toposhimctl alloc list --json
+	[ "$status" -eq 0 ] || fail "toposhimctl alloc list: $output"
+	[ "$(jq --arg id "$CONTAINER_ID" '[.[] | select(.container_id == $id)] | length' <<<"$output")" = 0 ] ||
+		fail "an allocation of $CONTAINER_ID was left: $output"
+}
+
 # ts_config FILTER [JQ_ARGS...]: edit $BUNDLE/config.json with jq.
 ts_config()
 {

@@ -120,15 +120,19 @@ check_critical_shrink_grow()
 # started before it shrinks to the other nodes (node 0, PUs 0-3 on the
 # default layout) while it runs, and grows back to every PU and node when
 # the exclusive one is deleted.  One NUMA node cannot be given away without
-# emptying the shared pool, which toposhim refuses: skipped there.
+# emptying the shared pool: there toposhim refuses, and the running standard
+# container keeps every PU.
 check_numa_exclusive_live()
 {
 	local variant=$1 rest
-	[ "$TS_VM_NUMA_NODES" -ge 2 ] ||
-		skip "layout $TS_VM_LAYOUT has one NUMA node: numa=exclusive would empty the shared pool"
 	ts_runtime "$variant"
 	live_start s "$variant" '{"toposhim.io/class": "standard"}'
 	assert_live s "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)" noexec
+	if [ "$TS_VM_NUMA_NODES" -lt 2 ]; then
+		ts_assert_numa_exclusive_refused "$variant" x
+		assert_live s "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)"
+		return
+	fi
 
 	live_start x "$variant" "$(jq -n -c --arg d "$TS_CDI_DEVICE" '{"toposhim.io/class": "critical",
 		"toposhim.io/numa": "exclusive", "cdi.k8s.io/disk": $d}')"
@@ -149,10 +153,10 @@ check_numa_exclusive_live()
 	check_critical_shrink_grow toposhim-crun
 }
 
-@test "live: numa=exclusive moves a running standard container off its node and back (runc)" {
+@test "live: numa=exclusive moves a running standard container off its node and back, refused with one node (runc)" {
 	check_numa_exclusive_live toposhim-runc
 }
 
-@test "live: numa=exclusive moves a running standard container off its node and back (crun)" {
+@test "live: numa=exclusive moves a running standard container off its node and back, refused with one node (crun)" {
 	check_numa_exclusive_live toposhim-crun
 }
