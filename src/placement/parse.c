@@ -321,6 +321,8 @@ static int parse_member(const char *key, const struct ts_json *val, const char *
 		return parse_bool(val, file, key, &cfg->align_l3, err);
 	if (strcmp(key, "distribute_across_numa") == 0)
 		return parse_bool(val, file, key, &cfg->distribute_across_numa, err);
+	if (strcmp(key, "distribute_across_cores") == 0)
+		return parse_bool(val, file, key, &cfg->distribute_across_cores, err);
 	if (strcmp(key, "align_by_socket") == 0)
 		return parse_bool(val, file, key, &cfg->align_by_socket, err);
 	if (strcmp(key, "manage_all") == 0)

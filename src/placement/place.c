@@ -402,6 +402,7 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 		.full_cores_only = p->cfg->full_cores_only,
 		.distribute_across_numa = p->cfg->distribute_across_numa,
 		.align_by_socket = p->cfg->align_by_socket,
+		.spread = p->cfg->distribute_across_cores,
 	};
 	cleanup_hwloc_bitmap hwloc_bitmap_t pref = hwloc_bitmap_alloc();
 	cleanup_strv char **steps = NULL;

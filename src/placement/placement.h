@@ -48,6 +48,10 @@
  *                                spread exclusive requests that need more
  *                                than one NUMA node evenly over the nodes
  *                                (kubelet distribute-cpus-across-numa)
+ *   "distribute_across_cores": false
+ *                                take single PUs spread over cores instead
+ *                                of whole cores (kubelet
+ *                                distribute-cpus-across-cores)
  *   "align_by_socket": false     device-local PUs first means the devices'
  *                                packages, not only their NUMA nodes
  *                                (kubelet align-by-socket)
@@ -125,6 +129,7 @@ struct ts_placement_config {
 	bool align_l3;
 	bool distribute_across_numa;
 	bool align_by_socket;
+	bool distribute_across_cores;
 	bool manage_all;
 	struct ts_placement_class *classes;
 	size_t n_classes;

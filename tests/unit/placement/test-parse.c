@@ -122,7 +122,8 @@ static void test_config_parse(void **state)
 	static const char text[] =
 		"{\"reserved\":{\"cpus\":\"0-1\",\"shared_may_use\":false},"
 		"\"full_cores_only\":true,\"align_l3\":false,\"manage_all\":true,"
-		"\"distribute_across_numa\":true,\"align_by_socket\":true,\"enabled\":false,"
+		"\"distribute_across_numa\":true,\"align_by_socket\":true,\"distribute_across_"
+		"cores\":true,\"enabled\":false,"
 		"\"classes\":{\"gold\":{\"pool\":\"exclusive\",\"cpu_kind\":\"performance\"},"
 		"\"standard\":{\"cpu_kind\":\"efficiency\"}}}";
 	cleanup_json struct ts_json *j = NULL;
@@ -139,6 +140,7 @@ static void test_config_parse(void **state)
 	assert_true(cfg.manage_all);
 	assert_true(cfg.distribute_across_numa);
 	assert_true(cfg.align_by_socket);
+	assert_true(cfg.distribute_across_cores);
 	assert_false(cfg.enabled);
 	c = ts_placement_config_class(&cfg, "gold");
 	assert_non_null(c);

@@ -381,6 +381,27 @@ static void test_release(void **state)
 
 /* Shared pool = online - exclusive (- reserved when strict); a new
  * exclusive allocation names the shared containers that must move. */
+/* Section 7, R1/R2 (T2, reserved {0,1}, nothing allocated): the shared pool
+ * ("default cpuset") is 0-11 when shared containers may use the reserved
+ * CPUs, 2-11 with strict reservation.  R3/R4 (a stored default set that
+ * disagrees) cannot happen here: the pool is computed, never stored. */
+static void test_reserved_shared_pool(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T2);
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL, strict = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("0,1");
+	assert_int_equal(ts_placement_shared_pool(&cfg, topo, NULL, 0, &pool, &err), 0);
+	fixture_assert_set("R1", pool, "0-11");
+	cfg.shared_may_use_reserved = false;
+	assert_int_equal(ts_placement_shared_pool(&cfg, topo, NULL, 0, &strict, &err), 0);
+	fixture_assert_set("R2", strict, "2-11");
+	ts_placement_config_release(&cfg);
+}
+
 static void test_shared_pool_and_affected(void **state)
 {
 	cleanup_topology struct ts_topology *topo = fixture_load(T2);
@@ -498,7 +519,8 @@ static void test_device_preference(void **state)
 
 /* The kubelet options through the whole placement, config keys as an
  * operator sets them: align_by_socket (cases G1/G2: devices on NUMA 0 and 2
- * of T5, free PUs 2,11,21,22) and distribute_across_numa (case D10: 26 PUs
+ * of T5, free PUs 2,11,21,22), distribute_across_cores (S2) and
+ * distribute_across_numa (case D10: 26 PUs
  * over two nodes in whole cores). */
 static void test_kubelet_options(void **state)
 {
@@ -530,7 +552,18 @@ static void test_kubelet_options(void **state)
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
 
+	/* S2 through the config key: two PUs on two cores, not one core */
 	cfg.align_by_socket = false;
+	cfg.distribute_across_cores = true;
+	{
+		cleanup_topology struct ts_topology *t2 = fixture_load(T2);
+		request(&req, "spread", "critical", 2);
+		assert_int_equal(ts_placement_place(&cfg, t2, NULL, 0, &req, &res, &err), 0);
+		fixture_assert_set("S2", res.cpus, "0,2");
+		ts_placement_result_release(&res);
+		ts_placement_request_release(&req);
+	}
+	cfg.distribute_across_cores = false;
 	cfg.distribute_across_numa = true;
 	cfg.full_cores_only = true;
 	request(&req, "wide", "critical", 26);
@@ -659,24 +692,34 @@ static void test_nri_server(void **state)
 	/* nri-plugins' pool choices (section 9), as NUMA nodes of our cpus.
 	 * N7: nri picks NUMA #2 for 3 CPUs; we pack the busiest/lowest node
 	 * as the kubelet does, which keeps whole nodes free for numa=exclusive
-	 * and device-local requests. */
+	 * and device-local requests.  Affinities here are the NUMA nodes of
+	 * the requested devices, without nri's weights or socket affinities:
+	 * N12-N14 (nodes 1 and 3, one socket) land in node 1, inside nri's
+	 * socket #1 (N14: exactly nri's answer); N15-N16 (nodes 0 and 3,
+	 * across sockets) land packed in node 0 where nri widens to the root
+	 * pool: 3 CPUs fit in one device-local node, so ours crosses no
+	 * socket. */
 	static const struct {
 		const char *name;
 		unsigned n;
-		int device_node; /* -1: none */
+		const char *device_nodes; /* NULL: none */
 		const char *nodes;
 	} rows[] = {
-		{"N5 (25: a leaf)", 25, -1, "0"},
-		{"N6 (29: not a leaf, one socket)", 29, -1, "0,2"},
-		{"N7 (ours: node 0)", 3, -1, "0"},
-		{"N9 (affinity NUMA 1)", 3, 1, "1"},
+		{"N5 (25: a leaf)", 25, NULL, "0"},
+		{"N6 (29: not a leaf, one socket)", 29, NULL, "0,2"},
+		{"N7 (ours: node 0)", 3, NULL, "0"},
+		{"N9 (affinity NUMA 1)", 3, "1", "1"},
+		{"N12-N14 (affinity NUMA 1 and 3)", 3, "1,3", "1"},
+		{"N15-N16 (affinity NUMA 0 and 3; nri: root)", 3, "0,3", "0"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
 
 		request(&req, "n", "critical", rows[i].n);
-		if (rows[i].device_node >= 0)
-			hwloc_bitmap_set(req.device_numa, (unsigned)rows[i].device_node);
+		if (rows[i].device_nodes != NULL) {
+			cleanup_hwloc_bitmap hwloc_bitmap_t dn = fixture_set(rows[i].device_nodes);
+			hwloc_bitmap_copy(req.device_numa, dn);
+		}
 		assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 		ts_topology_numa_of_cpus(topo, res.cpus, nodes);
 		fixture_assert_set(rows[i].name, nodes, rows[i].nodes);
@@ -851,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_numa_policies),
 		cmocka_unit_test(test_device_preference),
 		cmocka_unit_test(test_kubelet_options),
+		cmocka_unit_test(test_reserved_shared_pool),
 		cmocka_unit_test(test_request_devices),
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),

@@ -119,6 +119,11 @@ static const struct take_case cases[] = {
 	{"C11 dist", T5, "10-39,50-79", 20, DIST, NULL, "10-19,50-59", 0, NULL},
 	{"C12 dist", T5, "0-79", 60, DIST, NULL, "0-29,40-69", 0, NULL},
 	{"C13 dist", T5, "1-39,41-79", 60, DIST, NULL, "10-39,50-79", 0, NULL},
+	/* section 5, F9-F11 (which NUMA nodes and sockets are wholly free),
+	 * observed through a request of exactly one such domain */
+	{"F9", T5, "1-9,11-79", 20, 0, NULL, "20-29,60-69", 0, NULL},
+	{"F10", T5, "1-59,61-79", 40, 0, NULL, "10-19,30-39,50-59,70-79", 0, NULL},
+	{"F11", T2, "0-9,11", 6, 0, NULL, "1,3,5,7,9,11", 0, NULL},
 	/* section 6 on T6 (KNL SNC4 numbering, SMT4) */
 	{"A10", T6, "1,25,13,38,2,9,11,35,23,48,12,51,53,173,113,233,54,61", 12, 0, NULL,
 	 "1,25,13,38,11,35,23,48,53,173,113,233", 0, NULL},
