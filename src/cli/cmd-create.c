@@ -406,6 +406,8 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		return r;
 	for (char **reason = res.reasons; reason != NULL && *reason != NULL; reason++)
 		ts_log(TS_LOG_DEBUG, "placement of '%s': %s", args->container_id, *reason);
+	for (char **w = res.warnings; w != NULL && *w != NULL; w++)
+		ts_log(TS_LOG_WARNING, "%s", *w);
 
 	r = apply_placement(b, pools, &res, err);
 	if (r >= 0 && !res.existing)

@@ -103,14 +103,17 @@ const struct ts_placement_class *ts_placement_config_class(const struct ts_place
 
 void ts_placement_result_release(struct ts_placement_result *res)
 {
-	struct ts_strv a = {.v = res->affected}, r = {.v = res->reasons};
+	struct ts_strv a = {.v = res->affected}, r = {.v = res->reasons}, w = {.v = res->warnings};
 
 	for (a.n = 0; a.v != NULL && a.v[a.n] != NULL; a.n++)
 		;
 	for (r.n = 0; r.v != NULL && r.v[r.n] != NULL; r.n++)
 		;
+	for (w.n = 0; w.v != NULL && w.v[w.n] != NULL; w.n++)
+		;
 	ts_strv_release(&a);
 	ts_strv_release(&r);
+	ts_strv_release(&w);
 	free(res->class_name);
 	if (res->cpus != NULL)
 		hwloc_bitmap_free(res->cpus);
@@ -256,6 +259,7 @@ struct placer {
 	hwloc_bitmap_t reserved;
 	hwloc_bitmap_t avail; /* free for exclusive use */
 	struct ts_strv reasons;
+	struct ts_strv warnings;
 	bool oom;
 };
 
@@ -269,6 +273,26 @@ static void reason(struct placer *p, const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0 || ts_strv_push(&p->reasons, s) < 0)
 		p->oom = true;
 	va_end(ap);
+}
+
+/* A warning: logged by the caller, and a reason too ("warning: ..."). */
+static void warn(struct placer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct placer *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s == NULL) {
+		p->oom = true;
+		return;
+	}
+	reason(p, "warning: %s", s);
+	if (ts_strv_push(&p->warnings, s) < 0)
+		p->oom = true;
 }
 
 static const char *list_of(hwloc_const_bitmap_t set, char *buf, size_t len)
@@ -571,6 +595,25 @@ static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	reason(p, "pinned: cpus %s given in config.json are honoured",
 	       list_of(req->user_cpus, buf, sizeof(buf)));
+	/* honoured, but the exclusive containers it lands on should be known */
+	for (size_t i = 0; i < p->nallocs; i++) {
+		const struct ts_allocation *a = &p->allocs[i];
+		cleanup_hwloc_bitmap hwloc_bitmap_t both = NULL;
+
+		if (a->cpus == NULL || !alloc_is_exclusive(a) ||
+		    !hwloc_bitmap_intersects(a->cpus, req->user_cpus))
+			continue;
+		both = hwloc_bitmap_alloc();
+		if (both == NULL)
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		hwloc_bitmap_and(both, a->cpus, req->user_cpus);
+		warn(p,
+		     "%s: '/linux/resources/cpu/cpus': pinned cpus %s overlap the exclusive cpus "
+		     "of "
+		     "container '%s'",
+		     p->file, list_of(both, buf, sizeof(buf)),
+		     a->container_id != NULL ? a->container_id : "");
+	}
 	return 0;
 }
 
@@ -736,7 +779,10 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	}
 	if (r == 0 && (res.reasons = ts_strv_take(&p.reasons)) == NULL)
 		r = ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (r == 0 && (res.warnings = ts_strv_take(&p.warnings)) == NULL)
+		r = ts_error_set(err, ENOMEM, "placement: out of memory");
 	ts_strv_release(&p.reasons);
+	ts_strv_release(&p.warnings);
 	if (p.reserved != NULL)
 		hwloc_bitmap_free(p.reserved);
 	if (p.avail != NULL)

@@ -255,6 +255,9 @@ struct ts_placement_result {
 	char **affected;	    /* NULL-terminated container ids of shared-pool
 				     * containers that must leave PUs this takes */
 	char **reasons;		    /* NULL-terminated human-readable lines */
+	char **warnings;	    /* NULL-terminated lines the caller logs as
+				     * warnings (also among the reasons), e.g.
+				     * pinned cpus that overlap exclusive ones */
 	bool existing;		    /* container_id already had an allocation */
 };
 

@@ -203,6 +203,18 @@ cpus_of() {
 	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
 }
 
+@test "placement: explicit cpus on a critical container's CPU are honoured with a warning" {
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	bundle pin
+	jq '.linux.resources.cpu = {"cpus": "1"}' "$WORK/pin/config.json" >"$WORK/pin.json"
+	mv "$WORK/pin.json" "$WORK/pin/config.json"
+	create_start pin
+	[ "$(cat "$WORK/pin.out")" = 1 ]
+	[ "$(cat "$WORK/pin.err")" = "toposhim: warning: $WORK/pin/config.json: '/linux/resources/cpu/cpus': pinned cpus 1 overlap the exclusive cpus of container '$ID-crit'" ]
+}
+
 @test "placement: without annotations an integer CPU limit equal to the request is critical" {
 	bundle quota
 	jq '.linux.resources.cpu = {"shares": 1024, "quota": 100000, "period": 100000}' \

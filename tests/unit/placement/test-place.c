@@ -795,7 +795,27 @@ static void test_pinned_and_classes(void **state)
 	assert_int_equal(res.pool, TS_PLACEMENT_POOL_PINNED);
 	fixture_assert_set("pinned", res.cpus, "3");
 	fixture_assert_set("pinned mems", res.mems, "0");
+	assert_null(res.warnings[0]);
 	ts_placement_result_release(&res);
+	/* honoured over another container's exclusive cpus, with a warning */
+	{
+		cleanup_hwloc_bitmap hwloc_bitmap_t db = fixture_set("3,7");
+		struct ts_allocation a = {
+			.container_id = "db", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = db};
+
+		assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+		fixture_assert_set("pinned over db", res.cpus, "3");
+		assert_string_equal(
+			res.warnings[0],
+			"config.json: '/linux/resources/cpu/cpus': pinned cpus 3 overlap "
+			"the exclusive cpus of container 'db'");
+		assert_null(res.warnings[1]);
+		assert_string_equal(
+			res.reasons[2],
+			"warning: config.json: '/linux/resources/cpu/cpus': pinned cpus "
+			"3 overlap the exclusive cpus of container 'db'");
+		ts_placement_result_release(&res);
+	}
 	req.user_mems = fixture_set("0");
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	assert_string_equal(res.reasons[2], "mems 0 given in config.json are honoured");
