@@ -617,6 +617,24 @@ static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 	return 0;
 }
 
+/* Explicit mems must name NUMA nodes that have memory. */
+static int check_user_mems(struct placer *p, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t bad = hwloc_bitmap_dup(p->req->user_mems);
+	char buf[256];
+
+	if (bad == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	for (size_t i = 0; i < p->topo->n_numa_nodes; i++)
+		if (p->topo->numa_nodes[i].has_memory)
+			hwloc_bitmap_clr(bad, p->topo->numa_nodes[i].os_index);
+	if (hwloc_bitmap_iszero(bad))
+		return 0;
+	return ts_error_set(err, 0,
+			    "%s: '/linux/resources/cpu/mems': no memory node '%s' on this machine",
+			    p->file, list_of(bad, buf, sizeof(buf)));
+}
+
 static int copy_existing(const struct ts_allocation *a, struct ts_placement_result *res)
 {
 	struct ts_strv rs = {0};
@@ -757,7 +775,11 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	}
 	if (r == 0)
 		r = compute_mems(&p, res.cpus, &res.mems, err);
-	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus */
+	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus,
+	 * when every node exists and has memory: the kernel would refuse the
+	 * cpuset.mems write later, with a message naming no field */
+	if (r == 0 && req->user_mems != NULL && !p.cfg->manage_all)
+		r = check_user_mems(&p, err);
 	if (r == 0 && req->user_mems != NULL && !p.cfg->manage_all) {
 		hwloc_bitmap_copy(res.mems, req->user_mems);
 		reason(&p, "mems %s given in config.json are honoured",

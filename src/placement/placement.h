@@ -337,7 +337,8 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
  * @param[out] ret  filled on success; release with ts_placement_result_release().
  * @return 0; -ENOSPC (not enough free cpus, no free NUMA node, would leave
  *         the shared pool empty); -EINVAL (full_cores_only alignment, user
- *         cpus not online, no memory node of the requested tier); -ENOMEM.
+ *         cpus not online, explicit mems naming a node without memory, no memory
+ *         node of the requested tier); -ENOMEM.
  *         Messages name the config file and annotation, e.g.
  *         "config.json: '/annotations/toposhim.io~1cpus': not enough cpus
  *         available to satisfy request: requested=8, available=7".

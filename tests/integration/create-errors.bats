@@ -123,3 +123,14 @@ CONF
 	[ "$output" = "toposhim: $WORK/toposhim.json: '/placment': unknown key" ]
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
+
+@test "create: explicit mems naming a missing memory node are refused" {
+	jq '.linux.resources.cpu = {"cpus": "0", "mems": "0,7"}' "$WORK/b/config.json" >"$WORK/b.json"
+	mv "$WORK/b.json" "$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/linux/resources/cpu/mems': no memory node '7' on this machine" ]
+	cmp "$WORK/before.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}

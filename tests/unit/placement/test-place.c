@@ -820,6 +820,15 @@ static void test_pinned_and_classes(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	assert_string_equal(res.reasons[2], "mems 0 given in config.json are honoured");
 	ts_placement_result_release(&res);
+	/* T1 has one NUMA node */
+	hwloc_bitmap_set(req.user_mems, 2);
+	hwloc_bitmap_set(req.user_mems, 3);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(
+		err->msg,
+		"config.json: '/linux/resources/cpu/mems': no memory node '2-3' on this machine");
+	ts_error_clear(&err);
+	hwloc_bitmap_only(req.user_mems, 0);
 	hwloc_bitmap_set(req.user_cpus, 9);
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
 	assert_string_equal(err->msg,
