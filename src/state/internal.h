@@ -13,6 +13,9 @@
 
 #define TS_STATE_LOCK_FILE "lock"
 #define TS_STATE_ALLOC_FILE "allocations.json"
+/* the last sound allocations.json before the current one */
+#define TS_STATE_PREV_FILE "allocations.json.prev"
+#define TS_STATE_PREV_TMP ".allocations.json.prev.tmp"
 /* allocations.json larger than this is treated as corrupt */
 #define TS_STATE_ALLOC_FILE_MAX_BYTES (16u << 20)
 
@@ -24,6 +27,7 @@ struct ts_state {
 	struct ts_alloc **allocs;
 	size_t n_allocs, cap_allocs;
 	bool dirty; /* differs from allocations.json */
+	bool sound; /* allocations.json on disk was loaded (or written) sound */
 };
 
 /** FNV-1a, 64 bit, of len bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */

@@ -355,6 +355,18 @@ int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_allo
 	return 1;
 }
 
+/* Keep the sound allocations.json about to be replaced as
+ * allocations.json.prev (a hard link renamed over the old one: the current
+ * file is never missing).  Best effort: a failure only loses the backup. */
+static void keep_previous(struct ts_state *s)
+{
+	(void)unlinkat(s->dir_fd, TS_STATE_PREV_TMP, 0);
+	if (linkat(s->dir_fd, TS_STATE_ALLOC_FILE, s->dir_fd, TS_STATE_PREV_TMP, 0) < 0)
+		return;
+	if (renameat(s->dir_fd, TS_STATE_PREV_TMP, s->dir_fd, TS_STATE_PREV_FILE) < 0)
+		(void)unlinkat(s->dir_fd, TS_STATE_PREV_TMP, 0);
+}
+
 int ts_state_commit(struct ts_state *s, struct ts_error **err)
 {
 	cleanup_free char *path = NULL;
@@ -369,10 +381,13 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	r = ts_state_format_encode(s->allocs, s->n_allocs, path, &buf, &len, err);
 	if (r < 0)
 		return r;
+	if (s->sound)
+		keep_previous(s);
 	r = ts_write_file_atomic_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", s->dir_path);
 	s->dirty = false;
+	s->sound = true;
 	return 0;
 }
 
@@ -393,6 +408,56 @@ static void keep_live(struct ts_state *s, size_t *ret_kept)
 	s->n_allocs = kept;
 }
 
+/* Add the records of a sound allocations.json.prev whose container ids the
+ * store lacks; *ret_added says how many.  A missing or unsound copy adds
+ * nothing.  @return 0; -ENOMEM. */
+static int merge_previous(struct ts_state *s, size_t *ret_added)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *buf = NULL, *problem = NULL;
+	struct ts_alloc **v = NULL;
+	size_t len = 0, n = 0, added = 0;
+	int r;
+
+	*ret_added = 0;
+	if (ts_read_file_at(s->dir_fd, TS_STATE_PREV_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
+			    &len, &ignored) < 0)
+		return 0;
+	r = ts_state_format_decode(buf, len, TS_STATE_PREV_FILE, &v, &n, &problem, &ignored);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || problem != NULL) {
+		for (size_t i = 0; i < n; i++)
+			ts_alloc_free(v[i]);
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ts_state_find(s, v[i]->container_id) != NULL) {
+			ts_alloc_free(v[i]);
+			continue;
+		}
+		if (s->n_allocs == s->cap_allocs) {
+			size_t cap = s->cap_allocs ? 2 * s->cap_allocs : 8;
+			struct ts_alloc **grown = realloc(s->allocs, cap * sizeof(*grown));
+
+			if (grown == NULL) {
+				for (size_t k = i; k < n; k++)
+					ts_alloc_free(v[k]);
+				free(v);
+				return -ENOMEM;
+			}
+			s->allocs = grown;
+			s->cap_allocs = cap;
+		}
+		s->allocs[s->n_allocs++] = v[i];
+		added++;
+	}
+	free(v);
+	*ret_added = added;
+	return 0;
+}
+
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 {
 	cleanup_error struct ts_error *read_err = NULL;
@@ -406,6 +471,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 
 	store_clear(s);
 	s->dirty = false;
+	s->sound = false;
 	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
@@ -430,13 +496,22 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	s->allocs = v;
 	s->n_allocs = s->cap_allocs = n;
 	if (problem != NULL) {
+		size_t from_prev = 0;
+
+		/* what the damaged file lost may still be in the last sound one */
+		if (merge_previous(s, &from_prev) < 0)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+		n += from_prev;
 		keep_live(s, &kept);
 		s->dirty = true;
 		if (asprintf(&warning,
-			     "%s: %s: store rebuilt from live containers, kept %zu of %zu "
+			     "%s: %s: store rebuilt from live containers%s, kept %zu of %zu "
 			     "allocations",
-			     path, problem, kept, n) < 0)
+			     path, problem, from_prev > 0 ? " and " TS_STATE_PREV_FILE : "", kept,
+			     n) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	} else {
+		s->sound = true;
 	}
 	if (ret_warning != NULL)
 		*ret_warning = TAKE_PTR(warning);

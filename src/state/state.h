@@ -56,6 +56,12 @@
  * rebuilt from the records whose containers are provably alive (see
  * ts_state_load()) and a warning is handed to the caller to log.
  *
+ * allocations.json.prev is the last sound allocations.json before the
+ * current one: each commit over a file that loaded sound first hard-links it
+ * there (renamed over the old copy, so allocations.json itself is never
+ * missing).  A rebuild adds the copy's records that the damaged file lacks,
+ * so a file damaged beyond parsing loses at most one commit.
+ *
  * Ownership: struct ts_state owns its records; pointers returned by
  * ts_state_find()/ts_state_at() are borrowed until the next put, remove, gc
  * or close.  To change a record, put a changed copy (ts_alloc_dup()): only
@@ -195,12 +201,16 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret,
  * file is an empty store.  A file that cannot be read or trusted (see the
  * header comment) is not an error: the records that can still be parsed and
  * whose containers are provably alive (recorded pid alive with the same
- * start time, or <runtime_root>/<container_id> exists) are kept, the rest
- * dropped, and *ret_warning explains, e.g.
+ * start time, or <runtime_root>/<container_id> exists) are kept, together
+ * with the live records of a sound allocations.json.prev whose container ids
+ * the file lacks; the rest are dropped, and *ret_warning explains, e.g.
  *   "/run/toposhim/allocations.json: checksum mismatch (stored
  *   'fnv1a64:0000000000000000', computed 'fnv1a64:...'): store rebuilt from
  *   live containers, kept 1 of 2 allocations"
- * The rebuilt store is written at the next ts_state_commit().
+ *   "/run/toposhim/allocations.json: does not parse (...): store rebuilt
+ *   from live containers and allocations.json.prev, kept 3 of 4 allocations"
+ * The rebuilt store is written at the next ts_state_commit(), which does not
+ * make the damaged file the new allocations.json.prev.
  * @param[out] ret_warning  NULL when the file was sound, else a message the
  *                          caller logs and frees; may be NULL to ignore it.
  * @return 0; -ENOMEM.
@@ -233,7 +243,9 @@ int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_allo
 
 /**
  * Write the store to allocations.json (atomically, mode 0600) if it changed
- * since it was loaded or last committed; the lock stays held.
+ * since it was loaded or last committed; the lock stays held.  A file that
+ * loaded sound is kept as allocations.json.prev first (best effort: a
+ * failure there loses only the copy).
  * @return 0; -EINVAL "<dir>/allocations.json: '/allocations/<i>': ..." when
  *         a record is not storable (empty container id, duplicate); -errno of
  *         the write ("<dir>/allocations.json: cannot replace"); -ENOMEM.

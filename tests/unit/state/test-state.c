@@ -341,6 +341,71 @@ static void test_truncated_file(void **state)
 	assert_string_equal(warning, want);
 }
 
+/* A commit over a sound file keeps it as allocations.json.prev; when the
+ * current file is damaged beyond parsing, the live records of the previous
+ * one come back.  web-1 (alive, pid 31337) is in both versions and is kept;
+ * "batch \"2\"" (no pid, no runtime dir) is dropped as in any rebuild;
+ * "late" (alive, pid 4242) was only in the damaged file and is lost: the
+ * copy is one commit behind, never a replacement for the real file. */
+static void test_previous_copy(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *v1 = NULL, *prev = NULL, *warning = NULL, *want = NULL;
+	struct ts_alloc *late;
+
+	assert_int_equal(th_fake_proc(f->proc, 31337, "sh", 'S', 18446744073709551615ull), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	put_sample(s, "/run/containerd/runc/default");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	/* the first file had nothing before it */
+	assert_int_equal(th_exists(f->sdir, "allocations.json.prev"), 0);
+	s = ts_state_close(s);
+	v1 = read_alloc_file(f);
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	late = ts_alloc_new("late", &err);
+	assert_non_null(late);
+	late->class_name = strdup("critical");
+	late->cpus_str = strdup("4");
+	late->pid = 4242;
+	late->pid_start_ticks = 7;
+	late->status = TS_ALLOC_CREATED;
+	assert_int_equal(ts_state_put(s, late, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	{
+		cleanup_free char *path = NULL;
+		assert_true(asprintf(&path, "%s/allocations.json.prev", f->sdir) > 0);
+		assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &prev, NULL, &err), 0);
+	}
+	assert_string_equal(prev, v1);
+	assert_int_equal(th_fake_proc(f->proc, 4242, "sh", 'S', 7), 0);
+
+	write_alloc_file(f, "{\"version\": 1, \"allocati");
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: does not parse (line 1 column 25: parse error: "
+			     "premature EOF): store rebuilt from live containers and "
+			     "allocations.json.prev, kept 1 of 2 allocations",
+			     f->sdir) > 0);
+	assert_string_equal(warning, want);
+	assert_int_equal(ts_state_count(s), 1);
+	assert_string_equal(ts_state_at(s, 0)->container_id, "web-1");
+	assert_string_equal(ts_state_at(s, 0)->cpus_str, "2-3,10");
+	/* the rebuilt store is written; the damaged file never becomes .prev */
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	free(TAKE_PTR(prev));
+	{
+		cleanup_free char *path = NULL;
+		assert_true(asprintf(&path, "%s/allocations.json.prev", f->sdir) > 0);
+		assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &prev, NULL, &err), 0);
+	}
+	assert_string_equal(prev, v1);
+}
+
 /* Reference FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 static uint64_t fnv1a64(const char *s)
 {
@@ -662,6 +727,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
