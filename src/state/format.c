@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "oci/json.h"
+#include <yajl/yajl_gen.h>
+
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -111,26 +113,44 @@ int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_e
 	return 0;
 }
 
+/* v in decimal, written backwards from end; returns where it starts.  (The
+ * checksum runs twice per create over every record: snprintf was most of
+ * its cost at 500 records.) */
+static char *decimal(uint64_t v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	return end;
+}
+
 /* Hash "<key>:<length>:<bytes>;" into *h; a NULL value is left out. */
+static void canon_bytes(uint64_t *h, const char *key, const char *val, size_t len)
+{
+	char num[24];
+	char *start = decimal(len, num + sizeof(num));
+
+	*h = ts_state_fnv1a64_update(*h, key, strlen(key));
+	*h = ts_state_fnv1a64_update(*h, ":", 1);
+	*h = ts_state_fnv1a64_update(*h, start, (size_t)(num + sizeof(num) - start));
+	*h = ts_state_fnv1a64_update(*h, ":", 1);
+	*h = ts_state_fnv1a64_update(*h, val, len);
+	*h = ts_state_fnv1a64_update(*h, ";", 1);
+}
+
 static void canon_str(uint64_t *h, const char *key, const char *val)
 {
-	char head[64];
-	int n;
-
-	if (val == NULL)
-		return;
-	n = snprintf(head, sizeof(head), "%s:%zu:", key, strlen(val));
-	*h = ts_state_fnv1a64_update(*h, head, (size_t)n);
-	*h = ts_state_fnv1a64_update(*h, val, strlen(val));
-	*h = ts_state_fnv1a64_update(*h, ";", 1);
+	if (val != NULL)
+		canon_bytes(h, key, val, strlen(val));
 }
 
 static void canon_uint(uint64_t *h, const char *key, uint64_t v)
 {
 	char num[24];
+	char *start = decimal(v, num + sizeof(num));
 
-	snprintf(num, sizeof(num), "%" PRIu64, v);
-	canon_str(h, key, num);
+	canon_bytes(h, key, start, (size_t)(num + sizeof(num) - start));
 }
 
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
@@ -168,41 +188,195 @@ uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 	return h;
 }
 
-int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
-			   size_t *ret_len, struct ts_error **err)
+static int cmp_id(const void *x, const void *y)
 {
-	cleanup_json struct ts_json *root = ts_json_new_object();
-	cleanup_json struct ts_json *arr = ts_json_new_array();
-	char sum[sizeof(CHECKSUM_PREFIX) + 16];
-	int r;
+	const struct ts_alloc *a = *(const struct ts_alloc *const *)x;
+	const struct ts_alloc *b = *(const struct ts_alloc *const *)y;
 
-	if (root == NULL || arr == NULL)
-		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
-	for (size_t i = 0; i < n; i++) {
+	return strcmp(a->container_id, b->container_id);
+}
+
+/* Every container id non-empty and unique: sorted, neighbours compared
+ * (n log n; the store holds hundreds of records). */
+static int check_ids(struct ts_alloc *const *v, size_t n, const char *path, struct ts_error **err)
+{
+	cleanup_free const struct ts_alloc **sorted = NULL;
+	size_t dup = SIZE_MAX;
+
+	for (size_t i = 0; i < n; i++)
 		if (v[i]->container_id == NULL || v[i]->container_id[0] == '\0')
 			return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': empty",
 					    path, i);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(v[j]->container_id, v[i]->container_id) == 0)
-				return ts_error_set(err, 0,
-						    "%s: '/allocations/%zu/container_id': "
-						    "duplicate '%s'",
-						    path, i, v[i]->container_id);
-		r = ts_json_array_append(arr, encode_one(v[i], err), err);
-		if (r < 0)
-			return ts_error_prefix(err, "%s: '/allocations/%zu'", path, i);
+	if (n < 2)
+		return 0;
+	sorted = malloc(n * sizeof(*sorted));
+	if (sorted == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	memcpy(sorted, v, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_id);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(sorted[i - 1]->container_id, sorted[i]->container_id) == 0) {
+			/* report the duplicate that comes last in the store */
+			for (size_t k = 0; k < n; k++)
+				if (v[k] == sorted[i - 1] || v[k] == sorted[i])
+					dup = k;
+			break;
+		}
+	if (dup == SIZE_MAX)
+		return 0;
+	return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': duplicate '%s'", path,
+			    dup, v[dup]->container_id);
+}
+
+/* ---- writing allocations.json straight through yajl_gen ----------------------------------- */
+
+/* The file is written at every create and hook with every record in it: a
+ * ts_json tree built and freed for hundreds of records cost more than the
+ * generation itself.  The output is byte-identical to ts_json_serialize()
+ * of encode_one()'s objects (4-space indent, "[]" on one line). */
+struct gen {
+	yajl_gen g;
+	const char *key; /* member being written, for the error */
+	bool bad_utf8;
+	bool failed;
+};
+
+static void gen_key_string(struct gen *w, const char *key, const char *s)
+{
+	if (s == NULL || w->failed)
+		return;
+	w->key = key;
+	if (yajl_gen_string(w->g, (const unsigned char *)key, strlen(key)) != yajl_gen_status_ok)
+		w->failed = true;
+	else if (yajl_gen_string(w->g, (const unsigned char *)s, strlen(s)) != yajl_gen_status_ok)
+		w->failed = w->bad_utf8 = true;
+}
+
+static void gen_key_raw(struct gen *w, const char *key, const char *raw, size_t len)
+{
+	if (w->failed)
+		return;
+	w->key = key;
+	if (yajl_gen_string(w->g, (const unsigned char *)key, strlen(key)) != yajl_gen_status_ok ||
+	    yajl_gen_number(w->g, raw, len) != yajl_gen_status_ok)
+		w->failed = true;
+}
+
+static void gen_key_uint(struct gen *w, const char *key, uint64_t v)
+{
+	char num[24];
+	char *start = decimal(v, num + sizeof(num));
+
+	gen_key_raw(w, key, start, (size_t)(num + sizeof(num) - start));
+}
+
+static void gen_record(struct gen *w, const struct ts_alloc *a)
+{
+	size_t ndev = 0;
+
+	while (a->devices != NULL && a->devices[ndev] != NULL)
+		ndev++;
+	if (yajl_gen_map_open(w->g) != yajl_gen_status_ok)
+		w->failed = true;
+	/* the members, values and order of encode_one() */
+	gen_key_string(w, "container_id", a->container_id);
+	gen_key_string(w, "runtime_root", a->runtime_root);
+	gen_key_string(w, "runtime", a->runtime_path);
+	gen_key_string(w, "bundle", a->bundle);
+	gen_key_string(w, "class", a->class_name);
+	gen_key_string(w, "cpus", a->cpus_str ? a->cpus_str : "");
+	gen_key_string(w, "mems", a->mems_str ? a->mems_str : "");
+	if (ndev == 0) {
+		gen_key_raw(w, "devices", "[]", 2);
+	} else if (!w->failed) {
+		w->key = "devices";
+		if (yajl_gen_string(w->g, (const unsigned char *)"devices", 7) != yajl_gen_status_ok ||
+		    yajl_gen_array_open(w->g) != yajl_gen_status_ok)
+			w->failed = true;
+		for (size_t k = 0; k < ndev && !w->failed; k++)
+			if (yajl_gen_string(w->g, (const unsigned char *)a->devices[k],
+					    strlen(a->devices[k])) != yajl_gen_status_ok)
+				w->failed = w->bad_utf8 = true;
+		if (!w->failed && yajl_gen_array_close(w->g) != yajl_gen_status_ok)
+			w->failed = true;
 	}
-	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, ts_state_checksum(v, n));
-	r = ts_json_object_set(root, "version", ts_json_new_int(TS_STATE_FORMAT_VERSION), err);
-	if (r >= 0)
-		r = ts_json_object_set(root, "checksum", ts_json_new_string(sum), err);
-	if (r >= 0)
-		r = ts_json_object_set(root, "allocations", TAKE_PTR(arr), err);
-	if (r >= 0)
-		r = ts_json_serialize(root, true, ret_buf, ret_len, err);
-	if (r < 0)
-		return ts_error_prefix(err, "%s", path);
+	gen_key_raw(w, "pinned", a->pinned ? "true" : "false", a->pinned ? 4 : 5);
+	gen_key_raw(w, "numa_exclusive", a->numa_exclusive ? "true" : "false",
+		    a->numa_exclusive ? 4 : 5);
+	gen_key_string(w, "state", ts_alloc_status_to_string(a->status));
+	gen_key_uint(w, "created_usec", a->created_usec);
+	if (a->pid > 0) {
+		gen_key_uint(w, "pid", (uint64_t)a->pid);
+		gen_key_uint(w, "pid_start_ticks", a->pid_start_ticks);
+		gen_key_string(w, "cgroup_path", a->cgroup_path);
+	}
+	if (!w->failed && yajl_gen_map_close(w->g) != yajl_gen_status_ok)
+		w->failed = true;
+}
+
+static int generate(struct ts_alloc *const *v, size_t n, const char *sum, const char *path,
+		    char **ret_buf, size_t *ret_len, struct ts_error **err)
+{
+	struct gen w = {.g = yajl_gen_alloc(NULL)};
+	const unsigned char *out;
+	size_t out_len, at = 0;
+	char *copy;
+
+	if (w.g == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	if (!yajl_gen_config(w.g, yajl_gen_validate_utf8, 1) ||
+	    !yajl_gen_config(w.g, yajl_gen_beautify, 1) ||
+	    !yajl_gen_config(w.g, yajl_gen_indent_string, "    ") ||
+	    yajl_gen_map_open(w.g) != yajl_gen_status_ok)
+		w.failed = true;
+	gen_key_raw(&w, "version", "1", 1);
+	gen_key_string(&w, "checksum", sum);
+	if (!w.failed && n == 0) {
+		gen_key_raw(&w, "allocations", "[]", 2);
+	} else if (!w.failed) {
+		if (yajl_gen_string(w.g, (const unsigned char *)"allocations", 11) !=
+			    yajl_gen_status_ok ||
+		    yajl_gen_array_open(w.g) != yajl_gen_status_ok)
+			w.failed = true;
+		for (at = 0; at < n && !w.failed; at++)
+			gen_record(&w, v[at]);
+		if (!w.failed && yajl_gen_array_close(w.g) != yajl_gen_status_ok)
+			w.failed = true;
+	}
+	if (!w.failed && yajl_gen_map_close(w.g) != yajl_gen_status_ok)
+		w.failed = true;
+	if (w.failed || yajl_gen_get_buf(w.g, &out, &out_len) != yajl_gen_status_ok) {
+		yajl_gen_free(w.g);
+		if (w.bad_utf8)
+			return ts_error_set(err, 0,
+					    "%s: '/allocations/%zu/%s': string is not valid UTF-8",
+					    path, at > 0 ? at - 1 : 0, w.key);
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	}
+	copy = malloc(out_len + 1);
+	if (copy != NULL) {
+		memcpy(copy, out, out_len);
+		copy[out_len] = '\0';
+	}
+	yajl_gen_free(w.g);
+	if (copy == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	*ret_buf = copy;
+	*ret_len = out_len;
 	return 0;
+}
+
+int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
+			   size_t *ret_len, struct ts_error **err)
+{
+	char sum[sizeof(CHECKSUM_PREFIX) + 16];
+	int r;
+
+	r = check_ids(v, n, path, err);
+	if (r < 0)
+		return r;
+	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, ts_state_checksum(v, n));
+	return generate(v, n, sum, path, ret_buf, ret_len, err);
 }
 
 /* Why the record at /allocations/<i> is refused, or NULL (with *ret set)
@@ -381,12 +555,51 @@ static struct ts_alloc *decode_one(struct decoder *d, size_t i, const struct ts_
 	return NULL;
 }
 
-static bool is_duplicate(struct ts_alloc *const *v, size_t n, const char *container_id)
+struct id_ref {
+	const char *id;
+	size_t at;
+};
+
+static int cmp_id_ref(const void *x, const void *y)
 {
-	for (size_t j = 0; j < n; j++)
-		if (strcmp(v[j]->container_id, container_id) == 0)
-			return true;
-	return false;
+	const struct id_ref *a = x, *b = y;
+	int c = strcmp(a->id, b->id);
+
+	return c != 0 ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/* Drop every record whose container id an earlier record has, noting the
+ * first (n log n: sorted by id, then position).  @return the new count. */
+static size_t drop_duplicates(struct decoder *d, struct ts_alloc **v, const size_t *pos, size_t n)
+{
+	cleanup_free struct id_ref *refs = NULL;
+	cleanup_free bool *dup = NULL;
+	size_t kept = 0;
+
+	if (n < 2)
+		return n;
+	refs = malloc(n * sizeof(*refs));
+	dup = calloc(n, sizeof(*dup));
+	if (refs == NULL || dup == NULL) {
+		d->oom = true;
+		return n;
+	}
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (struct id_ref){.id = v[i]->container_id, .at = i};
+	qsort(refs, n, sizeof(*refs), cmp_id_ref);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(refs[i - 1].id, refs[i].id) == 0)
+			dup[refs[i].at] = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!dup[i]) {
+			v[kept++] = v[i];
+			continue;
+		}
+		note(d, "'/allocations/%zu/container_id': duplicate '%s'", pos[i],
+		     v[i]->container_id);
+		ts_alloc_free(v[i]);
+	}
+	return kept;
 }
 
 /* Check the version of a parsed root; notes the problem. */
@@ -442,9 +655,11 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 	} else if ((arr = ts_json_get_array(root, "allocations")) == NULL) {
 		note(&d, "'/allocations': missing or not an array");
 	} else {
+		cleanup_free size_t *pos = calloc(arr->u.array.len + 1, sizeof(*pos));
+
 		check_version(&d, root);
 		v = calloc(arr->u.array.len + 1, sizeof(*v));
-		if (v == NULL)
+		if (v == NULL || pos == NULL)
 			d.oom = true;
 		ts_json_array_foreach (arr, i, item) {
 			struct ts_alloc *a;
@@ -452,14 +667,13 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 			if (d.oom)
 				break;
 			a = decode_one(&d, i, item);
-			if (a != NULL && is_duplicate(v, n, a->container_id)) {
-				note(&d, "'/allocations/%zu/container_id': duplicate '%s'", i,
-				     a->container_id);
-				a = ts_alloc_free(a);
-			}
-			if (a != NULL)
+			if (a != NULL) {
+				pos[n] = i;
 				v[n++] = a;
+			}
 		}
+		if (!d.oom)
+			n = drop_duplicates(&d, v, pos, n);
 		/* only a file whose records all decode has a checksum to compare */
 		if (!d.oom)
 			check_checksum(&d, root, v, n);
