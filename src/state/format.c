@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "oci/json.h"
+#include <hwloc.h>
 #include <yajl/yajl_gen.h>
 
 #include "state/internal.h"
@@ -290,7 +291,8 @@ static void gen_record(struct gen *w, const struct ts_alloc *a)
 		gen_key_raw(w, "devices", "[]", 2);
 	} else if (!w->failed) {
 		w->key = "devices";
-		if (yajl_gen_string(w->g, (const unsigned char *)"devices", 7) != yajl_gen_status_ok ||
+		if (yajl_gen_string(w->g, (const unsigned char *)"devices", 7) !=
+			    yajl_gen_status_ok ||
 		    yajl_gen_array_open(w->g) != yajl_gen_status_ok)
 			w->failed = true;
 		for (size_t k = 0; k < ndev && !w->failed; k++)
@@ -384,6 +386,8 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
 struct decoder {
 	char *problem; /* first problem seen, owned */
 	bool oom;
+	/* salvage: a member that cannot be taken is skipped, not fatal */
+	bool lenient;
 };
 
 static bool note(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -415,6 +419,37 @@ static bool take_string(struct decoder *d, size_t i, const char *key, const stru
 	if (*dst == NULL)
 		d->oom = true;
 	return *dst != NULL;
+}
+
+/* A cpu or node list in the cpuset syntax ("" for none): pools parse it at
+ * every create, so a bad one must make the record invalid here, not fail
+ * every later create. */
+static bool take_list(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
+		      char **dst)
+{
+	hwloc_bitmap_t set;
+	int r;
+
+	if (!take_string(d, i, key, val, dst))
+		return false;
+	if ((*dst)[0] == '\0')
+		return true;
+	set = hwloc_bitmap_alloc();
+	if (set == NULL) {
+		d->oom = true;
+		return false;
+	}
+	r = hwloc_bitmap_list_sscanf(set, *dst);
+	if (r == 0 && hwloc_bitmap_weight(set) < 0)
+		r = -1; /* an infinite set */
+	hwloc_bitmap_free(set);
+	if (r == 0)
+		return true;
+	note(d, "'/allocations/%zu/%s': invalid %s list '%s'", i, key,
+	     strcmp(key, "cpus") == 0 ? "cpu" : "node", *dst);
+	free(*dst);
+	*dst = NULL;
+	return false;
 }
 
 static bool take_bool(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
@@ -480,9 +515,9 @@ static bool take_member(struct decoder *d, size_t i, const char *key, const stru
 	if (strcmp(key, "class") == 0)
 		return take_string(d, i, key, val, &a->class_name);
 	if (strcmp(key, "cpus") == 0)
-		return take_string(d, i, key, val, &a->cpus_str);
+		return take_list(d, i, key, val, &a->cpus_str);
 	if (strcmp(key, "mems") == 0)
-		return take_string(d, i, key, val, &a->mems_str);
+		return take_list(d, i, key, val, &a->mems_str);
 	if (strcmp(key, "cgroup_path") == 0)
 		return take_string(d, i, key, val, &a->cgroup_path);
 	if (strcmp(key, "devices") == 0)
@@ -537,10 +572,26 @@ static struct ts_alloc *decode_one(struct decoder *d, size_t i, const struct ts_
 		return NULL;
 	}
 	ts_json_object_foreach (o, k, key, val) {
-		if (!take_member(d, i, key, val, a))
-			return NULL;
+		if (!take_member(d, i, key, val, a)) {
+			if (!d->lenient || d->oom)
+				return NULL;
+			continue; /* salvage: the member is left out */
+		}
 		has_state |= strcmp(key, "state") == 0;
 		has_time |= strcmp(key, "created_usec") == 0;
+	}
+	if (d->lenient) {
+		/* what a live container's record needs; the rest has defaults */
+		if (a->container_id == NULL || a->container_id[0] == '\0')
+			return NULL;
+		if (a->pid == 0) {
+			a->pid_start_ticks = 0;
+			free(a->cgroup_path);
+			a->cgroup_path = NULL;
+		}
+		if (a->status == TS_ALLOC_STATUS_INVALID)
+			a->status = TS_ALLOC_CREATED;
+		return TAKE_PTR(a);
 	}
 	if (a->container_id == NULL || a->container_id[0] == '\0')
 		note(d, "'/allocations/%zu/container_id': missing or empty", i);
@@ -600,6 +651,15 @@ static size_t drop_duplicates(struct decoder *d, struct ts_alloc **v, const size
 		ts_alloc_free(v[i]);
 	}
 	return kept;
+}
+
+static bool is_version_1(const struct ts_json *root)
+{
+	const struct ts_json *version = ts_json_get(root, "version");
+	int64_t v = 0;
+
+	return version != NULL && ts_json_get_int64(version, &v) == 0 &&
+	       v == TS_STATE_FORMAT_VERSION;
 }
 
 /* Check the version of a parsed root; notes the problem. */
@@ -677,6 +737,32 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 		/* only a file whose records all decode has a checksum to compare */
 		if (!d.oom)
 			check_checksum(&d, root, v, n);
+		/* untrusted but version 1: take from each record what can be taken
+		 * (the caller keeps only live containers' records) */
+		if (!d.oom && d.problem != NULL && is_version_1(root)) {
+			struct decoder s = {.lenient = true};
+
+			ts_alloc_array_free(v, n);
+			n = 0;
+			v = calloc(arr->u.array.len + 1, sizeof(*v));
+			if (v == NULL)
+				d.oom = true;
+			ts_json_array_foreach (arr, i, item) {
+				struct ts_alloc *a;
+
+				if (d.oom || s.oom)
+					break;
+				a = decode_one(&s, i, item);
+				if (a != NULL) {
+					pos[n] = i;
+					v[n++] = a;
+				}
+			}
+			if (!d.oom && !s.oom)
+				n = drop_duplicates(&s, v, pos, n);
+			d.oom |= s.oom;
+			free(s.problem);
+		}
 	}
 	if (d.oom) {
 		ts_alloc_array_free(v, n);

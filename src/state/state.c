@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oci/json.h"
+#include "oci/spec.h"
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -391,6 +393,35 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	return 0;
 }
 
+/* A salvaged record of a live container that lost its cpus, mems or class
+ * takes them from its bundle's config.json: what toposhim wrote there at
+ * create is what the container runs with.  Best effort: an unreadable
+ * bundle leaves the record as it is. */
+static void fill_from_bundle(struct ts_alloc *a)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	const char *value = NULL;
+	size_t len = 0;
+
+	if (a->bundle == NULL || (a->cpus_str != NULL && a->mems_str != NULL && a->class_name))
+		return;
+	if (asprintf(&path, "%s/config.json", a->bundle) < 0)
+		return;
+	if (ts_read_file_at(AT_FDCWD, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
+		    0 ||
+	    ts_json_parse(buf, len, path, &config, &ignored) < 0)
+		return;
+	if (a->cpus_str == NULL && ts_oci_cpu_get_cpus(config, &value, &ignored) == 1)
+		a->cpus_str = strdup(value);
+	if (a->mems_str == NULL && ts_oci_cpu_get_mems(config, &value, &ignored) == 1)
+		a->mems_str = strdup(value);
+	if (a->class_name == NULL &&
+	    ts_oci_annotation_get(config, "toposhim.io/class", &value, &ignored) == 1)
+		a->class_name = strdup(value);
+}
+
 /* Keep the records that are not provably gone; set *ret_kept. */
 static void keep_live(struct ts_state *s, size_t *ret_kept)
 {
@@ -399,10 +430,12 @@ static void keep_live(struct ts_state *s, size_t *ret_kept)
 
 	for (size_t i = 0; i < s->n_allocs; i++) {
 		/* grace 0: a record without a pid must show its runtime dir */
-		if (ts_state_alloc_is_stale(s->proc_root, s->allocs[i], now, 0))
+		if (ts_state_alloc_is_stale(s->proc_root, s->allocs[i], now, 0)) {
 			ts_alloc_free(s->allocs[i]);
-		else
-			s->allocs[kept++] = s->allocs[i];
+			continue;
+		}
+		fill_from_bundle(s->allocs[i]);
+		s->allocs[kept++] = s->allocs[i];
 	}
 	*ret_kept = kept;
 	s->n_allocs = kept;

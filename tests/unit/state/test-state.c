@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -406,6 +407,88 @@ static void test_previous_copy(void **state)
 	assert_string_equal(prev, v1);
 }
 
+/* The encoder refuses empty and duplicate container ids, naming the later
+ * record of a duplicate pair. */
+static void test_encode_refuses_bad_ids(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	struct ts_alloc *v[4];
+	const char *ids[] = {"b", "a", "c", "a"};
+	size_t len = 0;
+
+	for (size_t i = 0; i < 4; i++) {
+		v[i] = ts_alloc_new(ids[i], &err);
+		assert_non_null(v[i]);
+	}
+	assert_int_equal(ts_state_format_encode(v, 3, "s/allocations.json", &buf, &len, &err), 0);
+	free(TAKE_PTR(buf));
+	assert_int_equal(ts_state_format_encode(v, 4, "s/allocations.json", &buf, &len, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
+				      "duplicate 'a'");
+	ts_error_clear(&err);
+	free(v[2]->container_id);
+	v[2]->container_id = strdup("");
+	assert_int_equal(ts_state_format_encode(v, 4, "s/allocations.json", &buf, &len, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "s/allocations.json: '/allocations/2/container_id': empty");
+	for (size_t i = 0; i < 4; i++)
+		ts_alloc_free(v[i]);
+}
+
+/* A record with bad values (a cpu list that does not parse, a pid out of
+ * range, an unknown state, devices that are not strings) makes the file
+ * untrusted, but its container is alive (runtime dir): the record is kept
+ * with the bad members left out, and the cpus, mems and class it lost come
+ * back from its bundle's config.json.  Nothing is left that would fail the
+ * next create. */
+static void test_salvage_from_bundle(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *want = NULL, *bundle = NULL;
+	const struct ts_alloc *a;
+
+	assert_true(asprintf(&bundle, "%s/bundle", f->runtime) > 0);
+	assert_int_equal(th_write(f->runtime, "bundle/config.json",
+				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"1,17\", "
+				  "\"mems\": \"0\"}}}, \"annotations\": {\"toposhim.io/class\": "
+				  "\"critical\"}}"),
+			 0);
+	assert_int_equal(th_write(f->runtime, "keep2/state.json", "{}"), 0);
+	assert_true(asprintf(&text,
+			     "{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": "
+			     "[{\"container_id\": \"keep2\", \"runtime_root\": \"%s\", "
+			     "\"bundle\": \"%s\", \"class\": 7, \"cpus\": \"zz\", \"mems\": "
+			     "\"0-\", \"devices\": [1], \"pinned\": false, \"state\": \"zombie\", "
+			     "\"created_usec\": 5, \"pid\": -1}]}",
+			     f->runtime, bundle) > 0);
+	write_alloc_file(f, text);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: '/allocations/0/class': expected string, got "
+			     "number: store rebuilt from live containers, kept 1 of 1 allocations",
+			     f->sdir) > 0);
+	assert_string_equal(warning, want);
+	a = ts_state_at(s, 0);
+	assert_non_null(a);
+	assert_string_equal(a->container_id, "keep2");
+	assert_string_equal(a->cpus_str, "1,17");
+	assert_string_equal(a->mems_str, "0");
+	assert_string_equal(a->class_name, "critical");
+	assert_int_equal(a->status, TS_ALLOC_CREATED);
+	assert_int_equal(a->pid, 0);
+	/* written back sound, and loads without a warning */
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	free(TAKE_PTR(warning));
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_string_equal(ts_state_at(s, 0)->cpus_str, "1,17");
+}
+
 /* Reference FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 static uint64_t fnv1a64(const char *s)
 {
@@ -445,15 +528,26 @@ static void test_bad_records_and_versions(void **state)
 		{"{\"version\": \"1\", \"checksum\": \"fnv1a64:09612b07b5ecb5a5\", "
 		 "\"allocations\": []}",
 		 "'/version': missing or not an integer"},
-		/* one record is not understood: the other survives */
+		/* one record has a member not understood: the file is untrusted,
+		 * both records are salvaged (their containers are alive) */
 		{"{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": @A@}",
 		 "'/allocations/0/color': unknown member"},
+		/* "b" twice: the first is kept, the second dropped */
+		{"{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": @B@}",
+		 "'/allocations/2/container_id': duplicate 'b'"},
 	};
 	struct fixture *f = *state;
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *arr = NULL;
+	cleanup_free char *arr = NULL, *dup = NULL;
 
+	assert_true(asprintf(&dup,
+			     "[{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"state\":"
+			     "\"creating\",\"created_usec\":5},{\"container_id\":\"a\","
+			     "\"runtime_root\":\"%s\",\"state\":\"creating\",\"created_usec\":5},"
+			     "{\"container_id\":\"b\",\"runtime_root\":\"/nowhere\",\"state\":"
+			     "\"creating\",\"created_usec\":5}]",
+			     f->runtime, f->runtime) > 0);
 	assert_true(
 		asprintf(&arr,
 			 "[{\"container_id\":\"a\",\"runtime_root\":\"%s\",\"state\":\"created\","
@@ -467,17 +561,27 @@ static void test_bad_records_and_versions(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		cleanup_free char *text = NULL, *warning = NULL, *want = NULL;
 
-		text = subst(rows[i].text, "@A@", arr);
+		text = subst(rows[i].text, i == 5 ? "@B@" : "@A@", i == 5 ? dup : arr);
 		write_alloc_file(f, text);
 		warning = load_warn(s);
 		assert_true(asprintf(&want,
 				     "%s/allocations.json: %s: store rebuilt from live containers, "
 				     "kept %d of %d allocations",
-				     f->sdir, rows[i].problem, i == 4 ? 1 : 0, i == 4 ? 1 : 0) > 0);
+				     f->sdir, rows[i].problem, i >= 4 ? 2 : 0, i >= 4 ? 2 : 0) > 0);
 		assert_string_equal(warning, want);
+		if (i == 4) {
+			/* "a" without its unknown member */
+			assert_int_equal(ts_state_count(s), 2);
+			assert_string_equal(ts_state_at(s, 0)->container_id, "a");
+			assert_int_equal(ts_state_at(s, 0)->status, TS_ALLOC_CREATED);
+			assert_string_equal(ts_state_at(s, 1)->container_id, "b");
+		}
 	}
-	assert_int_equal(ts_state_count(s), 1);
+	/* the first "b" (with its runtime dir) is the one kept */
+	assert_int_equal(ts_state_count(s), 2);
 	assert_string_equal(ts_state_at(s, 0)->container_id, "b");
+	assert_string_equal(ts_state_at(s, 0)->runtime_root, f->runtime);
+	assert_string_equal(ts_state_at(s, 1)->container_id, "a");
 }
 
 static void test_checksum_definition(void **state)
@@ -728,6 +832,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
+		cmocka_unit_test(test_encode_refuses_bad_ids),
+		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
