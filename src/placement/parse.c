@@ -21,7 +21,7 @@ static int parse_count(const char *s, unsigned *ret)
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > 65535)
+	if (errno != 0 || *end != '\0' || v == 0 || v > TS_PLACEMENT_MAX_CPUS)
 		return -EINVAL;
 	*ret = (unsigned)v;
 	return 0;
@@ -70,7 +70,14 @@ static int derive_from_cpu(const struct ts_json *config, const char *file,
 	if (hq == 0 || hp == 0 || quota <= 0 || period == 0)
 		return 0;
 	uint64_t q = (uint64_t)quota;
-	*ret_limit = (unsigned)((q + period - 1) / period);
+	uint64_t limit = q / period + (q % period != 0);
+	/* hwloc and the kernel count far fewer CPUs; also keeps unsigned exact */
+	if (limit > TS_PLACEMENT_MAX_CPUS)
+		return ts_error_set(err, 0,
+				    "%s: '/linux/resources/cpu/quota': cpu limit of %" PRIu64
+				    " cpus (quota %" PRId64 ", period %" PRIu64 ") is more than %u",
+				    file, limit, quota, period, TS_PLACEMENT_MAX_CPUS);
+	*ret_limit = (unsigned)limit;
 	req->class_derived = true;
 	if (q % period == 0 && hs == 1 && shares == (q / period) * 1024) {
 		free(req->class_name);

@@ -120,6 +120,9 @@ struct ts_placement_class {
 	enum ts_placement_kind cpu_kind;
 };
 
+/* Largest cpu count a request may name (annotation or quota/period). */
+#define TS_PLACEMENT_MAX_CPUS 65535u
+
 struct ts_placement_config {
 	bool enabled; /* false: the create path places nothing and records nothing */
 	hwloc_bitmap_t reserved_cpus; /* explicit list, or NULL */

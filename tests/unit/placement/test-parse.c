@@ -58,6 +58,12 @@ static const struct req_case req_cases[] = {
 	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count 'x'"),
 	ERR("zero count", "{\"annotations\":{\"toposhim.io/cpus\":\"0\"}}",
 	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count '0'"),
+	ERR("limit past 32 bits", CPU(429496729800000, 100000, 1024),
+	    "config.json: '/linux/resources/cpu/quota': cpu limit of 4294967298 cpus (quota "
+	    "429496729800000, period 100000) is more than 65535"),
+	ERR("largest quota", CPU(9223372036854775807, 100000, 1024),
+	    "config.json: '/linux/resources/cpu/quota': cpu limit of 92233720368548 cpus (quota "
+	    "9223372036854775807, period 100000) is more than 65535"),
 	ERR("unknown class", "{\"annotations\":{\"toposhim.io/class\":\"gold\"}}",
 	    "config.json: '/annotations/toposhim.io~1class': unknown class 'gold'"),
 	ERR("bad numa", "{\"annotations\":{\"toposhim.io/numa\":\"both\"}}",
