@@ -249,11 +249,49 @@ int ts_log_format_line(enum ts_log_format format, enum ts_log_level level, const
 	}
 }
 
+int ts_log_escape_controls(const char *s, char **ret)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (f == NULL)
+		return -ENOMEM;
+	while (*u != '\0') {
+		size_t len;
+		int32_t cp = ts_log_utf8_decode(u, &len);
+
+		if (cp == '\n')
+			fputs("\\n", f);
+		else if (cp == '\t')
+			fputs("\\t", f);
+		else if (cp == '\r')
+			fputs("\\r", f);
+		else if (cp < 0x20 || cp == 0x7f)
+			fprintf(f, "\\x%02x", u[0]); /* also an invalid UTF-8 byte (cp < 0) */
+		else
+			fwrite(u, 1, len, f);
+		u += len;
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	return 0;
+}
+
 static int ts_log_stderr(int fd, enum ts_log_level level, const char *msg, const char *note)
 {
-	cleanup_free char *line = NULL;
+	cleanup_free char *line = NULL, *safe = NULL;
 	int r;
 
+	/* one line, whatever the values in the message hold: a newline or an
+	 * escape sequence from config.json must not forge a second line or
+	 * drive the terminal */
+	if (ts_log_escape_controls(msg, &safe) == 0)
+		msg = safe;
 	if (level == TS_LOG_ERROR)
 		r = asprintf(&line, "toposhim: %s%s\n", msg, note);
 	else

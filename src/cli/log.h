@@ -70,6 +70,16 @@ enum ts_log_level ts_log_level_from_string(const char *s);
 const char *ts_log_level_to_string(enum ts_log_level level);
 
 /**
+ * Escape what would break a one-line stderr message: newline, tab and CR
+ * as \n, \t, \r, other control characters (and bytes that are not
+ * UTF-8) as \xNN; everything else, quotes and backslashes included, as is.
+ * @param[in]  s    NUL-terminated; borrowed.
+ * @param[out] ret  the escaped text; caller frees.
+ * @return 0; -ENOMEM.
+ */
+int ts_log_escape_controls(const char *s, char **ret);
+
+/**
  * Quote s with Go's %q rules (strconv.Quote): \a \b \f \n \r \t \v \\ \"
  * escapes, \xNN for other ASCII controls, DEL and each byte of invalid
  * UTF-8, \uNNNN for C1 controls, non-ASCII spaces and format characters;

@@ -178,6 +178,30 @@ static void test_emit_stderr_only(void **state)
 	sink_close(&s);
 }
 
+/* Values from config.json reach messages: on stderr they stay one line
+ * and cannot drive the terminal; quotes, backslashes and UTF-8 are kept. */
+static void test_emit_stderr_escapes_controls(void **state)
+{
+	struct sink s;
+	struct ts_log_settings settings = {NULL, TS_LOG_FORMAT_JSON, TS_LOG_INFO};
+	cleanup_free char *got = NULL, *esc = NULL;
+
+	sink_open(&s);
+	assert_int_equal(ts_log_emit(&settings, s.err_fd, TS_LOG_ERROR,
+				     "invalid cpu count '2\ntoposhim: fake'", T0),
+			 0);
+	assert_int_equal(ts_log_emit(&settings, s.err_fd, TS_LOG_WARNING,
+				     "numa 'x\x1b[31mRED\t\r' \"q\" \\ \xc3\xa9 \xff", T0),
+			 0);
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "toposhim: invalid cpu count '2\\ntoposhim: fake'\n"
+				 "toposhim: warning: numa 'x\\x1b[31mRED\\t\\r' \"q\" \\ \xc3\xa9 "
+				 "\\xff\n");
+	sink_close(&s);
+	assert_int_equal(ts_log_escape_controls("plain 'a' \\n", &esc), 0);
+	assert_string_equal(esc, "plain 'a' \\n");
+}
+
 static void test_emit_log_file(void **state)
 {
 	struct sink s;
@@ -280,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_format_line),
 		cmocka_unit_test(test_format_line_errors),
 		cmocka_unit_test(test_emit_stderr_only),
+		cmocka_unit_test(test_emit_stderr_escapes_controls),
 		cmocka_unit_test(test_emit_log_file),
 		cmocka_unit_test(test_emit_appends_text),
 		cmocka_unit_test(test_emit_unwritable_log),
