@@ -18,7 +18,9 @@ int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error *
 	int r;
 
 	r = ts_read_file_at(AT_FDCWD, path, 0, &buf, &len, &read_err);
-	if (r == -ENOENT) {
+	/* only the default file may be absent: one named by TOPOSHIM_CONFIG
+	 * that is not there is a typo, not a wish for the defaults */
+	if (r == -ENOENT && strcmp(path, TS_CLI_CONFIG_DEFAULT) == 0) {
 		root = ts_json_new_object();
 		if (root == NULL)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);

@@ -25,8 +25,9 @@
  * @param[in]  path  the file (TOPOSHIM_CONFIG or TS_CLI_CONFIG_DEFAULT).
  * @param[out] ret   the root object; caller frees with ts_json_free().
  * @param[out] err   set iff the return value is negative.
- * @return 0 (an absent file gives an empty object); -errno of open/read
- *         other than ENOENT ("<path>: cannot open: ..."); -EINVAL for bad
+ * @return 0 (an absent TS_CLI_CONFIG_DEFAULT gives an empty object); -errno
+ *         of open/read ("<path>: cannot open: ...", -ENOENT included for any
+ *         other path); -EINVAL for bad
  *         JSON ("<path>: line L column C: <reason>", "<path>: empty
  *         document") or a root that is not an object ("<path>: '/':
  *         expected object, got array"); -ENOMEM.

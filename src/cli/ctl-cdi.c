@@ -60,7 +60,7 @@ static int load_options(char **spec_dirs, struct ts_cdi_options *ret, struct ts_
 	if (path == NULL || path[0] == '\0')
 		path = DEFAULT_CONFIG;
 	r = ts_read_file_at(AT_FDCWD, path, 0, &buf, &len, err);
-	if (r == -ENOENT) {
+	if (r == -ENOENT && strcmp(path, DEFAULT_CONFIG) == 0) {
 		ts_error_clear(err);
 	} else if (r < 0) {
 		return r;

@@ -17,7 +17,8 @@ RUNC=$(command -v runc || true)
 # operator's /etc/toposhim must not change the results) and no override.
 ts_setup_env() {
 	unset TOPOSHIM_RUNTIME TOPOSHIM_DEPTH
-	export TOPOSHIM_CONFIG="$BATS_TEST_TMPDIR/no-config.json"
+	export TOPOSHIM_CONFIG="$BATS_TEST_TMPDIR/empty-config.json"
+	echo '{}' >"$TOPOSHIM_CONFIG"
 	[ -x "$TOPOSHIM" ] || fail "toposhim not built: $TOPOSHIM"
 }
 
