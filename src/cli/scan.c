@@ -62,6 +62,8 @@ static const struct ts_scan_option ts_scan_command_options[] = {
 	{"f", true, TS_SCAN_CONFIG, TS_SCAN_BOTH},
 	{"pid-file", true, TS_SCAN_PID_FILE, TS_SCAN_BOTH},
 	{"console-socket", true, TS_SCAN_CONSOLE_SOCKET, TS_SCAN_BOTH},
+	/* runc 1.2: the socket that receives the container's pidfd */
+	{"pidfd-socket", true, TS_SCAN_NONE, TS_SCAN_BOTH},
 	{"preserve-fds", true, TS_SCAN_PRESERVE_FDS, TS_SCAN_BOTH},
 	{"no-pivot", false, TS_SCAN_NONE, TS_SCAN_BOTH},
 	{"no-new-keyring", false, TS_SCAN_NONE, TS_SCAN_BOTH},

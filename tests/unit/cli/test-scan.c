@@ -68,6 +68,8 @@ static const struct scan_case cases[] = {
 	 W("create", "--no-pivot", "--no-new-keyring", "--console-socket", "/s", "--preserve-fds=2",
 	   "-no-subreaper", "id1"),
 	 true, "create", 1, "id1"},
+	{"runc 1.2 pidfd socket", W("create", "--bundle", "/b", "--pidfd-socket", "/x", "id1"),
+	 true, "create", 1, "id1", "/b"},
 	{"globals",
 	 W("--root", "/r", "--log=/l", "-log-format", "json", "--debug", "create", "id1"), true,
 	 "create", 7, "id1", NULL, NULL, "/r", "/l", "json", true},
