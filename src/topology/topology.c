@@ -241,6 +241,24 @@ static void env_pop(struct env_override *o)
 	o->saved = NULL;
 }
 
+/* hwloc_topology_load() with hwloc's own stderr messages off ("hwloc:
+ * Topology does not contain any NUMA node, aborting!"): toposhim reports
+ * the failure in its one line, and engines read the runtime's stderr.
+ * HWLOC_HIDE_ERRORS is honoured when the caller set it. */
+static int quiet_load(hwloc_topology_t h)
+{
+	struct env_override o = {.name = NULL};
+	bool pushed =
+		getenv("HWLOC_HIDE_ERRORS") == NULL && env_push(&o, "HWLOC_HIDE_ERRORS", "2") == 0;
+	int r = hwloc_topology_load(h);
+	int e = errno;
+
+	if (pushed)
+		env_pop(&o);
+	errno = e;
+	return r;
+}
+
 static int new_hwloc(hwloc_topology_t *ret, const char *what, struct ts_error **err)
 {
 	hwloc_topology_t h;
@@ -261,7 +279,7 @@ static int new_hwloc(hwloc_topology_t *ret, const char *what, struct ts_error **
 static int finish_load(hwloc_topology_t h, const char *what, const char *msg,
 		       struct ts_topology **ret, struct ts_error **err)
 {
-	if (hwloc_topology_load(h) < 0) {
+	if (quiet_load(h) < 0) {
 		int e = errno ? errno : EINVAL;
 		hwloc_topology_destroy(h);
 		return ts_error_set(err, e == ENOSYS ? EINVAL : e, "%s: %s", what, msg);
@@ -327,7 +345,7 @@ static int load_xml_file(const char *path, struct ts_topology **ret, struct ts_e
 		return ts_error_set(err, 0, "%s: invalid hwloc xml topology", path);
 	}
 	errno = 0;
-	if (hwloc_topology_load(h) < 0) {
+	if (quiet_load(h) < 0) {
 		hwloc_topology_destroy(h);
 		return ts_error_set(err, 0, "%s: invalid hwloc xml topology", path);
 	}
@@ -348,7 +366,7 @@ static int load_xml_buffer(const char *buf, const char *name, struct ts_topology
 		hwloc_topology_destroy(h);
 		return ts_error_set(err, 0, "%s: invalid hwloc xml topology", name);
 	}
-	if (hwloc_topology_load(h) < 0) {
+	if (quiet_load(h) < 0) {
 		hwloc_topology_destroy(h);
 		return ts_error_set(err, 0, "%s: invalid hwloc xml topology", name);
 	}

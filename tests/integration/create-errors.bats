@@ -134,3 +134,14 @@ CONF
 	cmp "$WORK/before.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
+
+@test "create: a topology hwloc refuses is one line of ours, none of hwloc's" {
+	sed '/type="NUMANode"/d' "$TS_SHARED_DIR/corpus/topology/01-hwloc-linux-8em64t-4c2t.xml" \
+		>"$WORK/no-numa.xml"
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	TOPOSHIM_TOPOLOGY_XML="$WORK/no-numa.xml" run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/no-numa.xml: invalid hwloc xml topology" ]
+	cmp "$WORK/before.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
