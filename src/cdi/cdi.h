@@ -30,7 +30,10 @@
  *    the highest priority defining it (the reference hides it even when a
  *    later dir overrides it);
  *  - "unresolvable CDI devices" lists only the unresolved names (the
- *    reference lists every requested name), comma-space separated.
+ *    reference lists every requested name), comma-space separated;
+ *  - a cdi.k8s.io/ annotation holding something that is not a qualified
+ *    name ("foobar", the empty name of "a,,b", " vendor.com/x=y") is
+ *    refused naming the annotation, not listed as an unresolvable device.
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,
@@ -96,7 +99,9 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  * Collect the CDI device requests of an OCI config: the value of every
  * annotation whose key starts with "cdi.k8s.io/", keys in strcmp order, each
  * value split on ',', kept in that order with duplicates dropped (first one
- * wins).  Names are not validated here.
+ * wins).  Every name from an annotation must be a qualified device name
+ * (vendor/class=name); the TOPOSHIM_CDI_DEVICES names are looked up as they
+ * are.
  * @param[in]  config       OCI config root; borrowed.
  * @param[in]  config_name  for messages, e.g. "config.json".
  * @param[in]  env_requests also read TOPOSHIM_CDI_DEVICES=... from
@@ -105,7 +110,10 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  *                          caller frees every string and the vector.
  * @return the number of names (>= 0); -EINVAL when a cdi.k8s.io/ annotation
  *         is not a string ("<config_name>: '/annotations/<key>': expected
- *         string, got <type>"); -ENOMEM.
+ *         string, got <type>") or holds a name that is not a qualified one
+ *         ("<config_name>: '/annotations/<key>': invalid qualified device
+ *         name 'foobar': missing '='", also for the empty name of ",,");
+ *         -ENOMEM.
  */
 int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
 				bool env_requests, char ***ret_names, struct ts_error **err);

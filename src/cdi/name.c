@@ -180,9 +180,24 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 	}
 	if (nkeys > 0)
 		qsort(keys, nkeys, sizeof(*keys), cmp_strp);
-	for (i = 0; i < nkeys; i++)
+	for (i = 0; i < nkeys; i++) {
+		size_t before = names.n;
+
 		if (split_into(&names, ts_json_get_string(ann, keys[i])) < 0)
 			goto fail;
+		/* a name that cannot be one (empty, no '=', a space) is the
+		 * annotation's fault, not a device that is missing */
+		for (size_t k = before; k < names.n; k++) {
+			struct ts_cdi_ptr p = {0};
+
+			if (ts_cdi_qualified_name_parse(names.v[k], NULL, NULL, NULL, err) == 0)
+				continue;
+			ts_cdi_ptr_push(&p, "annotations");
+			ts_cdi_ptr_push(&p, keys[i]);
+			r = ts_error_prefix(err, "%s: '%s'", config_name, ts_cdi_ptr_str(&p));
+			goto fail_set;
+		}
+	}
 	if (env_requests) {
 		const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
 		const size_t plen = strlen(TS_CDI_ENV_REQUEST);

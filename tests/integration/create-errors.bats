@@ -81,8 +81,18 @@ teardown() {
 	cp "$WORK/b/config.json" "$WORK/before.json"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: unresolvable CDI devices foobar" ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': invalid qualified device name 'foobar': missing '='" ]
 	cmp "$WORK/before.json" "$WORK/b/config.json"
+	# an empty name between commas, and one with a space, are no better
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero,,"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': invalid qualified device name '': missing '='" ]
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero, toposhim.test/dev=zero"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': invalid qualified device name ' toposhim.test/dev=zero': invalid vendor ' toposhim.test': should start with a letter" ]
+	[ ! -e "$WORK/fake.argv" ]
 }
 
 @test "create: a broken spec file is reported and does not hide the good one" {

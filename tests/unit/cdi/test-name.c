@@ -119,8 +119,13 @@ static const struct req_row {
 	{"{\"annotations\":{\"cdi.k8s.io/z\":\"v/c=1,v/c=2\",\"cdi.k8s.io/a\":\"v/c=3,v/c=1\","
 	 "\"cdi.k8s.io/m\":\"v/c=2\"}}",
 	 false, 3, "v/c=3|v/c=1|v/c=2"},
-	/* not validated here: empty parts and bad names pass through */
-	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"foobar,,v/c=1\"}}", false, 3, "foobar||v/c=1"},
+	/* every part must be a qualified name (E4's "foobar"; an empty one) */
+	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"foobar,,v/c=1\"}}", false, -EINVAL,
+	 "config.json: '/annotations/cdi.k8s.io~1devices': invalid qualified device name 'foobar': "
+	 "missing '='"},
+	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"v/c=1,,\"}}", false, -EINVAL,
+	 "config.json: '/annotations/cdi.k8s.io~1devices': invalid qualified device name '': "
+	 "missing '='"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":1}}", false, -EINVAL,
 	 "config.json: '/annotations/cdi.k8s.io~1x': expected string, got number"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
