@@ -360,6 +360,11 @@ int ts_placement_config_parse(const struct ts_json *placement, const char *file,
 	r = ts_placement_config_init(&cfg, err);
 	if (r < 0)
 		return r;
+	cfg.file = strdup(file);
+	if (cfg.file == NULL) {
+		ts_placement_config_release(&cfg);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
 	if (placement != NULL && placement->type != TS_JSON_OBJECT)
 		r = ts_error_set(err, 0, "%s: '/placement': expected object, got %s", file,
 				 ts_json_type_name(placement->type));

@@ -87,6 +87,7 @@ void ts_placement_config_release(struct ts_placement_config *cfg)
 	for (size_t i = 0; i < cfg->n_classes; i++)
 		free(cfg->classes[i].name);
 	free(cfg->classes);
+	free(cfg->file);
 	if (cfg->reserved_cpus != NULL)
 		hwloc_bitmap_free(cfg->reserved_cpus);
 	*cfg = (struct ts_placement_config){0};
@@ -125,17 +126,16 @@ void ts_placement_result_release(struct ts_placement_result *res)
 }
 
 /* PUs of the lowest cores (by lowest PU) until count PUs are collected. */
-static int reserved_by_count(const struct ts_topology *topo, unsigned count, hwloc_bitmap_t out,
-			     struct ts_error **err)
+static int reserved_by_count(const struct ts_topology *topo, const char *file, unsigned count,
+			     hwloc_bitmap_t out, struct ts_error **err)
 {
 	int total = hwloc_bitmap_weight(topo->online);
 
 	if (total < 0 || count >= (unsigned)total)
-		return ts_error_set(
-			err, 0,
-			"placement: '/placement/reserved/count': cannot reserve %u of %d "
-			"cpus",
-			count, total);
+		return ts_error_set(err, 0,
+				    "%s: '/placement/reserved/count': cannot reserve %u of %d "
+				    "cpus",
+				    file, count, total);
 	while ((unsigned)hwloc_bitmap_weight(out) < count) {
 		cleanup_hwloc_bitmap hwloc_bitmap_t rest = hwloc_bitmap_alloc();
 		if (rest == NULL)
@@ -168,6 +168,7 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 			  hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t out = hwloc_bitmap_alloc();
+	const char *file = cfg->file != NULL ? cfg->file : "placement";
 	int r;
 
 	if (out == NULL)
@@ -177,25 +178,23 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 		cleanup_free char *s = NULL;
 		(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
 		/* the kubelet refuses this too (unable to reserve the required amount) */
-		return ts_error_set(
-			err, 0,
-			"placement: '/placement/reserved': count %u does not match cpus "
-			"'%s'",
-			cfg->reserved_count, s != NULL ? s : "?");
+		return ts_error_set(err, 0,
+				    "%s: '/placement/reserved': count %u does not match cpus "
+				    "'%s'",
+				    file, cfg->reserved_count, s != NULL ? s : "?");
 	}
 	if (cfg->reserved_cpus != NULL) {
 		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online)) {
 			cleanup_free char *s = NULL;
 			(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
-			return ts_error_set(
-				err, 0,
-				"placement: '/placement/reserved/cpus': cpus not online "
-				"'%s'",
-				s != NULL ? s : "?");
+			return ts_error_set(err, 0,
+					    "%s: '/placement/reserved/cpus': cpus not online "
+					    "'%s'",
+					    file, s != NULL ? s : "?");
 		}
 		hwloc_bitmap_copy(out, cfg->reserved_cpus);
 	} else if (cfg->reserved_count > 0) {
-		r = reserved_by_count(topo, cfg->reserved_count, out, err);
+		r = reserved_by_count(topo, file, cfg->reserved_count, out, err);
 		if (r < 0)
 			return r;
 	}

@@ -136,6 +136,7 @@ struct ts_placement_config {
 	bool manage_all;
 	struct ts_placement_class *classes;
 	size_t n_classes;
+	char *file; /* the config file, for messages; NULL: "placement" */
 };
 
 /**
@@ -270,9 +271,10 @@ void ts_placement_result_release(struct ts_placement_result *res);
 /**
  * Compute the reserved PUs of cfg on topo.
  * @param[out] ret  new bitmap; caller frees.
- * @return 0; -EINVAL "placement: '/placement/reserved/cpus': cpus not online
- *         '<list>'"; -EINVAL when count exceeds the online PUs, or when both
- *         cpus and count are given and disagree (kubelet R5); -ENOMEM.
+ * @return 0; -EINVAL "<config file>: '/placement/reserved/cpus': cpus not
+ *         online '<list>'" (cfg->file, or "placement" for a config not read
+ *         from a file); -EINVAL when count exceeds the online PUs, or when
+ *         both cpus and count are given and disagree (kubelet R5); -ENOMEM.
  */
 int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 			  hwloc_bitmap_t *ret, struct ts_error **err);

@@ -314,7 +314,23 @@ static void test_reserved_count(void **state)
 	assert_int_equal(ts_placement_reserved(&cfg, t2, &b, &err), -EINVAL);
 	assert_string_equal(err->msg,
 			    "placement: '/placement/reserved': count 1 does not match cpus '0-1'");
+	ts_error_clear(&err);
 	ts_placement_config_release(&cfg);
+
+	/* read from a file, the messages name it */
+	{
+		static const char text[] = "{\"reserved\":{\"cpus\":\"64-65\"}}";
+		cleanup_json struct ts_json *j = NULL;
+
+		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &j, &err), 0);
+		assert_int_equal(
+			ts_placement_config_parse(j, "/etc/toposhim/config.json", &cfg, &err), 0);
+		assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), -EINVAL);
+		assert_string_equal(err->msg,
+				    "/etc/toposhim/config.json: '/placement/reserved/cpus': "
+				    "cpus not online '64-65'");
+		ts_placement_config_release(&cfg);
+	}
 }
 
 static void test_allocation_pool(void **state)
