@@ -48,6 +48,10 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 	if (xml != NULL && xml->type != TS_JSON_STRING)
 		return ts_error_set(err, 0, "%s: '/topology/xml': expected string, got %s",
 				    p->config_path, ts_json_type_name(xml->type));
+	/* the runtime and the hooks run toposhim from other directories */
+	if (xml != NULL && xml->u.string[0] != '/')
+		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'",
+				    p->config_path, xml->u.string);
 	return ts_topology_load_default(xml != NULL ? xml->u.string : NULL, state_dir, &p->topo,
 					err);
 }

@@ -134,6 +134,17 @@ CONF
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
 
+@test "create: a relative topology file in the toposhim config is refused" {
+	cat >"$WORK/toposhim.json" <<CONF
+{"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/state", "topology": {"xml": "t.xml"}}
+CONF
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/topology/xml': not absolute 't.xml'" ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
 @test "create: explicit mems naming a missing memory node are refused" {
 	jq '.linux.resources.cpu = {"cpus": "0", "mems": "0,7"}' "$WORK/b/config.json" >"$WORK/b.json"
 	mv "$WORK/b.json" "$WORK/b/config.json"
