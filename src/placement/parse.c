@@ -195,6 +195,8 @@ int ts_placement_request_from_config(const struct ts_json *config, const char *c
 		r = get_annotation(config, file, "cpus", &v, err);
 	if (r == 1 && parse_count(v, &req.cpus) < 0)
 		r = ts_error_set(err, 0, "%s: '" ANN "cpus': invalid cpu count '%s'", file, v);
+	else if (r == 1)
+		req.cpus_annotated = true;
 	else if (r == 0)
 		req.cpus = limit;
 	if (r >= 0)

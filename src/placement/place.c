@@ -546,6 +546,12 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 	hwloc_bitmap_t cpus;
 	char buf[256];
 
+	if (p->req->cpus_annotated)
+		warn(p,
+		     "%s: '" ANNOTATION_PATH "cpus': %u cpus ignored: class '%s' runs on the %s "
+		     "pool",
+		     p->file, p->req->cpus, p->cls->name,
+		     p->cls->pool == TS_PLACEMENT_POOL_RESERVED ? "reserved" : "shared");
 	if (p->cls->pool == TS_PLACEMENT_POOL_RESERVED) {
 		if (hwloc_bitmap_iszero(p->reserved))
 			return ts_error_set(err, 0,

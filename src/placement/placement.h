@@ -190,8 +190,9 @@ enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_co
 struct ts_placement_request {
 	char *container_id;
 	char *class_name;
-	bool class_derived; /* no toposhim.io/class: derived from quota */
-	unsigned cpus;	    /* exclusive PUs wanted (0: none / whole node) */
+	bool class_derived;  /* no toposhim.io/class: derived from quota */
+	unsigned cpus;	     /* exclusive PUs wanted (0: none / whole node) */
+	bool cpus_annotated; /* cpus came from toposhim.io/cpus */
 	enum ts_placement_numa numa;
 	enum ts_memory_tier memory_tier;
 	hwloc_bitmap_t user_cpus;   /* linux.resources.cpu.cpus, NULL if absent */

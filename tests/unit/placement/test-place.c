@@ -459,6 +459,16 @@ static void test_shared_pool_and_affected(void **state)
 	fixture_assert_set("web2", res.cpus, "2-5,7-11");
 	fixture_assert_set("web2 mems", res.mems, "0,1");
 	assert_null(res.affected[0]);
+	assert_null(res.warnings[0]);
+	ts_placement_result_release(&res);
+	/* a cpu count on a shared class is ignored, and said so */
+	req.cpus = 3;
+	req.cpus_annotated = true;
+	assert_int_equal(ts_placement_place(&cfg, topo, allocs, 2, &req, &res, &err), 0);
+	fixture_assert_set("web2 counted", res.cpus, "2-5,7-11");
+	assert_string_equal(res.warnings[0],
+			    "config.json: '/annotations/toposhim.io~1cpus': 3 cpus "
+			    "ignored: class 'standard' runs on the shared pool");
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
