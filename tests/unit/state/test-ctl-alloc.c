@@ -81,10 +81,11 @@ static int setup(void **state)
 	if (asprintf(&f->sdir, "%s/state", f->top) < 0)
 		return -1;
 	/* ctl takes the state dir from the environment, as operators do, and
-	 * the config from a file that does not exist (defaults) */
+	 * the config from an empty file (defaults) */
 	if (setenv("TOPOSHIM_STATE_DIR", f->sdir, 1) < 0 ||
 	    asprintf(&f->config, "%s/config.json", f->top) < 0 ||
-	    setenv("TOPOSHIM_CONFIG", f->config, 1) < 0)
+	    setenv("TOPOSHIM_CONFIG", f->config, 1) < 0 ||
+	    th_write(f->top, "config.json", "{}") < 0)
 		return -1;
 	/* gc grows the shared pool: a fixed topology, not the host's (whose
 	 * discovery under valgrind prints a notice on stderr) */

@@ -23,6 +23,8 @@
 #include "helpers.h"
 
 /* What runc 1.1 writes to a createRuntime hook's stdin. */
+static char empty_config[] = "/tmp/ts-hook-config-XXXXXX";
+
 static const char runc_state[] =
 	"{\"ociVersion\":\"1.0.2-dev\",\"id\":\"web-1\",\"status\":\"creating\",\"pid\":4242,"
 	"\"bundle\":\"/run/containerd/io.containerd.runtime.v2.task/default/web-1\","
@@ -312,7 +314,7 @@ static void test_cmd_hook_config_state_dir(void **state)
 	assert_true(asprintf(&text, "hook poststop: %s: '/state_dir': not absolute 'run/x'",
 			     config) > 0);
 	assert_string_equal(msg, text);
-	assert_int_equal(setenv("TOPOSHIM_CONFIG", "/nonexistent/toposhim.json", 1), 0);
+	assert_int_equal(setenv("TOPOSHIM_CONFIG", empty_config, 1), 0);
 }
 
 static void test_state_config_read(void **state)
@@ -466,8 +468,14 @@ int main(void)
 	};
 
 	unsetenv("TOPOSHIM_STATE_DIR");
-	/* the host's /etc/toposhim/config.json must not steer the tests */
-	setenv("TOPOSHIM_CONFIG", "/nonexistent/toposhim.json", 1);
+	/* the host's /etc/toposhim/config.json must not steer the tests: an
+	 * empty config (a file named by TOPOSHIM_CONFIG must exist) */
+	int fd = mkstemp(empty_config);
+	if (fd < 0 || write(fd, "{}", 2) != 2 || close(fd) < 0)
+		return 1;
+	setenv("TOPOSHIM_CONFIG", empty_config, 1);
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
+	unlink(empty_config);
+	return r;
 }
