@@ -192,9 +192,7 @@ out:
 	return r;
 }
 
-/* Set on the cpuset toposhim wrote, so that a later create of the same
- * bundle (a retry after a failure) tells its own cpus from the user's. */
-#define TS_PLACED_ANNOTATION "toposhim.io/placed-cpus"
+#define TS_PLACED_ANNOTATION TS_OCI_ANNOTATION_PLACED_CPUS
 
 /* cpus written by an earlier create of this bundle are not a request: the
  * request forgets them (and the mems that came with them); config.json
@@ -271,6 +269,9 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}
+	r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CLASS, res->class_name, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", b->config_path);
 	r = ts_cgroup_apply_class(b->config, b->config_path,
 				  ts_cgroup_config_class(&pools->cgroup, res->class_name),
 				  pools->cgroup_mode, &messages, err);
@@ -381,8 +382,13 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		r = ts_state_load(s, &warning, err);
 	if (r < 0)
 		return r;
-	if (warning != NULL)
+	if (warning != NULL) {
 		ts_log(TS_LOG_WARNING, "%s", warning);
+		/* the rebuilt store stands whatever this create does next */
+		r = ts_state_commit(s, err);
+		if (r < 0)
+			return r;
+	}
 	r = ts_state_gc(s, ts_state_now_usec(), sc.gc_grace_usec, &collected, &ncollected, err);
 	if (r < 0)
 		return r;

@@ -1,4 +1,5 @@
 /* state.c - the locked allocation store; see state.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -422,6 +423,136 @@ static void fill_from_bundle(struct ts_alloc *a)
 		a->class_name = strdup(value);
 }
 
+/* The bundle of a container, from its runtime's state dir: runc keeps
+ * "bundle=<dir>" among the labels of <id>/state.json, crun a "bundle" member
+ * in <id>/status.  NULL when neither says (or out of memory). */
+static char *runtime_bundle(int root_fd, const char *id)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	const struct ts_json *labels, *item;
+	const char *bundle;
+	size_t len = 0, i;
+
+	if (asprintf(&path, "%s/state.json", id) < 0)
+		return NULL;
+	if (ts_read_file_at(root_fd, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) ==
+		    0 &&
+	    ts_json_parse(buf, len, path, &j, &ignored) == 0) {
+		labels = ts_json_get_path(j, "config", "labels", NULL);
+		ts_json_array_foreach (labels, i, item)
+			if (item->type == TS_JSON_STRING &&
+			    strncmp(item->u.string, "bundle=", 7) == 0)
+				return strdup(item->u.string + 7);
+		return NULL;
+	}
+	free(path);
+	path = NULL;
+	if (asprintf(&path, "%s/status", id) < 0)
+		return NULL;
+	free(buf);
+	buf = NULL;
+	ts_error_clear(&ignored);
+	if (ts_read_file_at(root_fd, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
+		    0 ||
+	    ts_json_parse(buf, len, path, &j, &ignored) < 0)
+		return NULL;
+	bundle = ts_json_get_string(j, "bundle");
+	return bundle != NULL ? strdup(bundle) : NULL;
+}
+
+/* A record for a running container that toposhim placed (its config.json
+ * carries TS_OCI_ANNOTATION_PLACED_CLASS) but the store has lost; NULL when
+ * it is not one of ours. */
+static struct ts_alloc *adopt_one(const char *root, const char *id, const char *bundle)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_alloc struct ts_alloc *a = NULL;
+	const char *class = NULL, *cpus = NULL, *mems = NULL, *placed = NULL, *numa = NULL;
+	size_t len = 0;
+
+	if (asprintf(&path, "%s/config.json", bundle) < 0 ||
+	    ts_read_file_at(AT_FDCWD, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
+		    0 ||
+	    ts_json_parse(buf, len, path, &config, &ignored) < 0 ||
+	    ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CLASS, &class, &ignored) != 1)
+		return NULL;
+	(void)ts_oci_cpu_get_cpus(config, &cpus, &ignored);
+	(void)ts_oci_cpu_get_mems(config, &mems, &ignored);
+	(void)ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CPUS, &placed, &ignored);
+	(void)ts_oci_annotation_get(config, "toposhim.io/numa", &numa, &ignored);
+	a = ts_alloc_new(id, &ignored);
+	if (a == NULL)
+		return NULL;
+	a->status = TS_ALLOC_CREATED;
+	/* toposhim wrote no cpus for a pinned container: they are the user's */
+	a->pinned = cpus != NULL && (placed == NULL || strcmp(placed, cpus) != 0);
+	a->numa_exclusive = !a->pinned && numa != NULL && strcmp(numa, "exclusive") == 0;
+	a->runtime_root = strdup(root);
+	a->bundle = strdup(bundle);
+	a->class_name = strdup(class);
+	a->cpus_str = strdup(cpus != NULL ? cpus : "");
+	a->mems_str = strdup(mems != NULL ? mems : "");
+	if (a->runtime_root == NULL || a->bundle == NULL || a->class_name == NULL ||
+	    a->cpus_str == NULL || a->mems_str == NULL)
+		return NULL;
+	return TAKE_PTR(a);
+}
+
+/* Add a record for every container in the runtime roots the store's records
+ * name that toposhim placed and the store has no record of (a record lost
+ * with a damaged file).  @return how many were added. */
+static size_t adopt_live_containers(struct ts_state *s)
+{
+	size_t n_roots = s->n_allocs, added = 0;
+	cleanup_free const char **roots = calloc(n_roots ? n_roots : 1, sizeof(*roots));
+	size_t k = 0;
+
+	if (roots == NULL)
+		return 0;
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		const char *r = s->allocs[i]->runtime_root;
+		bool seen = r == NULL || r[0] != '/';
+
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(roots[j], r) == 0;
+		if (!seen)
+			roots[k++] = r;
+	}
+	for (size_t j = 0; j < k; j++) {
+		cleanup_free char *root = strdup(roots[j]); /* records move as we add */
+		cleanup_close int root_fd = -EBADF;
+		DIR *d;
+		struct dirent *e;
+
+		if (root == NULL)
+			continue;
+		root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (root_fd < 0)
+			continue;
+		d = fdopendir(dup(root_fd));
+		if (d == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL) {
+			cleanup_free char *bundle = NULL;
+			struct ts_alloc *a;
+			cleanup_error struct ts_error *ignored = NULL;
+
+			if (e->d_name[0] == '.' || ts_state_find(s, e->d_name) != NULL)
+				continue;
+			bundle = runtime_bundle(root_fd, e->d_name);
+			a = bundle != NULL ? adopt_one(root, e->d_name, bundle) : NULL;
+			if (a != NULL && ts_state_put(s, a, &ignored) == 0)
+				added++;
+		}
+		closedir(d);
+	}
+	return added;
+}
+
 /* Keep the records that are not provably gone; set *ret_kept. */
 static void keep_live(struct ts_state *s, size_t *ret_kept)
 {
@@ -529,19 +660,25 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	s->allocs = v;
 	s->n_allocs = s->cap_allocs = n;
 	if (problem != NULL) {
-		size_t from_prev = 0;
+		size_t from_prev = 0, adopted;
+		char found[96] = "";
 
 		/* what the damaged file lost may still be in the last sound one */
 		if (merge_previous(s, &from_prev) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
-		n += from_prev;
+		/* and what neither holds, in the runtimes' own state */
+		adopted = adopt_live_containers(s);
+		if (adopted > 0)
+			snprintf(found, sizeof(found), " (%zu found in the runtime state)",
+				 adopted);
+		n += from_prev + adopted;
 		keep_live(s, &kept);
 		s->dirty = true;
 		if (asprintf(&warning,
 			     "%s: %s: store rebuilt from live containers%s, kept %zu of %zu "
-			     "allocations",
+			     "allocations%s",
 			     path, problem, from_prev > 0 ? " and " TS_STATE_PREV_FILE : "", kept,
-			     n) < 0)
+			     n, found) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 	} else {
 		s->sound = true;

@@ -280,3 +280,32 @@ cpus_of() {
 	run alloc_json
 	[ "$output" = '[]' ]
 }
+
+@test "placement: a damaged allocations file is rebuilt from the runtime's state, CPUs stay taken" {
+	local root="$WORK/runc-root"
+	# a standard and a critical container, in a runtime root of this test's own
+	bundle std standard
+	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/std" "$ID-std" </dev/null >/dev/null 2>&1
+	bundle crit critical 1
+	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/crit" "$ID-crit" </dev/null >/dev/null 2>&1
+	[ "$(runc --root "$root" state "$ID-crit" | jq -r .status)" = running ]
+	[ "$(jq -r '.annotations["toposhim.io/placed-class"]' "$WORK/crit/config.json")" = critical ]
+	# the critical record is lost: damaged file (wrong checksum), no older copy
+	jq --arg id "$ID-crit" '.allocations |= map(select(.container_id != $id)) | .checksum = "x"' \
+		"$WORK/state/allocations.json" >"$WORK/damaged.json"
+	cp "$WORK/damaged.json" "$WORK/state/allocations.json"
+	rm -f "$WORK/state/allocations.json.prev"
+
+	# the next critical create finds it in runc's state and cannot have CPU 1
+	bundle crit2 critical 1
+	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
+	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: No space left on device" ]
+	# the rebuilt store was written: it loads without a warning now
+	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
+	[ -z "$stderr" ]
+	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = '[{"class":"critical","cpus":"1","state":"created"}]' ]
+	runc --root "$root" delete --force "$ID-crit" >/dev/null 2>&1
+	runc --root "$root" delete --force "$ID-std" >/dev/null 2>&1
+}

@@ -489,6 +489,77 @@ static void test_salvage_from_bundle(void **state)
 	assert_string_equal(ts_state_at(s, 0)->cpus_str, "1,17");
 }
 
+/* A file damaged beyond parsing, no previous copy: the records come back
+ * from the runtime's own state.  The root is the one the (salvageable)
+ * record of "known" names; runc keeps "bundle=<dir>" in state.json labels,
+ * crun "bundle" in status.  Only containers whose config.json carries
+ * toposhim.io/placed-class are adopted; cpus toposhim did not write
+ * (placed-cpus differs) are the user's: pinned. */
+static void test_adopt_from_runtime_state(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *lbl = NULL, *st = NULL;
+	const struct ts_alloc *a;
+
+	/* runc-style, critical, numa exclusive */
+	assert_true(asprintf(&lbl, "{\"config\": {\"labels\": [\"x=y\", \"bundle=%s/b1\"]}}",
+			     f->top) > 0);
+	assert_int_equal(th_write(f->runtime, "c1/state.json", lbl), 0);
+	assert_int_equal(th_write(f->top, "b1/config.json",
+				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"0-7\", "
+				  "\"mems\": \"0\"}}}, \"annotations\": {\"toposhim.io/numa\": "
+				  "\"exclusive\", \"toposhim.io/placed-cpus\": \"0-7\", "
+				  "\"toposhim.io/placed-class\": \"critical\"}}"),
+			 0);
+	/* crun-style, standard, pinned by the user */
+	assert_true(asprintf(&st, "{\"pid\": 1, \"bundle\": \"%s/b2\"}", f->top) > 0);
+	assert_int_equal(th_write(f->runtime, "c2/status", st), 0);
+	assert_int_equal(th_write(f->top, "b2/config.json",
+				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"9\"}}}, "
+				  "\"annotations\": {\"toposhim.io/placed-class\": \"standard\"}}"),
+			 0);
+	/* a container toposhim did not place, and one without a bundle */
+	assert_int_equal(th_write(f->runtime, "c3/state.json",
+				  "{\"config\": {\"labels\": [\"bundle=/nonexistent\"]}}"),
+			 0);
+	assert_int_equal(th_write(f->runtime, "c4/state.json", "{}"), 0);
+	assert_int_equal(th_write(f->runtime, "known/state.json", "{}"), 0);
+	/* the file: one readable record naming the root, then garbage */
+	assert_true(asprintf(&text,
+			     "{\"version\": 1, \"checksum\": \"x\", \"allocations\": "
+			     "[{\"container_id\": \"known\", \"runtime_root\": \"%s\", "
+			     "\"state\": \"created\", \"created_usec\": 1, \"cpus\": \"8\"}]}",
+			     f->runtime) > 0);
+	write_alloc_file(f, text);
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	/* (the computed checksum is that of the one readable record) */
+	assert_non_null(strstr(warning, "/allocations.json: checksum mismatch (stored 'x', "));
+	assert_string_equal(strstr(warning, "): store"),
+			    "): store rebuilt from live containers, kept 3 of 3 allocations (2 "
+			    "found in the runtime state)");
+	assert_int_equal(ts_state_count(s), 3);
+	a = ts_state_find(s, "c1");
+	assert_non_null(a);
+	assert_string_equal(a->class_name, "critical");
+	assert_string_equal(a->cpus_str, "0-7");
+	assert_string_equal(a->mems_str, "0");
+	assert_false(a->pinned);
+	assert_true(a->numa_exclusive);
+	assert_string_equal(a->runtime_root, f->runtime);
+	a = ts_state_find(s, "c2");
+	assert_non_null(a);
+	assert_string_equal(a->class_name, "standard");
+	assert_string_equal(a->cpus_str, "9");
+	assert_true(a->pinned);
+	assert_false(a->numa_exclusive);
+	assert_null(ts_state_find(s, "c3"));
+	assert_null(ts_state_find(s, "c4"));
+}
+
 /* Reference FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 static uint64_t fnv1a64(const char *s)
 {
@@ -834,6 +905,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_from_runtime_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
