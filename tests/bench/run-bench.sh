@@ -12,6 +12,9 @@
 #                                   384-PU corpus topology (warm: through the
 #                                   topology cache in the state dir, as on a
 #                                   host), toposhim started directly
+#   rewrite, 500 live allocations   the same with 500 standard containers
+#                                   already recorded (their runtime state
+#                                   dirs exist, so they stay live)
 #   exec /bin/true                  the floor: fork, exec and wait of a
 #                                   program that does nothing
 set -eu
@@ -69,13 +72,31 @@ rewrite_only="$rewrite_only TOPOSHIM_TOPOLOGY_XML=$shared/corpus/topology/13-hwl
 rewrite_only="$rewrite_only $shim"
 chmod 0755 "$work/via-runc" "$work/via-crun"
 
+# 500 live standard allocations for the last rewrite row
+xml=$shared/corpus/topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml
+cat >"$work/config-500.json" <<CONF
+{"cdi": {"spec_dirs": ["$work/cdi"]}, "state_dir": "$work/state-500"}
+CONF
+mkdir -p "$work/rt500" "$work/b500"
+jq '.annotations = {"toposhim.io/class": "standard"}' "$work/b/config.json.orig" >"$work/std.json"
+for i in $(seq 500); do
+	mkdir "$work/rt500/s$i"
+	cp "$work/std.json" "$work/b500/config.json"
+	TOPOSHIM_CONFIG=$work/config-500.json TOPOSHIM_RUNTIME=/bin/true TOPOSHIM_TOPOLOGY_XML=$xml \
+		"$shim" --root "$work/rt500" create --bundle "$work/b500" "s$i" 2>/dev/null
+done
+[ "$(jq '.allocations | length' "$work/state-500/allocations.json")" = 500 ] ||
+	{ echo "run-bench: could not record 500 allocations" >&2; exit 1; }
+rewrite_500="TOPOSHIM_CONFIG=$work/config-500.json TOPOSHIM_RUNTIME=/bin/true"
+rewrite_500="$rewrite_500 TOPOSHIM_TOPOLOGY_XML=$xml $shim"
+
 echo "toposhim create-path benchmark: $iter creates per row, $(nproc) CPUs, $(uname -r)"
 # crun refuses hybrid cgroups: measure everything in a mount namespace where
 # the cgroup2 mount is hidden, so that runc and crun see the same hierarchy.
 unshare -m --propagation private sh -c '
 	umount /sys/fs/cgroup/unified 2>/dev/null
 	"$0" -n "$1" -b "$2" -r "$3" "runc=$3" "toposhim -> runc=$4" "toposhim rewrite only=$5" \
-		"exec /bin/true=/bin/true"
+		"rewrite, 500 live allocs=$8" "exec /bin/true=/bin/true"
 	"$0" -n "$1" -b "$2" -r "$6" "crun=$6" "toposhim -> crun=$7"
 ' "$bench" "$iter" "$work/b" "$(command -v runc)" "$work/via-runc" "$rewrite_only" \
-	"$(command -v crun)" "$work/via-crun"
+	"$(command -v crun)" "$work/via-crun" "$rewrite_500"
