@@ -418,15 +418,19 @@ static int note_v1_skipped(struct apply_ctx *c, enum ts_cgroup_mode mode)
 	const char *names[5];
 	size_t n = 0;
 
-	if (l->cpu_idle >= 0)
+	/* a built-in default the host cannot honour is not worth a warning at
+	 * every create; a configured value is */
+	unsigned quiet = l->builtin_v1less;
+
+	if (l->cpu_idle >= 0 && !(quiet & TS_CGROUP_V1LESS_CPU_IDLE))
 		names[n++] = "cpu.idle";
-	if (l->memory_high.kind != TS_CGROUP_MEM_UNSET)
+	if (l->memory_high.kind != TS_CGROUP_MEM_UNSET && !(quiet & TS_CGROUP_V1LESS_MEMORY_HIGH))
 		names[n++] = "memory.high";
-	if (l->memory_min.kind != TS_CGROUP_MEM_UNSET)
+	if (l->memory_min.kind != TS_CGROUP_MEM_UNSET && !(quiet & TS_CGROUP_V1LESS_MEMORY_MIN))
 		names[n++] = "memory.min";
-	if (l->memory_oom_group >= 0)
+	if (l->memory_oom_group >= 0 && !(quiet & TS_CGROUP_V1LESS_OOM_GROUP))
 		names[n++] = "memory.oom.group";
-	if (l->io_weight > 0)
+	if (l->io_weight > 0 && !(quiet & TS_CGROUP_V1LESS_IO_WEIGHT))
 		names[n++] = "io.weight";
 	if (n == 0)
 		return 0;

@@ -209,7 +209,16 @@ struct ts_cgroup_class_limits {
 	uint32_t io_weight;   /* 1..10000; 0 = unset */
 	int64_t pids_max;     /* > 0, -1 for "max"; 0 = unset */
 	bool override_engine; /* class values replace the engine's */
+	/* keys without a v1 equivalent (TS_CGROUP_V1LESS_*) whose value is a
+	 * built-in default, not configured: skipped on v1 without a message */
+	unsigned builtin_v1less;
 };
+
+#define TS_CGROUP_V1LESS_CPU_IDLE 1u
+#define TS_CGROUP_V1LESS_MEMORY_HIGH 2u
+#define TS_CGROUP_V1LESS_MEMORY_MIN 4u
+#define TS_CGROUP_V1LESS_OOM_GROUP 8u
+#define TS_CGROUP_V1LESS_IO_WEIGHT 16u
 
 /* The "cgroup" member of the toposhim config. */
 struct ts_cgroup_config {
@@ -277,7 +286,9 @@ const struct ts_cgroup_class_limits *ts_cgroup_config_class(const struct ts_cgro
  *  - a memory fraction or "request" that cannot be resolved (no limit /
  *    reservation in config.json) is skipped with a message;
  *  - on HYBRID/LEGACY, linux.resources.unified is never written, and the
- *    keys without a v1 equivalent are skipped with one message naming them.
+ *    keys without a v1 equivalent are skipped with one message naming the
+ *    configured ones (built-in defaults, critical's memory.min and batch's
+ *    cpu.idle, are skipped silently).
  * Every other member of config.json, unified keys the engine set included,
  * is kept in place.
  * Messages (one line each, lowercase, caller logs them as warnings):

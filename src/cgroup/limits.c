@@ -31,11 +31,13 @@ static void builtin_classes(struct ts_cgroup_class_limits c[3])
 	class_init(&c[0], "critical");
 	c[0].cpu_weight = 1000;
 	c[0].memory_min.kind = TS_CGROUP_MEM_REQUEST;
+	c[0].builtin_v1less = TS_CGROUP_V1LESS_MEMORY_MIN;
 	class_init(&c[1], "standard");
 	c[1].cpu_weight = 100;
 	class_init(&c[2], "batch");
 	c[2].cpu_weight = 1;
 	c[2].cpu_idle = 1;
+	c[2].builtin_v1less = TS_CGROUP_V1LESS_CPU_IDLE;
 }
 
 /* Reads an integer member; "what" is "<file>: '<pointer>'". */
@@ -199,6 +201,7 @@ static int read_class_key(struct ts_cgroup_class_limits *c, const char *key,
 			c->has_cpu_max = true;
 		}
 	} else if (strcmp(key, "cpu.idle") == 0) {
+		c->builtin_v1less &= ~TS_CGROUP_V1LESS_CPU_IDLE;
 		c->cpu_idle = -1;
 		if (v->type != TS_JSON_NULL)
 			r = read_flag(v, what, &c->cpu_idle, err);
@@ -207,14 +210,19 @@ static int read_class_key(struct ts_cgroup_class_limits *c, const char *key,
 		struct ts_cgroup_mem_value *m = key[7] == 'h'	? &c->memory_high
 						: key[7] == 'l' ? &c->memory_low
 								: &c->memory_min;
+		c->builtin_v1less &= key[7] == 'h'   ? ~TS_CGROUP_V1LESS_MEMORY_HIGH
+				     : key[7] == 'm' ? ~TS_CGROUP_V1LESS_MEMORY_MIN
+						     : ~0u;
 		*m = (struct ts_cgroup_mem_value){0};
 		if (v->type != TS_JSON_NULL)
 			r = read_mem(v, what, key[7] == 'h', m, err);
 	} else if (strcmp(key, "memory.oom.group") == 0) {
+		c->builtin_v1less &= ~TS_CGROUP_V1LESS_OOM_GROUP;
 		c->memory_oom_group = -1;
 		if (v->type != TS_JSON_NULL)
 			r = read_flag(v, what, &c->memory_oom_group, err);
 	} else if (strcmp(key, "io.weight") == 0) {
+		c->builtin_v1less &= ~TS_CGROUP_V1LESS_IO_WEIGHT;
 		if (v->type == TS_JSON_NULL)
 			c->io_weight = 0;
 		else if ((r = read_int(v, what, WEIGHT_MIN, WEIGHT_MAX, &x, err)) == 0)

@@ -17,7 +17,8 @@ setup() {
 	containers_setup
 	RUNC_ROOT="$WORK/runc-root"
 
-	echo '{"cgroup":{"classes":{"batch":{"pids.max":64,"cpu.max":"50000 100000","memory.low":268435456}}}}' >"$WORK/toposhim.json"
+	# batch's cpu.idle is configured (not only the built-in): v1 says it skips it
+	echo '{"cgroup":{"classes":{"batch":{"pids.max":64,"cpu.max":"50000 100000","memory.low":268435456,"cpu.idle":1}}}}' >"$WORK/toposhim.json"
 }
 
 teardown() {
@@ -77,8 +78,9 @@ require_v1() {
 		"$WORK/b/config.json" >"$WORK/c.json" && mv "$WORK/c.json" "$WORK/b/config.json"
 	run "$APPLY" "$WORK/b/config.json" "$WORK/toposhim.json" critical detect
 	[ "$status" -eq 0 ]
-	[ "${lines[1]}" = "$WORK/b/config.json: class 'critical': cgroup v1 ($(host_mode)): skipped memory.min (no v1 equivalent)" ]
-	[ "${lines[2]}" = "$WORK/b/config.json: '/linux/resources/cpu/shares': engine value '512' kept over class 'critical' value '10240' (cpu.weight 1000)" ]
+	# the built-in memory.min has no v1 file: skipped without a message
+	[ "${lines[1]}" = "$WORK/b/config.json: '/linux/resources/cpu/shares': engine value '512' kept over class 'critical' value '10240' (cpu.weight 1000)" ]
+	[ "${#lines[@]}" -eq 2 ]
 	[ "$(jq -c '.linux.resources.unified' "$WORK/b/config.json")" = null ]
 	cd "$WORK/b"
 	run runc --root "$RUNC_ROOT" run "$ID"

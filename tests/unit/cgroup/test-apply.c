@@ -54,7 +54,11 @@ static const struct row rows[] = {
 	 "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":10},\"unified\":{"
 	 "\"cpu.idle\":\"1\"}}}}",
 	 ""},
-	{"batch on hybrid: no unified, cpu.idle skipped", "{}", "batch", TS_CGROUP_MODE_HYBRID,
+	{"batch on hybrid: no unified, the built-in cpu.idle skipped quietly", "{}", "batch",
+	 TS_CGROUP_MODE_HYBRID, "{\"linux\":{\"resources\":{}}}", 0,
+	 "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":10}}}}", ""},
+	{"batch on hybrid: a configured cpu.idle is skipped with a message",
+	 "{\"cgroup\":{\"classes\":{\"batch\":{\"cpu.idle\":1}}}}", "batch", TS_CGROUP_MODE_HYBRID,
 	 "{\"linux\":{\"resources\":{}}}", 1,
 	 "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":10}}}}",
 	 "config.json: class 'batch': cgroup v1 (hybrid): skipped cpu.idle (no v1 equivalent)"},
