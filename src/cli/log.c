@@ -125,7 +125,11 @@ static void ts_log_quote_one(FILE *f, const unsigned char *s, int32_t cp, size_t
 	fwrite(s, 1, len, f);
 }
 
-int ts_log_quote(const char *s, char **ret)
+/* Write s through one(), code point by code point, between wrap and wrap,
+ * into a new string. @return 0; -ENOMEM. */
+static int ts_log_map(const char *s, const char *wrap,
+		      void (*one)(FILE *f, const unsigned char *s, int32_t cp, size_t len),
+		      char **ret)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	char *buf = NULL;
@@ -134,21 +138,26 @@ int ts_log_quote(const char *s, char **ret)
 
 	if (f == NULL)
 		return -ENOMEM;
-	fputc('"', f);
+	fputs(wrap, f);
 	while (*u != '\0') {
 		size_t len;
 		int32_t cp = ts_log_utf8_decode(u, &len);
 
-		ts_log_quote_one(f, u, cp, len);
+		one(f, u, cp, len);
 		u += len;
 	}
-	fputc('"', f);
+	fputs(wrap, f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;
 	}
 	*ret = buf;
 	return 0;
+}
+
+int ts_log_quote(const char *s, char **ret)
+{
+	return ts_log_map(s, "\"", ts_log_quote_one, ret);
 }
 
 /* logrus's needsQuoting(): any byte outside [A-Za-z0-9-._/@^+]. */
@@ -249,37 +258,24 @@ int ts_log_format_line(enum ts_log_format format, enum ts_log_level level, const
 	}
 }
 
+/* One code point of ts_log_escape_controls(). */
+static void ts_log_escape_one(FILE *f, const unsigned char *s, int32_t cp, size_t len)
+{
+	if (cp == '\n')
+		fputs("\\n", f);
+	else if (cp == '\t')
+		fputs("\\t", f);
+	else if (cp == '\r')
+		fputs("\\r", f);
+	else if (cp < 0x20 || cp == 0x7f)
+		fprintf(f, "\\x%02x", s[0]); /* also an invalid UTF-8 byte (cp < 0) */
+	else
+		fwrite(s, 1, len, f);
+}
+
 int ts_log_escape_controls(const char *s, char **ret)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-
-	if (f == NULL)
-		return -ENOMEM;
-	while (*u != '\0') {
-		size_t len;
-		int32_t cp = ts_log_utf8_decode(u, &len);
-
-		if (cp == '\n')
-			fputs("\\n", f);
-		else if (cp == '\t')
-			fputs("\\t", f);
-		else if (cp == '\r')
-			fputs("\\r", f);
-		else if (cp < 0x20 || cp == 0x7f)
-			fprintf(f, "\\x%02x", u[0]); /* also an invalid UTF-8 byte (cp < 0) */
-		else
-			fwrite(u, 1, len, f);
-		u += len;
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*ret = buf;
-	return 0;
+	return ts_log_map(s, "", ts_log_escape_one, ret);
 }
 
 static int ts_log_stderr(int fd, enum ts_log_level level, const char *msg, const char *note)
