@@ -160,7 +160,10 @@ CONF
 	sed '/type="NUMANode"/d' "$TS_SHARED_DIR/corpus/topology/01-hwloc-linux-8em64t-4c2t.xml" \
 		>"$WORK/no-numa.xml"
 	cp "$WORK/b/config.json" "$WORK/before.json"
-	TOPOSHIM_TOPOLOGY_XML="$WORK/no-numa.xml" run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	# hwloc 2.9 leaks the objects of a load it aborts (no NUMA node): in the
+	# sanitizer build, LeakSanitizer would add its report to this output
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" TOPOSHIM_TOPOLOGY_XML="$WORK/no-numa.xml" \
+		run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhim: $WORK/no-numa.xml: invalid hwloc xml topology" ]
 	cmp "$WORK/before.json" "$WORK/b/config.json"
