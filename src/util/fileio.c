@@ -98,6 +98,10 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
 		     slash ? slash + 1 : name, (int)getpid()) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", name);
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* A file of that name is what a process with this pid left when it was
+	 * killed mid-write (no other live process has our pid): remove it. */
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0)
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return ts_error_set(err, errno, "%s: cannot create temporary file '%s'", name, tmp);
 	r = ts_write_all(fd, buf, len);

@@ -42,7 +42,9 @@ int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_
  * Replace dirfd/name atomically with buf: write a temporary file in the same
  * directory, fchmod it to mode, fsync, renameat over name, fsync the
  * directory.  Readers see either the old or the new file, never a mix; on
- * any failure the temporary file is removed and name is untouched.
+ * any failure the temporary file is removed and name is untouched.  The
+ * temporary name is ".<name>.tmp.<pid>"; one already there is a leftover of
+ * a killed process that had this pid, and is replaced.
  * @param[in] mode permission bits of the new file (e.g. the old file's).
  * @return 0; -errno of the failing system call, message naming name.
  */

@@ -33,6 +33,21 @@ static void test_atomic_write_keeps_mode_and_content(void **state)
 	assert_int_equal(ts_read_file_at(dfd, "config.json", 0, &buf, &len, &err), 0);
 	assert_int_equal(len, 3);
 	assert_string_equal(buf, "{}\n");
+	/* a temporary file a killed writer with this pid left is replaced */
+	{
+		char stale[64];
+		int fd;
+
+		snprintf(stale, sizeof(stale), ".config.json.tmp.%d", (int)getpid());
+		fd = openat(dfd, stale, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+		free(TAKE_PTR(buf));
+		assert_int_equal(ts_write_file_atomic_at(dfd, "config.json", "[]\n", 3, 0640, &err),
+				 0);
+		assert_int_equal(ts_read_file_at(dfd, "config.json", 0, &buf, &len, &err), 0);
+		assert_string_equal(buf, "[]\n");
+	}
 	assert_int_equal(unlinkat(dfd, "config.json", 0), 0);
 	/* no temporary file may remain */
 	assert_int_equal(rmdir(dir), 0);
