@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "oci/json.h"
-#include <hwloc.h>
 #include <yajl/yajl_gen.h>
 
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 #define CHECKSUM_PREFIX "fnv1a64:"
 
@@ -427,23 +427,10 @@ static bool take_string(struct decoder *d, size_t i, const char *key, const stru
 static bool take_list(struct decoder *d, size_t i, const char *key, const struct ts_json *val,
 		      char **dst)
 {
-	hwloc_bitmap_t set;
-	int r;
-
 	if (!take_string(d, i, key, val, dst))
 		return false;
-	if ((*dst)[0] == '\0')
-		return true;
-	set = hwloc_bitmap_alloc();
-	if (set == NULL) {
-		d->oom = true;
-		return false;
-	}
-	r = hwloc_bitmap_list_sscanf(set, *dst);
-	if (r == 0 && hwloc_bitmap_weight(set) < 0)
-		r = -1; /* an infinite set */
-	hwloc_bitmap_free(set);
-	if (r == 0)
+	/* the syntax ts_cpulist_parse() takes when the pools are computed */
+	if (ts_cpulist_valid(*dst))
 		return true;
 	note(d, "'/allocations/%zu/%s': invalid %s list '%s'", i, key,
 	     strcmp(key, "cpus") == 0 ? "cpu" : "node", *dst);

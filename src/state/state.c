@@ -16,6 +16,7 @@
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/text.h"
 
 static const char *const status_names[_TS_ALLOC_STATUS_MAX] = {
 	[TS_ALLOC_CREATING] = "creating",
@@ -414,9 +415,11 @@ static void fill_from_bundle(struct ts_alloc *a)
 		    0 ||
 	    ts_json_parse(buf, len, path, &config, &ignored) < 0)
 		return;
-	if (a->cpus_str == NULL && ts_oci_cpu_get_cpus(config, &value, &ignored) == 1)
+	if (a->cpus_str == NULL && ts_oci_cpu_get_cpus(config, &value, &ignored) == 1 &&
+	    ts_cpulist_valid(value))
 		a->cpus_str = strdup(value);
-	if (a->mems_str == NULL && ts_oci_cpu_get_mems(config, &value, &ignored) == 1)
+	if (a->mems_str == NULL && ts_oci_cpu_get_mems(config, &value, &ignored) == 1 &&
+	    ts_cpulist_valid(value))
 		a->mems_str = strdup(value);
 	if (a->class_name == NULL &&
 	    ts_oci_annotation_get(config, "toposhim.io/class", &value, &ignored) == 1)
@@ -494,8 +497,8 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
 	a->runtime_root = strdup(root);
 	a->bundle = strdup(bundle);
 	a->class_name = strdup(class);
-	a->cpus_str = strdup(cpus != NULL ? cpus : "");
-	a->mems_str = strdup(mems != NULL ? mems : "");
+	a->cpus_str = strdup(cpus != NULL && ts_cpulist_valid(cpus) ? cpus : "");
+	a->mems_str = strdup(mems != NULL && ts_cpulist_valid(mems) ? mems : "");
 	if (a->runtime_root == NULL || a->bundle == NULL || a->class_name == NULL ||
 	    a->cpus_str == NULL || a->mems_str == NULL)
 		return NULL;

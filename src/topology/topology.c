@@ -12,6 +12,7 @@
 
 #include "topology/topology.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 static const char *const tier_names[_TS_MEMORY_TIER_MAX] = {
 	[TS_MEMORY_TIER_DRAM] = "dram", [TS_MEMORY_TIER_HBM] = "hbm", [TS_MEMORY_TIER_CXL] = "cxl",
@@ -452,45 +453,12 @@ int ts_topology_export_xml(const struct ts_topology *topo, char **ret, struct ts
 
 /* Strict grammar check before hwloc, whose list parser accepts things like
  * "0-" (infinite) or "3-1" silently. */
-static bool cpulist_valid(const char *s)
-{
-	const char *p = s;
-
-	if (*p == '\0')
-		return true;
-	for (;;) {
-		unsigned long a, b;
-		char *end;
-
-		if (*p < '0' || *p > '9')
-			return false;
-		errno = 0;
-		a = strtoul(p, &end, 10);
-		if (errno != 0 || a >= 65536)
-			return false;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (*p < '0' || *p > '9')
-				return false;
-			b = strtoul(p, &end, 10);
-			if (errno != 0 || b >= 65536 || b < a)
-				return false;
-			p = end;
-		}
-		if (*p == '\0')
-			return true;
-		if (*p != ',')
-			return false;
-		p++;
-	}
-}
 
 int ts_cpulist_parse(const char *s, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	hwloc_bitmap_t b;
 
-	if (s == NULL || !cpulist_valid(s))
+	if (s == NULL || !ts_cpulist_valid(s))
 		return ts_error_set(err, 0, "invalid cpu list '%s'", s != NULL ? s : "(null)");
 	b = hwloc_bitmap_alloc();
 	if (b == NULL)

@@ -1,4 +1,5 @@
 /* text.c - see text.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,4 +30,38 @@ char **ts_split_lines(char *text, size_t *ret_n)
 	}
 	*ret_n = n;
 	return v;
+}
+
+bool ts_cpulist_valid(const char *s)
+{
+	const char *p = s;
+
+	if (*p == '\0')
+		return true;
+	for (;;) {
+		unsigned long a, b;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			return false;
+		errno = 0;
+		a = strtoul(p, &end, 10);
+		if (errno != 0 || a >= 65536)
+			return false;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (*p < '0' || *p > '9')
+				return false;
+			b = strtoul(p, &end, 10);
+			if (errno != 0 || b >= 65536 || b < a)
+				return false;
+			p = end;
+		}
+		if (*p == '\0')
+			return true;
+		if (*p != ',')
+			return false;
+		p++;
+	}
 }

@@ -4,6 +4,7 @@
 #ifndef TS_UTIL_TEXT_H
 #define TS_UTIL_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /**
@@ -15,5 +16,14 @@
  *         the lines), or NULL on OOM.
  */
 char **ts_split_lines(char *text, size_t *ret_n);
+
+/**
+ * Whether s is a cpuset list as the kernel and the OCI spec write it: ""
+ * or comma-separated N or N-M (N <= M), decimal, each below 65536, no
+ * spaces, signs, strides or empty items ("0-3,8", not "8-0", " 0", "0,,8",
+ * "-1", "0x1", "1-3:1").  Node lists (mems) use the same syntax.
+ * @param[in] s  NUL-terminated; borrowed.
+ */
+bool ts_cpulist_valid(const char *s);
 
 #endif

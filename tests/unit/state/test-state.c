@@ -461,7 +461,7 @@ static void test_salvage_from_bundle(void **state)
 	assert_true(asprintf(&text,
 			     "{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": "
 			     "[{\"container_id\": \"keep2\", \"runtime_root\": \"%s\", "
-			     "\"bundle\": \"%s\", \"class\": 7, \"cpus\": \"zz\", \"mems\": "
+			     "\"bundle\": \"%s\", \"class\": 7, \"cpus\": \"8-0\", \"mems\": "
 			     "\"0-\", \"devices\": [1], \"pinned\": false, \"state\": \"zombie\", "
 			     "\"created_usec\": 5, \"pid\": -1}]}",
 			     f->runtime, bundle) > 0);

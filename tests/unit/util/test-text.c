@@ -41,10 +41,27 @@ static void test_split_lines(void **state)
 	}
 }
 
+/* The cpuset list syntax: what the kernel writes, nothing hwloc's parser
+ * would also take. */
+static void test_cpulist_valid(void **state)
+{
+	static const char *const good[] = {"", "0", "0-3", "0-3,8", "1,17", "0-0", "65535"};
+	static const char *const bad[] = {"8-0",	   " 0", "0,,8", "-1", "0x1",	"1-3:1",
+					  "0-99999999999", "0-", "zz",	 "0,", "65536", "1 ,2"};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!ts_cpulist_valid(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ts_cpulist_valid(bad[i]))
+			fail_msg("'%s' accepted", bad[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_lines),
+		cmocka_unit_test(test_cpulist_valid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
