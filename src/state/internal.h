@@ -16,6 +16,10 @@
 /* the last sound allocations.json before the current one */
 #define TS_STATE_PREV_FILE "allocations.json.prev"
 #define TS_STATE_PREV_TMP ".allocations.json.prev.tmp"
+/* every runtime root a record ever named, one per line: where a rebuild
+ * looks for running containers when no record survives */
+#define TS_STATE_ROOTS_FILE "runtime-roots"
+#define TS_STATE_ROOTS_MAX_BYTES (64u << 10)
 /* allocations.json larger than this is treated as corrupt */
 #define TS_STATE_ALLOC_FILE_MAX_BYTES (16u << 20)
 

@@ -359,6 +359,73 @@ int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_allo
 	return 1;
 }
 
+/* The runtime roots file's lines (absolute paths), as a NULL-terminated
+ * vector in buf (split in place); NULL when absent or unreadable. */
+static char **read_roots(const struct ts_state *s, char **ret_buf)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	char **v, **grown;
+	size_t n = 0;
+
+	*ret_buf = NULL;
+	if (ts_read_file_at(s->dir_fd, TS_STATE_ROOTS_FILE, TS_STATE_ROOTS_MAX_BYTES, ret_buf, NULL,
+			    &ignored) < 0)
+		return NULL;
+	v = ts_split_lines(*ret_buf, &n);
+	if (v == NULL)
+		return NULL;
+	grown = realloc(v, (n + 1) * sizeof(*v)); /* NULL-terminated for the callers */
+	if (grown == NULL) {
+		free(v);
+		return NULL;
+	}
+	grown[n] = NULL;
+	return grown;
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Add the records' runtime roots the roots file lacks (rare: a new engine
+ * or --root).  Best effort, like the previous copy. */
+static void remember_roots(struct ts_state *s)
+{
+	cleanup_free char *buf = NULL, *text = NULL;
+	cleanup_free char **known = read_roots(s, &buf);
+	cleanup_error struct ts_error *ignored = NULL;
+	size_t len = 0;
+	bool grew = false;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL)
+		return;
+	for (size_t i = 0; known != NULL && known[i] != NULL; i++)
+		if (known[i][0] == '/')
+			fprintf(f, "%s\n", known[i]);
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		const char *r = s->allocs[i]->runtime_root;
+		bool dup = false;
+
+		if (r == NULL || r[0] != '/' || strchr(r, '\n') != NULL || strv_has(known, r))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = s->allocs[j]->runtime_root != NULL &&
+			      strcmp(s->allocs[j]->runtime_root, r) == 0;
+		if (!dup) {
+			fprintf(f, "%s\n", r);
+			grew = true;
+		}
+	}
+	if (fclose(f) != 0 || !grew)
+		return;
+	(void)ts_write_file_atomic_at(s->dir_fd, TS_STATE_ROOTS_FILE, text, len, 0600, &ignored);
+}
+
 /* Keep the sound allocations.json about to be replaced as
  * allocations.json.prev (a hard link renamed over the old one: the current
  * file is never missing).  Best effort: a failure only loses the backup. */
@@ -392,6 +459,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return ts_error_prefix(err, "%s", s->dir_path);
 	s->dirty = false;
 	s->sound = true;
+	remember_roots(s);
 	return 0;
 }
 
@@ -505,19 +573,24 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
 	return TAKE_PTR(a);
 }
 
-/* Add a record for every container in the runtime roots the store's records
- * name that toposhim placed and the store has no record of (a record lost
- * with a damaged file).  @return how many were added. */
+/* Add a record for every container that toposhim placed and the store has
+ * no record of (a record lost with a damaged file), looking in the runtime
+ * roots the records name and those of the roots file.  @return how many
+ * were added. */
 static size_t adopt_live_containers(struct ts_state *s)
 {
-	size_t n_roots = s->n_allocs, added = 0;
-	cleanup_free const char **roots = calloc(n_roots ? n_roots : 1, sizeof(*roots));
-	size_t k = 0;
+	cleanup_free char *buf = NULL;
+	cleanup_free char **known = read_roots(s, &buf);
+	size_t n_known = 0, added = 0, k = 0;
 
+	while (known != NULL && known[n_known] != NULL)
+		n_known++;
+	cleanup_free const char **roots = calloc(s->n_allocs + n_known + 1, sizeof(*roots));
 	if (roots == NULL)
 		return 0;
-	for (size_t i = 0; i < s->n_allocs; i++) {
-		const char *r = s->allocs[i]->runtime_root;
+	for (size_t i = 0; i < s->n_allocs + n_known; i++) {
+		const char *r =
+			i < s->n_allocs ? s->allocs[i]->runtime_root : known[i - s->n_allocs];
 		bool seen = r == NULL || r[0] != '/';
 
 		for (size_t j = 0; j < k && !seen; j++)

@@ -56,13 +56,14 @@
  * rebuilt from the records whose containers are provably alive (see
  * ts_state_load()) and a warning is handed to the caller to log.
  *
- * A rebuild also adopts, from every runtime root the candidate records name,
- * the running containers whose bundle config.json carries
+ * A rebuild also adopts, from every runtime root the candidate records name
+ * or the file runtime-roots lists (every root a committed record ever named,
+ * kept at commit time), the running containers whose bundle config.json carries
  * toposhim.io/placed-class (runc: "bundle=" label in <root>/<id>/state.json;
  * crun: "bundle" in <root>/<id>/status) and that no record covers: class,
  * cpus, mems, pinned and numa_exclusive come from that config.json.  A root
- * no record names is not searched (a state dir serves one host's runtimes,
- * but tests run several side by side).
+ * no record ever named is not searched (a state dir serves one host's
+ * runtimes, but tests run several side by side).
  *
  * allocations.json.prev is the last sound allocations.json before the
  * current one: each commit over a file that loaded sound first hard-links it

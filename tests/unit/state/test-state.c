@@ -560,6 +560,56 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_null(ts_state_find(s, "c4"));
 }
 
+/* Nothing of the file survives and there is no previous copy: the runtime
+ * roots file, kept at every commit, still says where to look. */
+static void test_adopt_with_nothing_left(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *lbl = NULL, *roots = NULL, *path = NULL, *want = NULL, *warning = NULL;
+	const struct ts_alloc *a;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	put_sample(s, f->runtime);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_true(asprintf(&path, "%s/runtime-roots", f->sdir) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &roots, NULL, &err), 0);
+	assert_true(asprintf(&want, "%s\n", f->runtime) > 0);
+	assert_string_equal(roots, want);
+	/* the same root again: the file is not rewritten with a duplicate */
+	assert_int_equal(ts_state_remove(s, "web-1", NULL), 1);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	free(TAKE_PTR(roots));
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &roots, NULL, &err), 0);
+	assert_string_equal(roots, want);
+	s = ts_state_close(s);
+
+	assert_true(asprintf(&lbl, "{\"config\": {\"labels\": [\"bundle=%s/b1\"]}}", f->top) > 0);
+	assert_int_equal(th_write(f->runtime, "c1/state.json", lbl), 0);
+	assert_int_equal(th_write(f->top, "b1/config.json",
+				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"3\"}}}, "
+				  "\"annotations\": {\"toposhim.io/placed-cpus\": \"3\", "
+				  "\"toposhim.io/placed-class\": \"critical\"}}"),
+			 0);
+	write_alloc_file(f, "x");
+	{
+		cleanup_free char *prev = NULL;
+		assert_true(asprintf(&prev, "%s/allocations.json.prev", f->sdir) > 0);
+		unlink(prev);
+	}
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_non_null(strstr(warning, "): store rebuilt from live containers, kept 1 of 1 "
+					"allocations (1 found in the runtime state)"));
+	a = ts_state_find(s, "c1");
+	assert_non_null(a);
+	assert_string_equal(a->cpus_str, "3");
+	assert_string_equal(a->class_name, "critical");
+	assert_false(a->pinned);
+}
+
 /* Reference FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 static uint64_t fnv1a64(const char *s)
 {
@@ -906,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_from_runtime_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_with_nothing_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
