@@ -250,9 +250,11 @@ static int run_stage(const struct ts_hook_state *st, bool create, const struct t
 	struct ts_plugin_event ev;
 	int r;
 
-	if (create)
+	if (create) {
 		r = ts_hook_create_runtime_record(st, opts, &record, ret_warning, err);
-	else
+		if (r > 0)
+			r = ts_pools_catch_up(config, config_file(), opts, st->container_id, err);
+	} else
 		r = ts_pools_release_container(config, config_file(), opts, st->container_id,
 					       &record, err);
 	if (r < 0)

@@ -274,6 +274,67 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	return r < 0 ? r : resized;
 }
 
+/* Whether a later non-shared record overlaps the cpus of shared record a. */
+static bool overtaken(const struct ts_pools *p, const struct ts_state *s, const struct ts_alloc *a)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t mine = NULL;
+	cleanup_error struct ts_error *ignored = NULL;
+	bool hit = false;
+
+	if (a->cpus_str == NULL || ts_cpulist_parse(a->cpus_str, &mine, &ignored) < 0)
+		return false;
+	for (size_t i = 0; i < ts_state_count(s) && !hit; i++) {
+		const struct ts_alloc *o = ts_state_at(s, i);
+		cleanup_hwloc_bitmap hwloc_bitmap_t theirs = NULL;
+
+		if (o == a || o->created_usec < a->created_usec ||
+		    ts_pools_pool_of(p, o) == TS_PLACEMENT_POOL_SHARED || o->cpus_str == NULL ||
+		    ts_cpulist_parse(o->cpus_str, &theirs, &ignored) < 0)
+			continue;
+		hit = hwloc_bitmap_intersects(mine, theirs);
+	}
+	return hit;
+}
+
+int ts_pools_catch_up(const struct ts_json *config, const char *config_path,
+		      const struct ts_state_options *opts, const char *container_id,
+		      struct ts_error **err)
+{
+	struct ts_pools p = {0};
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *warning = NULL;
+	const struct ts_alloc *a;
+	int r;
+
+	r = ts_pools_init(config, config_path, &p, err);
+	if (r < 0)
+		return r;
+	if (!p.placement.enabled)
+		goto out;
+	r = ts_state_open(opts, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, &warning, err);
+	if (r < 0)
+		goto out;
+	a = ts_state_find(s, container_id);
+	if (a == NULL || ts_pools_pool_of(&p, a) != TS_PLACEMENT_POOL_SHARED ||
+	    !overtaken(&p, s, a))
+		goto out;
+	r = ts_pools_load_topology(&p, ts_state_dir(s), err);
+	if (r >= 0)
+		r = ts_pools_rebalance(&p, s, false, err);
+	if (r < 0) {
+		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
+		ts_error_clear(err);
+	}
+	r = ts_state_commit(s, err);
+	if (r >= 0)
+		r = 1;
+out:
+	ts_pools_release(&p);
+	return r;
+}
+
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
 			       const struct ts_state_options *opts, const char *container_id,
 			       struct ts_alloc **ret_removed, struct ts_error **err)

@@ -160,3 +160,51 @@ check_numa_exclusive_live()
 @test "live: numa=exclusive moves a running standard container off its node and back, refused with one node (crun)" {
 	check_numa_exclusive_live toposhim-crun
 }
+
+# A standard container whose runtime is slow to start has its allocation
+# (every PU) recorded, but its createRuntime hook has not run, when a
+# critical container takes 0-1: that create's rebalance cannot resize a
+# container that does not exist yet.  Its createRuntime hook catches up:
+# the standard container starts on the rest.
+check_hook_catch_up()
+{
+	local variant=$1 runtime slow sbundle sid bg rest i
+	runtime=$(ts_runtime_path "$variant")
+	slow=$BATS_TEST_TMPDIR/slow-runtime
+	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 8 ;; esac\nexec %s "$@"\n' \
+		"$runtime" >"$slow"
+	chmod 0755 "$slow"
+	ts_bundle_new "$variant" s
+	ts_config '.annotations = {"toposhim.io/class": "standard"}'
+	ts_config '.process.args = ["sh", "-c", $script]' --arg script \
+		"grep -E '^(Cpus|Mems)_allowed_list:' /proc/self/status; echo ready; exec sleep 600"
+	sbundle=$BUNDLE
+	sid=$CONTAINER_ID
+	env TOPOSHIM_RUNTIME="$slow" /usr/bin/toposhim create --bundle "$sbundle" "$sid" \
+		</dev/null >"$sbundle/out" 2>"$sbundle/err" 3>&- &
+	bg=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q "\"$sid\"" /run/toposhim/allocations.json 2>/dev/null && break
+		sleep 0.1
+	done
+	live_start c "$variant" '{"toposhim.io/class": "critical", "toposhim.io/cpus": "2",
+		"toposhim.io/numa": "single"}'
+	[ "$CPUS" = 0-1 ] || fail "critical got cpus '$CPUS', want '0-1'"
+	wait "$bg" || { cat "$sbundle/err"; fail "the slow create failed"; }
+	"$runtime" start "$sid"
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^ready$' "$sbundle/out" && break
+		sleep 0.1
+	done
+	rest=$(ts_list_minus "$TS_VM_CPU_LIST" 0-1)
+	run grep Cpus_allowed_list "$sbundle/out"
+	assert_output "$(printf 'Cpus_allowed_list:\t%s' "$rest")"
+}
+
+@test "live: a standard container created meanwhile catches up in its createRuntime hook (runc)" {
+	check_hook_catch_up toposhim-runc
+}
+
+@test "live: a standard container created meanwhile catches up in its createRuntime hook (crun)" {
+	check_hook_catch_up toposhim-crun
+}
