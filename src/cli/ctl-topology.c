@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd-hook.h"
+#include "cli/config.h"
 #include "cli/ctl-placement.h"
 #include "oci/json.h"
 #include "placement/placement.h"
@@ -113,8 +115,25 @@ int ts_ctl_topology(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	r = xml != NULL ? ts_topology_load_xml(xml, &topo, &err)
-			: ts_topology_load_default(NULL, state_dir, &topo, &err);
+	if (xml != NULL) {
+		r = ts_topology_load_xml(xml, &topo, &err);
+	} else {
+		/* the topology a create would use: the config's file, through the
+		 * cache in the configured state dir */
+		const char *path = secure_getenv("TOPOSHIM_CONFIG");
+		cleanup_json struct ts_json *config = NULL;
+		struct ts_cli_state_config sc = {0};
+
+		if (path == NULL || path[0] == '\0')
+			path = TS_CLI_CONFIG_DEFAULT;
+		r = ts_cli_config_load(path, &config, &err);
+		if (r >= 0 && state_dir == NULL)
+			r = ts_cli_state_config_read(config, path, &sc, &err);
+		if (r >= 0)
+			r = ts_topology_load_default(
+				ts_json_get_string(ts_json_get_object(config, "topology"), "xml"),
+				state_dir != NULL ? state_dir : sc.state_dir, &topo, &err);
+	}
 	if (r < 0) {
 		cleanup_free char *msg = ts_error_format(err);
 		fprintf(stderr, "toposhimctl: %s\n", msg != NULL ? msg : "out of memory");

@@ -125,6 +125,35 @@ static void write_file(const char *dir, const char *name, const char *text)
 	assert_int_equal(ts_write_file_atomic_at(dfd, name, text, strlen(text), 0644, &err), 0);
 }
 
+/* Without --topology, the topology a create would use: the config's
+ * topology.xml; a config named but missing is an error. */
+static void test_topology_from_config(void **state)
+{
+	char dir[] = "/tmp/ts-ctltopo-XXXXXX";
+	cleanup_free char *xml = corpus("04-hwloc-xml-16em64t-4s2c2t.xml");
+	cleanup_free char *text = NULL, *cfg = NULL, *out = NULL, *missing = NULL;
+	char *argv[] = {"topology", NULL};
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&text, "{\"topology\": {\"xml\": \"%s\"}}", xml) > 0);
+	write_file(dir, "c.json", text);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	setenv("TOPOSHIM_CONFIG", cfg, 1);
+	out = capture(ts_ctl_topology, 1, argv, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "online: 0-15 (16 pus, 8 cores, smt 2)\n"));
+	free(out);
+	assert_true(asprintf(&missing, "%s/missing.json", dir) > 0);
+	setenv("TOPOSHIM_CONFIG", missing, 1);
+	out = capture(ts_ctl_topology, 1, argv, &status);
+	assert_int_equal(status, 1);
+	assert_string_equal(out, "");
+	unsetenv("TOPOSHIM_CONFIG");
+	unlink(cfg);
+	rmdir(dir);
+}
+
 static void test_plan(void **state)
 {
 	char dir[] = "/tmp/ts-plan-XXXXXX";
@@ -181,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_topology_text),
 		cmocka_unit_test(test_topology_json),
 		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_topology_from_config),
 		cmocka_unit_test(test_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
