@@ -157,7 +157,8 @@ static int open_store(const struct ts_cli_state_config *sc, struct ts_state **re
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *warning = NULL;
 	cleanup_state struct ts_state *s = NULL;
-	struct ts_state_options opts = {.state_dir = sc->state_dir};
+	/* a reader: a mistyped TOPOSHIM_STATE_DIR must not be created */
+	struct ts_state_options opts = {.state_dir = sc->state_dir, .must_exist = true};
 
 	if (ts_state_open(&opts, &s, &err) < 0 || ts_state_load(s, &warning, &err) < 0)
 		return print_error(err);

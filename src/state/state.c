@@ -235,9 +235,16 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
 	if (s->dir_path == NULL || s->proc_root == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
-	r = make_state_dir(dir, err);
-	if (r < 0)
-		return r;
+	if (opts->must_exist) {
+		struct stat st;
+
+		if (stat(dir, &st) < 0)
+			return ts_error_set(err, errno, "%s: no state directory", dir);
+	} else {
+		r = make_state_dir(dir, err);
+		if (r < 0)
+			return r;
+	}
 	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dir_fd < 0)
 		return ts_error_set(err, errno, "%s: cannot open state directory", dir);

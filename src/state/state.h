@@ -148,6 +148,10 @@ struct ts_state_options {
 	const char *proc_root;
 	/* Longest wait for the lock in microseconds; 0 = the default (10 s). */
 	uint64_t lock_timeout_usec;
+	/* Do not create a missing state directory: fail with -ENOENT "<dir>:
+	 * no state directory" (readers such as toposhimctl, where a missing
+	 * directory is a typo or a host where nothing was placed yet). */
+	bool must_exist;
 };
 
 /**

@@ -132,8 +132,11 @@ cpus_of() {
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhim: container id: invalid 'a/b'" ]
 	cmp "$WORK/bad.orig" "$WORK/bad/config.json"
-	run alloc_json
-	[ "$output" = '[]' ]
+	# refused before the store was even opened
+	[ ! -e "$WORK/state" ]
+	run "$TOPOSHIMCTL" alloc list
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc: $WORK/state: no state directory: No such file or directory" ]
 }
 
 @test "placement: a live container outlives the grace period, created or running" {

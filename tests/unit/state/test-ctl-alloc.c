@@ -146,7 +146,23 @@ static void test_list_empty(void **state)
 	struct fixture *f = *state;
 	char *argv[] = {(char *)"alloc", (char *)"list", NULL};
 	struct run r = ctl(f->top, argv);
+	struct stat st;
+	char *want = NULL;
 
+	/* a state dir that does not exist is not created (a typo) */
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_true(asprintf(&want,
+			     "toposhimctl: alloc: %s: no state directory: No such file or "
+			     "directory\n",
+			     f->sdir) > 0);
+	assert_string_equal(r.err, want);
+	free(want);
+	assert_int_equal(stat(f->sdir, &st), -1);
+	run_release(&r);
+
+	assert_int_equal(mkdir(f->sdir, 0700), 0);
+	r = ctl(f->top, argv);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out, "CONTAINER ID  STATE  CLASS  CPUS  MEMS  PID  DEVICES\n");
 	assert_string_equal(r.err, "");
