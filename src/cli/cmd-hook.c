@@ -289,8 +289,7 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 
 	if (stage == NULL)
 		return ts_error_set(
-			err, EINVAL,
-			"hook: missing stage (expected 'create-runtime' or 'poststop')");
+			err, 0, "hook: missing stage (expected 'create-runtime' or 'poststop')");
 	create = strcmp(stage, TS_HOOK_STAGE_CREATE_RUNTIME) == 0;
 	if (!create && strcmp(stage, TS_HOOK_STAGE_POSTSTOP) != 0)
 		return ts_error_set(err, 0,
