@@ -174,9 +174,11 @@ struct ts_cdi_injected_device {
 	char *spec_path;		/* the spec file that resolved it */
 	struct ts_cdi_host_node *nodes; /* the device's own deviceNodes (not the spec-level ones) */
 	size_t n_nodes;
-	/* The engine injected it already (containerd enable_cdi, podman --device): every env
-	 * entry, device node and mount of the device's own edits is in the config (at least
-	 * one).  Its edits were not applied again; log it at info. */
+	/* The engine injected it already (containerd enable_cdi, podman --device): its
+	 * own and its spec's spec-level edits hold an env variable, device node, mount
+	 * or hook, and every one is in config.json (env by name: a later device may
+	 * have overridden the value).  It is not applied again; its nodes are still
+	 * listed. */
 	bool engine_injected;
 };
 

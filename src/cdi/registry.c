@@ -554,18 +554,6 @@ static char *joined_sorted(const char **names, size_t n)
 	return s;
 }
 
-static bool string_in(const struct ts_json *arr, const char *s)
-{
-	const struct ts_json *item;
-	size_t i;
-
-	ts_json_array_foreach (arr, i, item) {
-		if (item->type == TS_JSON_STRING && strcmp(item->u.string, s) == 0)
-			return true;
-	}
-	return false;
-}
-
 static bool member_in(const struct ts_json *arr, const char *key, const char *val, const char *key2,
 		      const char *val2)
 {
@@ -582,36 +570,74 @@ static bool member_in(const struct ts_json *arr, const char *key, const char *va
 	return false;
 }
 
-/*
- * Did the engine inject this device already (containerd enable_cdi, podman
- * --device)?  True when the device's own edits have at least one env entry,
- * device node or mount, and every one of them is already in the config:
- * re-applying would then duplicate its hooks and cgroup rules.
- */
-static bool edits_present(const struct ts_json *config, const struct ts_json *edits)
+/* Whether env holds a variable of the name of entry ("NAME=value"). */
+static bool env_name_in(const struct ts_json *env, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	size_t len = eq != NULL ? (size_t)(eq - entry) + 1 : strlen(entry);
+	const struct ts_json *item;
+	size_t i;
+
+	ts_json_array_foreach (env, i, item) {
+		if (item->type == TS_JSON_STRING && strncmp(item->u.string, entry, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Every env name, device node, mount and hook of edits is in config;
+ * *checked counts them.  Env is compared by name: a later device may have
+ * overridden the value. */
+static bool edits_in(const struct ts_json *config, const struct ts_json *edits, size_t *checked)
 {
 	const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
 	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
 	const struct ts_json *mounts = ts_json_get(config, "mounts"), *item;
-	size_t i, checked = 0;
+	const struct ts_json *hooks = ts_json_get(config, "hooks");
+	size_t i;
 
 	ts_json_array_foreach (ts_json_get(edits, "env"), i, item) {
-		if (!string_in(env, item->u.string))
+		if (item->type != TS_JSON_STRING || !env_name_in(env, item->u.string))
 			return false;
-		checked++;
+		(*checked)++;
 	}
 	ts_json_array_foreach (ts_json_get(edits, "deviceNodes"), i, item) {
 		if (!member_in(devices, "path", ts_json_get_string(item, "path"), NULL, NULL))
 			return false;
-		checked++;
+		(*checked)++;
 	}
 	ts_json_array_foreach (ts_json_get(edits, "mounts"), i, item) {
 		if (!member_in(mounts, "destination", ts_json_get_string(item, "containerPath"),
 			       "source", ts_json_get_string(item, "hostPath")))
 			return false;
-		checked++;
+		(*checked)++;
 	}
-	return checked > 0;
+	ts_json_array_foreach (ts_json_get(edits, "hooks"), i, item) {
+		const char *name = ts_json_get_string(item, "hookName");
+
+		if (name == NULL || !member_in(ts_json_get(hooks, name), "path",
+					       ts_json_get_string(item, "path"), NULL, NULL))
+			return false;
+		(*checked)++;
+	}
+	return true;
+}
+
+/*
+ * Did the engine inject this device already (containerd enable_cdi, podman
+ * --device)?  True when its own edits and its spec's spec-level edits hold
+ * at least one env variable, device node, mount or hook, and every one of
+ * them is already in the config: re-applying would then duplicate its hooks
+ * and cgroup rules.  A device node the user added by hand (podman --device
+ * /dev/x) is not enough when the spec's own edits are missing.
+ */
+static bool edits_present(const struct ts_json *config, const struct ts_json *spec_edits,
+			  const struct ts_json *edits)
+{
+	size_t checked = 0;
+
+	return edits_in(config, spec_edits, &checked) && edits_in(config, edits, &checked) &&
+	       checked > 0;
 }
 
 static const struct ts_json *device_edits(const struct ts_cdi_entry *e)
@@ -721,7 +747,9 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		const struct ts_cdi_entry *e = find(reg, uniq[i]);
 
 		inj->devices[i].engine_injected =
-			e != NULL && edits_present(config, device_edits(e));
+			e != NULL &&
+			edits_present(config, ts_json_get(e->spec->doc, "containerEdits"),
+				      device_edits(e));
 		applied_any = applied_any || !inj->devices[i].engine_injected;
 	}
 	for (size_t i = 0, n_seen = 0; i < n; i++) {

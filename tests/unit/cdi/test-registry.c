@@ -518,6 +518,56 @@ static void test_engine_injected(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* What an engine's own CDI injection leaves: a later device's value for a
+ * variable both set (IDX=b) and the first device's hook once.  Both devices
+ * count as injected: nothing is applied again, no hook doubles.  And a
+ * device whose only node the user added by hand (podman --device
+ * /dev/full) is not injected while its spec-level edits are missing. */
+static void test_engine_injected_more(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_free char *before = NULL, *after = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"process\":{\"env\":[\"IDX=b\"]},\"hooks\":{\"prestart\":[{\"path\":"
+		      "\"/bin/hk-a\"}]}}");
+	cleanup_json struct ts_json *by_hand =
+		parse("{\"linux\":{\"devices\":[{\"path\":\"/dev/full\",\"type\":\"c\","
+		      "\"major\":1,\"minor\":7}]}}");
+
+	write_file(f->dirs[0], "ev.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/ev\ndevices:\n"
+		   "- {name: a, containerEdits: {env: [IDX=a], hooks: [{hookName: prestart, path: "
+		   "/bin/hk-a}]}}\n"
+		   "- {name: b, containerEdits: {env: [IDX=b]}}\n",
+		   0644);
+	write_file(f->dirs[0], "g.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/g\ncontainerEdits: {env: [GPU_LIBS=1]}\n"
+		   "devices:\n- {name: g0, containerEdits: {deviceNodes: [{path: /dev/full}]}}\n",
+		   0644);
+	reg = load(f, false);
+	before = ser(config);
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"v.com/ev=a", "v.com/ev=b"}, 2,
+				       "config.json", &inj, &err),
+			 0);
+	after = ser(config);
+	assert_string_equal(before, after);
+	assert_true(inj->devices[0].engine_injected);
+	assert_true(inj->devices[1].engine_injected);
+	inj = ts_cdi_injection_free(inj);
+
+	assert_int_equal(ts_cdi_inject(reg, by_hand, (const char *const[]){"v.com/g=g0"}, 1,
+				       "config.json", &inj, &err),
+			 1);
+	assert_false(inj->devices[0].engine_injected);
+	assert_json(ts_json_get_path(by_hand, "process", "env", NULL), "[\"GPU_LIBS=1\"]");
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
 /* Directory rules: non-recursive, exact suffixes, missing dir skipped, bad dir reported. */
 static void test_dir_rules(void **state)
 {
@@ -668,6 +718,8 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_engine_injected_more, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		 TS_NEEDS_NOTHING},
