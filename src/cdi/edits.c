@@ -301,8 +301,15 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 	}
 	if ((n.type[0] == 'b' || n.type[0] == 'c') &&
 	    (n.permissions == NULL || strcmp(n.permissions, "none") != 0)) {
-		const char *access =
-			n.permissions != NULL && n.permissions[0] != '\0' ? n.permissions : "rwm";
+		/* "" is rwm; letters may repeat ("rrw"): the rule gets each once */
+		char access[4] = "";
+		size_t len = 0;
+
+		for (const char *l = "rwm"; *l != '\0'; l++)
+			if (n.permissions == NULL || n.permissions[0] == '\0' ||
+			    strchr(n.permissions, *l) != NULL)
+				access[len++] = *l;
+		access[len] = '\0';
 
 		resources = ensure(a, linux_obj, "resources", TS_JSON_OBJECT, "/linux/resources");
 		rules = resources ? ensure(a, resources, "devices", TS_JSON_ARRAY,

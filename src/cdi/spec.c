@@ -306,9 +306,10 @@ static int validate_device_node(struct vctx *c, struct ts_json *dn)
 		ts_cdi_ptr_pop(&c->ptr, old);
 	}
 	if (r >= 0)
-		r = int_member(c, dn, "major", INT64_MIN, INT64_MAX, &v);
+		/* negative numbers are refused: -1 is a wildcard in a cgroup rule */
+		r = int_member(c, dn, "major", 0, INT64_MAX, &v);
 	if (r >= 0)
-		r = int_member(c, dn, "minor", INT64_MIN, INT64_MAX, &v);
+		r = int_member(c, dn, "minor", 0, INT64_MAX, &v);
 	if (r >= 0)
 		r = int_member(c, dn, "fileMode", 0, 07777, &v);
 	if (r >= 0)
@@ -317,11 +318,12 @@ static int validate_device_node(struct vctx *c, struct ts_json *dn)
 		r = int_member(c, dn, "gid", 0, UINT32_MAX, &v);
 	if (r >= 0)
 		r = string_member(c, dn, "permissions", false, &s);
+	/* as the reference: "" means rwm, and letters may repeat ("rrw") */
 	if (r >= 0 && s != NULL && strcmp(s, "none") != 0) {
-		bool bad = s[0] == '\0';
+		bool bad = false;
 
 		for (const char *p = s; *p != '\0'; p++)
-			if ((*p != 'r' && *p != 'w' && *p != 'm') || strchr(p + 1, *p) != NULL)
+			if (*p != 'r' && *p != 'w' && *p != 'm')
 				bad = true;
 		if (bad) {
 			size_t old = ts_cdi_ptr_push(&c->ptr, "permissions");
@@ -402,6 +404,9 @@ static int validate_hook(struct vctx *c, struct ts_json *h)
 
 static int check_closid(struct vctx *c, const char *s)
 {
+	/* "/" is the root CLOS (the reference accepts it); otherwise a name */
+	if (strcmp(s, "/") == 0)
+		return 0;
 	if (strlen(s) >= 4096 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
 	    strpbrk(s, "/\n") != NULL)
 		return fail(c, "invalid closID '%s'", s);
@@ -486,6 +491,31 @@ static int validate_net_device(struct vctx *c, struct ts_json *nd)
 	return r;
 }
 
+/* No host interface moved twice, no container name given twice (the
+ * reference refuses both: one would silently win). */
+static int check_net_duplicates(struct vctx *c, const struct ts_json *nds)
+{
+	static const char *const keys[] = {"hostInterfaceName", "name"};
+
+	for (size_t i = 0; i < nds->u.array.len; i++)
+		for (size_t j = 0; j < i; j++)
+			for (size_t k = 0; k < 2; k++) {
+				const char *a = ts_json_get_string(nds->u.array.items[i], keys[k]);
+				const char *b = ts_json_get_string(nds->u.array.items[j], keys[k]);
+
+				if (a != NULL && b != NULL && strcmp(a, b) == 0) {
+					size_t old = ts_cdi_ptr_push_index(&c->ptr, i);
+					int r;
+
+					ts_cdi_ptr_push(&c->ptr, keys[k]);
+					r = fail(c, "duplicate %s '%s'", keys[k], a);
+					ts_cdi_ptr_pop(&c->ptr, old);
+					return r;
+				}
+			}
+	return 0;
+}
+
 static int validate_gids(struct vctx *c, const struct ts_json *edits)
 {
 	int r;
@@ -547,6 +577,7 @@ static int validate_edits(struct vctx *c, struct ts_json *edits)
 		size_t old = ts_cdi_ptr_push(&c->ptr, "netDevices");
 
 		require(c, V110, "netDevices");
+		r = check_net_duplicates(c, ts_json_get(edits, "netDevices"));
 		ts_cdi_ptr_pop(&c->ptr, old);
 	}
 	if (r < 0)

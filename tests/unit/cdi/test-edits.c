@@ -44,6 +44,13 @@ static const struct edit_row {
 	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/"
 	 "nil\",\"type\":\"c\",\"major\":1,\"minor\":3}]}}",
 	 0},
+	{"permissions with a repeated letter: each once in the rule", "{}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/nil\",\"type\":\"c\",\"major\":1,\"minor\":3,"
+	 "\"permissions\":\"wrw\"}]}",
+	 "{\"linux\":{\"devices\":[{\"path\":\"/dev/nil\",\"type\":\"c\",\"major\":1,"
+	 "\"minor\":3}],\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":1,"
+	 "\"minor\":3,\"access\":\"rw\"}]}}}",
+	 0},
 	{"process uid/gid own the node, permissions kept",
 	 "{\"process\":{\"user\":{\"uid\":1000,\"gid\":0}}}",
 	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"type\":\"b\",\"major\":7,\"minor\":8,"

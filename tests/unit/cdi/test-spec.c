@@ -188,6 +188,30 @@ static const struct doc_row {
 	 "[{path: /dev/x, permissions: rwx}]}}]\n",
 	 "'/devices/0/containerEdits/deviceNodes/0/permissions': invalid permissions 'rwx' (want a "
 	 "combination of r, w, m, or none)"},
+	/* as the reference: "" is rwm, letters may repeat */
+	{"perms-empty.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, permissions: \"\"}, {path: /dev/y, permissions: rrw}]}}]\n",
+	 NULL},
+	/* -1 would be a wildcard in the cgroup rule */
+	{"major-negative.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, type: c, major: -1, minor: 1}]}}]\n",
+	 "'/devices/0/containerEdits/deviceNodes/0/major': expected an integer from 0 to "
+	 "9223372036854775807, got '-1'"},
+	{"closid-root.yaml",
+	 "cdiVersion: 0.7.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {intelRdt: "
+	 "{closID: /}}}]\n",
+	 NULL},
+	{"net-dup.yaml",
+	 "cdiVersion: 1.1.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {netDevices: "
+	 "[{hostInterfaceName: eth0, name: a}, {hostInterfaceName: eth0, name: b}]}}]\n",
+	 "'/devices/0/containerEdits/netDevices/1/hostInterfaceName': duplicate hostInterfaceName "
+	 "'eth0'"},
+	{"net-dup-name.yaml",
+	 "cdiVersion: 1.1.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {netDevices: "
+	 "[{hostInterfaceName: eth0, name: b}, {hostInterfaceName: eth1, name: b}]}}]\n",
+	 "'/devices/0/containerEdits/netDevices/1/name': duplicate name 'b'"},
 	{"perms-none.yaml",
 	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
 	 "[{path: /dev/x, permissions: none}]}}]\n",
