@@ -1,6 +1,8 @@
 /* fileio.c - see fileio.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,39 @@ int ts_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Remove the ".<base>.tmp.<pid>" files in dfd whose writer is gone (killed
+ * mid-write); best effort. */
+static void sweep_stale(int dfd, const char *base)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t blen = strlen(base);
+	struct dirent *e;
+
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((e = readdir(d)) != NULL) {
+		const char *n = e->d_name;
+		char *end;
+		long pid;
+
+		if (n[0] != '.' || strncmp(n + 1, base, blen) != 0 ||
+		    strncmp(n + 1 + blen, ".tmp.", 5) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(n + 1 + blen + 5, &end, 10);
+		if (errno != 0 || *end != '\0' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			(void)unlinkat(dfd, n, 0);
+	}
+	closedir(d);
+}
+
 int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			    struct ts_error **err)
 {
@@ -124,8 +159,10 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
 	} else {
 		dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	if (dfd >= 0)
+	if (dfd >= 0) {
 		(void)fsync(
 			dfd); /* the data is in place; a failed dir sync only weakens durability */
+		sweep_stale(dfd, slash ? slash + 1 : name);
+	}
 	return 0;
 }

@@ -44,7 +44,9 @@ int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_
  * directory.  Readers see either the old or the new file, never a mix; on
  * any failure the temporary file is removed and name is untouched.  The
  * temporary name is ".<name>.tmp.<pid>"; one already there is a leftover of
- * a killed process that had this pid, and is replaced.
+ * a killed process that had this pid, and is replaced.  After a successful
+ * write, the ".<name>.tmp.<pid>" files of pids that no longer exist are
+ * removed (best effort).
  * @param[in] mode permission bits of the new file (e.g. the old file's).
  * @return 0; -errno of the failing system call, message naming name.
  */

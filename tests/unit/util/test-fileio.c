@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -47,6 +48,31 @@ static void test_atomic_write_keeps_mode_and_content(void **state)
 				 0);
 		assert_int_equal(ts_read_file_at(dfd, "config.json", 0, &buf, &len, &err), 0);
 		assert_string_equal(buf, "[]\n");
+	}
+	/* a write sweeps the temporary files of writers that are gone, and
+	 * leaves those of live ones (pid 1) */
+	{
+		char dead_name[64];
+		pid_t dead = fork();
+		int fd;
+
+		assert_true(dead >= 0);
+		if (dead == 0)
+			_exit(0);
+		assert_int_equal(waitpid(dead, NULL, 0), dead);
+		snprintf(dead_name, sizeof(dead_name), ".config.json.tmp.%d", (int)dead);
+		fd = openat(dfd, dead_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+		fd = openat(dfd, ".config.json.tmp.1", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			    0600);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(ts_write_file_atomic_at(dfd, "config.json", "{}\n", 3, 0640, &err),
+				 0);
+		assert_int_equal(faccessat(dfd, dead_name, F_OK, 0), -1);
+		assert_int_equal(faccessat(dfd, ".config.json.tmp.1", F_OK, 0), 0);
+		assert_int_equal(unlinkat(dfd, ".config.json.tmp.1", 0), 0);
 	}
 	assert_int_equal(unlinkat(dfd, "config.json", 0), 0);
 	/* no temporary file may remain */
