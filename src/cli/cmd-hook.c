@@ -119,12 +119,13 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state_options *opts,
 			   char **ret_warning, struct ts_error **err)
 {
-	return ts_hook_create_runtime_record(st, opts, NULL, ret_warning, err);
+	return ts_hook_create_runtime_record(st, opts, NULL, NULL, ret_warning, err);
 }
 
 int ts_hook_create_runtime_record(const struct ts_hook_state *st,
-				  const struct ts_state_options *opts, struct ts_alloc **ret_record,
-				  char **ret_warning, struct ts_error **err)
+				  const struct ts_state_options *opts, struct ts_pools *pools,
+				  struct ts_alloc **ret_record, char **ret_warning,
+				  struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *record = NULL;
 	cleanup_state struct ts_state *s = NULL;
@@ -176,6 +177,9 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 		r = ts_state_put(s, a, err);
 		if (r < 0)
 			return r;
+		/* in the same store session: one load, one commit */
+		if (pools != NULL)
+			(void)ts_pools_catch_up(pools, s, st->container_id);
 	}
 	/* also without a record: a rebuilt store is worth writing */
 	r = ts_state_commit(s, err);
@@ -251,9 +255,13 @@ static int run_stage(const struct ts_hook_state *st, bool create, const struct t
 	int r;
 
 	if (create) {
-		r = ts_hook_create_runtime_record(st, opts, &record, ret_warning, err);
-		if (r > 0)
-			r = ts_pools_catch_up(config, config_file(), opts, st->container_id, err);
+		struct ts_pools pools = {0};
+
+		r = ts_pools_init(config, config_file(), &pools, err);
+		if (r >= 0)
+			r = ts_hook_create_runtime_record(st, opts, &pools, &record, ret_warning,
+							  err);
+		ts_pools_release(&pools);
 	} else
 		r = ts_pools_release_container(config, config_file(), opts, st->container_id,
 					       &record, err);

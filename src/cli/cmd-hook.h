@@ -27,6 +27,8 @@
 #include "state/state.h"
 #include "util/error.h"
 
+struct ts_pools;
+
 /** argv[2] of the two hooks. */
 #define TS_HOOK_STAGE_CREATE_RUNTIME "create-runtime"
 #define TS_HOOK_STAGE_POSTSTOP "poststop"
@@ -104,12 +106,15 @@ int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state
 
 /**
  * ts_hook_create_runtime(), and also hand back a copy of the updated record.
+ * @param[in,out] pools    NULL, or the pools of the config: then, before the
+ *                         commit, ts_pools_catch_up() for this container.
  * @param[out] ret_record  may be NULL; the record (caller frees with
  *                         ts_alloc_free()), NULL when there was none.
  */
 int ts_hook_create_runtime_record(const struct ts_hook_state *st,
-				  const struct ts_state_options *opts, struct ts_alloc **ret_record,
-				  char **ret_warning, struct ts_error **err);
+				  const struct ts_state_options *opts, struct ts_pools *pools,
+				  struct ts_alloc **ret_record, char **ret_warning,
+				  struct ts_error **err);
 
 /**
  * The poststop stage: remove the allocation of st->container_id.  A missing

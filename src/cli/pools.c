@@ -296,43 +296,26 @@ static bool overtaken(const struct ts_pools *p, const struct ts_state *s, const 
 	return hit;
 }
 
-int ts_pools_catch_up(const struct ts_json *config, const char *config_path,
-		      const struct ts_state_options *opts, const char *container_id,
-		      struct ts_error **err)
+/* Load the topology and rebalance; a failure is logged, not returned: the
+ * store change stands and the containers follow at the next change. */
+static void rebalance_or_warn(struct ts_pools *p, struct ts_state *s)
 {
-	struct ts_pools p = {0};
-	cleanup_state struct ts_state *s = NULL;
-	cleanup_free char *warning = NULL;
-	const struct ts_alloc *a;
-	int r;
+	cleanup_error struct ts_error *err = NULL;
 
-	r = ts_pools_init(config, config_path, &p, err);
-	if (r < 0)
-		return r;
-	if (!p.placement.enabled)
-		goto out;
-	r = ts_state_open(opts, &s, err);
-	if (r >= 0)
-		r = ts_state_load(s, &warning, err);
-	if (r < 0)
-		goto out;
-	a = ts_state_find(s, container_id);
-	if (a == NULL || ts_pools_pool_of(&p, a) != TS_PLACEMENT_POOL_SHARED ||
-	    !overtaken(&p, s, a))
-		goto out;
-	r = ts_pools_load_topology(&p, ts_state_dir(s), err);
-	if (r >= 0)
-		r = ts_pools_rebalance(&p, s, false, err);
-	if (r < 0) {
-		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
-		ts_error_clear(err);
-	}
-	r = ts_state_commit(s, err);
-	if (r >= 0)
-		r = 1;
-out:
-	ts_pools_release(&p);
-	return r;
+	if (ts_pools_load_topology(p, ts_state_dir(s), &err) < 0 ||
+	    ts_pools_rebalance(p, s, false, &err) < 0)
+		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", err->msg);
+}
+
+bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *container_id)
+{
+	const struct ts_alloc *a = ts_state_find(s, container_id);
+
+	if (!p->placement.enabled || a == NULL ||
+	    ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED || !overtaken(p, s, a))
+		return false;
+	rebalance_or_warn(p, s);
+	return true;
 }
 
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
@@ -356,17 +339,9 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 	if (warning != NULL)
 		ts_log(TS_LOG_WARNING, "%s", warning);
 	found = ts_state_remove(s, container_id, &removed);
-	if (found > 0 && p.placement.enabled) {
-		r = ts_pools_load_topology(&p, ts_state_dir(s), err);
-		if (r >= 0)
-			r = ts_pools_rebalance(&p, s, false, err);
-		if (r < 0) {
-			/* the CPUs are free again; the others grow at the next change */
-			ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring",
-			       (*err)->msg);
-			ts_error_clear(err);
-		}
-	}
+	/* the CPUs are free again even if the others cannot grow yet */
+	if (found > 0 && p.placement.enabled)
+		rebalance_or_warn(&p, s);
 	r = ts_state_commit(s, err);
 	if (r >= 0) {
 		r = found;

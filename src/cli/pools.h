@@ -90,6 +90,24 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 		       struct ts_error **err);
 
 /**
+ * The createRuntime hook's catch-up, on the hook's open store: when an
+ * exclusive, pinned or NUMA-exclusive allocation was recorded after this
+ * shared-pool container's create and overlaps the cpus it was given (a
+ * create that raced ahead between its exec and this hook, whose rebalance
+ * could not resize it yet), rebalance the shared pool now.  Cheap otherwise:
+ * no topology is loaded.  On cgroup v2 the new cpuset is written into the
+ * container's cgroup at once; on v1 and with systemd the resize is a
+ * `<runtime> update`, which the runtime refuses for a container it is still
+ * creating, so there the container follows at the next pool change.
+ * @param[in,out] p  pools from ts_pools_init(); the topology is loaded on
+ *                   demand.
+ * @param[in,out] s  the locked, loaded store holding the container's
+ *                   updated record; the caller commits.
+ * @return true when a rebalance ran (a failed resize is logged).
+ */
+bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *container_id);
+
+/**
  * The poststop stage: remove a container's allocation and give its CPUs
  * back to the shared pool, resizing the running shared-pool containers.
  * @param[in] config, config_path  the toposhim config; borrowed.
@@ -100,26 +118,6 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
  *         collected: not an error); errors of ts_pools_init() and of the
  *         store.  A failed resize is logged, not returned.
  */
-/**
- * The createRuntime hook's catch-up: when an exclusive, pinned or
- * NUMA-exclusive allocation was recorded after this shared-pool container's
- * create and overlaps the cpus it was given (a create that raced ahead
- * between its exec and this hook, which the rebalance of that create could
- * not resize yet), rebalance the shared pool now.  Cheap otherwise: no
- * topology is loaded.  On cgroup v2 the new cpuset is written into the
- * container's cgroup at once; on v1 and with systemd the resize is a
- * `<runtime> update`, which the runtime refuses for a container it is still
- * creating, so there the container follows at the next pool change.
- * @param[in] config, config_path  the toposhim config; borrowed.
- * @param[in] opts                 store options.
- * @param[in] container_id         the container whose hook runs.
- * @return 1 when a rebalance ran, 0 when none was needed; errors of
- *         ts_pools_init() and of the store.  A failed resize is logged.
- */
-int ts_pools_catch_up(const struct ts_json *config, const char *config_path,
-		      const struct ts_state_options *opts, const char *container_id,
-		      struct ts_error **err);
-
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
 			       const struct ts_state_options *opts, const char *container_id,
 			       struct ts_alloc **ret_removed, struct ts_error **err);
