@@ -189,44 +189,60 @@ uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 	return h;
 }
 
-static int cmp_id(const void *x, const void *y)
-{
-	const struct ts_alloc *a = *(const struct ts_alloc *const *)x;
-	const struct ts_alloc *b = *(const struct ts_alloc *const *)y;
+struct id_ref {
+	const char *id;
+	size_t at;
+};
 
-	return strcmp(a->container_id, b->container_id);
+static int cmp_id_ref(const void *x, const void *y)
+{
+	const struct id_ref *a = x, *b = y;
+	int c = strcmp(a->id, b->id);
+
+	return c != 0 ? c : (a->at > b->at) - (a->at < b->at);
 }
 
-/* Every container id non-empty and unique: sorted, neighbours compared
- * (n log n; the store holds hundreds of records). */
+/* Set dup[i] for every record whose container id an earlier record has:
+ * sorted by id, then position, neighbours compared (n log n; the store
+ * holds hundreds of records).  @return 0; -ENOMEM. */
+static int mark_duplicates(struct ts_alloc *const *v, size_t n, bool *dup)
+{
+	cleanup_free struct id_ref *refs = NULL;
+
+	if (n < 2)
+		return 0;
+	refs = malloc(n * sizeof(*refs));
+	if (refs == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (struct id_ref){.id = v[i]->container_id, .at = i};
+	qsort(refs, n, sizeof(*refs), cmp_id_ref);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(refs[i - 1].id, refs[i].id) == 0)
+			dup[refs[i].at] = true;
+	return 0;
+}
+
+/* Every container id non-empty and unique; a duplicate is reported at the
+ * first record that repeats an earlier one. */
 static int check_ids(struct ts_alloc *const *v, size_t n, const char *path, struct ts_error **err)
 {
-	cleanup_free const struct ts_alloc **sorted = NULL;
-	size_t dup = SIZE_MAX;
+	cleanup_free bool *dup = calloc(n + 1, sizeof(*dup));
 
+	if (dup == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->container_id == NULL || v[i]->container_id[0] == '\0')
 			return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': empty",
 					    path, i);
-	if (n < 2)
-		return 0;
-	sorted = malloc(n * sizeof(*sorted));
-	if (sorted == NULL)
+	if (mark_duplicates(v, n, dup) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
-	memcpy(sorted, v, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_id);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(sorted[i - 1]->container_id, sorted[i]->container_id) == 0) {
-			/* report the duplicate that comes last in the store */
-			for (size_t k = 0; k < n; k++)
-				if (v[k] == sorted[i - 1] || v[k] == sorted[i])
-					dup = k;
-			break;
-		}
-	if (dup == SIZE_MAX)
-		return 0;
-	return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': duplicate '%s'", path,
-			    dup, v[dup]->container_id);
+	for (size_t i = 0; i < n; i++)
+		if (dup[i])
+			return ts_error_set(err, 0,
+					    "%s: '/allocations/%zu/container_id': duplicate '%s'",
+					    path, i, v[i]->container_id);
+	return 0;
 }
 
 /* ---- writing allocations.json straight through yajl_gen ----------------------------------- */
@@ -593,41 +609,18 @@ static struct ts_alloc *decode_one(struct decoder *d, size_t i, const struct ts_
 	return NULL;
 }
 
-struct id_ref {
-	const char *id;
-	size_t at;
-};
-
-static int cmp_id_ref(const void *x, const void *y)
-{
-	const struct id_ref *a = x, *b = y;
-	int c = strcmp(a->id, b->id);
-
-	return c != 0 ? c : (a->at > b->at) - (a->at < b->at);
-}
-
 /* Drop every record whose container id an earlier record has, noting the
- * first (n log n: sorted by id, then position).  @return the new count. */
+ * first; pos[] holds each record's index in the file.  @return the new
+ * count. */
 static size_t drop_duplicates(struct decoder *d, struct ts_alloc **v, const size_t *pos, size_t n)
 {
-	cleanup_free struct id_ref *refs = NULL;
-	cleanup_free bool *dup = NULL;
+	cleanup_free bool *dup = calloc(n + 1, sizeof(*dup));
 	size_t kept = 0;
 
-	if (n < 2)
-		return n;
-	refs = malloc(n * sizeof(*refs));
-	dup = calloc(n, sizeof(*dup));
-	if (refs == NULL || dup == NULL) {
+	if (dup == NULL || mark_duplicates(v, n, dup) < 0) {
 		d->oom = true;
 		return n;
 	}
-	for (size_t i = 0; i < n; i++)
-		refs[i] = (struct id_ref){.id = v[i]->container_id, .at = i};
-	qsort(refs, n, sizeof(*refs), cmp_id_ref);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(refs[i - 1].id, refs[i].id) == 0)
-			dup[refs[i].at] = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!dup[i]) {
 			v[kept++] = v[i];
@@ -640,25 +633,40 @@ static size_t drop_duplicates(struct decoder *d, struct ts_alloc **v, const size
 	return kept;
 }
 
-static bool is_version_1(const struct ts_json *root)
+/* Decode every record of arr into v (room for all), the first of each
+ * container id kept; pos[] gets their indexes.  @return the count. */
+static size_t decode_records(struct decoder *d, const struct ts_json *arr, struct ts_alloc **v,
+			     size_t *pos)
 {
-	const struct ts_json *version = ts_json_get(root, "version");
-	int64_t v = 0;
+	const struct ts_json *item;
+	size_t n = 0, i;
 
-	return version != NULL && ts_json_get_int64(version, &v) == 0 &&
-	       v == TS_STATE_FORMAT_VERSION;
+	ts_json_array_foreach (arr, i, item) {
+		struct ts_alloc *a;
+
+		if (d->oom)
+			break;
+		a = decode_one(d, i, item);
+		if (a != NULL) {
+			pos[n] = i;
+			v[n++] = a;
+		}
+	}
+	return d->oom ? n : drop_duplicates(d, v, pos, n);
 }
 
-/* Check the version of a parsed root; notes the problem. */
-static void check_version(struct decoder *d, const struct ts_json *root)
+/* Check the version of a parsed root; notes the problem.  @return whether
+ * it is the version this code reads. */
+static bool check_version(struct decoder *d, const struct ts_json *root)
 {
 	const struct ts_json *version = ts_json_get(root, "version");
 	int64_t v = 0;
 
 	if (version == NULL || ts_json_get_int64(version, &v) < 0)
-		note(d, "'/version': missing or not an integer");
-	else if (v != TS_STATE_FORMAT_VERSION)
-		note(d, "'/version': unsupported version '%s'", version->u.number);
+		return note(d, "'/version': missing or not an integer");
+	if (v != TS_STATE_FORMAT_VERSION)
+		return note(d, "'/version': unsupported version '%s'", version->u.number);
+	return true;
 }
 
 /* Compare the stored checksum with the records'; notes a mismatch. */
@@ -682,8 +690,8 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 	cleanup_json struct ts_json *root = NULL;
 	struct decoder d = {0};
 	struct ts_alloc **v = NULL;
-	const struct ts_json *arr, *item;
-	size_t n = 0, i;
+	const struct ts_json *arr;
+	size_t n = 0;
 	int r;
 
 	r = ts_json_parse(buf, len, path, &root, &parse_err);
@@ -703,52 +711,25 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 		note(&d, "'/allocations': missing or not an array");
 	} else {
 		cleanup_free size_t *pos = calloc(arr->u.array.len + 1, sizeof(*pos));
+		bool version_1 = check_version(&d, root);
 
-		check_version(&d, root);
 		v = calloc(arr->u.array.len + 1, sizeof(*v));
 		if (v == NULL || pos == NULL)
 			d.oom = true;
-		ts_json_array_foreach (arr, i, item) {
-			struct ts_alloc *a;
-
-			if (d.oom)
-				break;
-			a = decode_one(&d, i, item);
-			if (a != NULL) {
-				pos[n] = i;
-				v[n++] = a;
-			}
-		}
-		if (!d.oom)
-			n = drop_duplicates(&d, v, pos, n);
+		n = decode_records(&d, arr, v, pos);
 		/* only a file whose records all decode has a checksum to compare */
 		if (!d.oom)
 			check_checksum(&d, root, v, n);
 		/* untrusted but version 1: take from each record what can be taken
 		 * (the caller keeps only live containers' records) */
-		if (!d.oom && d.problem != NULL && is_version_1(root)) {
-			struct decoder s = {.lenient = true};
+		if (!d.oom && d.problem != NULL && version_1) {
+			struct decoder lenient = {.lenient = true};
 
-			ts_alloc_array_free(v, n);
-			n = 0;
-			v = calloc(arr->u.array.len + 1, sizeof(*v));
-			if (v == NULL)
-				d.oom = true;
-			ts_json_array_foreach (arr, i, item) {
-				struct ts_alloc *a;
-
-				if (d.oom || s.oom)
-					break;
-				a = decode_one(&s, i, item);
-				if (a != NULL) {
-					pos[n] = i;
-					v[n++] = a;
-				}
-			}
-			if (!d.oom && !s.oom)
-				n = drop_duplicates(&s, v, pos, n);
-			d.oom |= s.oom;
-			free(s.problem);
+			for (size_t k = 0; k < n; k++)
+				ts_alloc_free(v[k]);
+			n = decode_records(&lenient, arr, v, pos);
+			d.oom = lenient.oom;
+			free(lenient.problem);
 		}
 	}
 	if (d.oom) {
