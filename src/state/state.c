@@ -470,6 +470,31 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	return 0;
 }
 
+/* dirfd/path (a runtime's state file, a bundle's config.json) parsed; NULL
+ * when it cannot be read or parsed: the callers are best effort. */
+static struct ts_json *read_json_at(int dirfd, const char *path)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *buf = NULL;
+	struct ts_json *j = NULL;
+	size_t len = 0;
+
+	if (ts_read_file_at(dirfd, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) < 0 ||
+	    ts_json_parse(buf, len, path, &j, &ignored) < 0)
+		return NULL;
+	return j;
+}
+
+/* <bundle>/config.json parsed, or NULL. */
+static struct ts_json *read_bundle_config(const char *bundle)
+{
+	cleanup_free char *path = NULL;
+
+	if (asprintf(&path, "%s/config.json", bundle) < 0)
+		return NULL;
+	return read_json_at(AT_FDCWD, path);
+}
+
 /* A salvaged record of a live container that lost its cpus, mems or class
  * takes them from its bundle's config.json: what toposhim wrote there at
  * create is what the container runs with.  Best effort: an unreadable
@@ -477,18 +502,13 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 static void fill_from_bundle(struct ts_alloc *a)
 {
 	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_free char *path = NULL, *buf = NULL;
 	cleanup_json struct ts_json *config = NULL;
 	const char *value = NULL;
-	size_t len = 0;
 
 	if (a->bundle == NULL || (a->cpus_str != NULL && a->mems_str != NULL && a->class_name))
 		return;
-	if (asprintf(&path, "%s/config.json", a->bundle) < 0)
-		return;
-	if (ts_read_file_at(AT_FDCWD, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
-		    0 ||
-	    ts_json_parse(buf, len, path, &config, &ignored) < 0)
+	config = read_bundle_config(a->bundle);
+	if (config == NULL)
 		return;
 	if (a->cpus_str == NULL && ts_oci_cpu_get_cpus(config, &value, &ignored) == 1 &&
 	    ts_cpulist_valid(value))
@@ -506,36 +526,23 @@ static void fill_from_bundle(struct ts_alloc *a)
  * in <id>/status.  NULL when neither says (or out of memory). */
 static char *runtime_bundle(int root_fd, const char *id)
 {
-	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_free char *runc = NULL, *crun = NULL;
 	cleanup_json struct ts_json *j = NULL;
-	const struct ts_json *labels, *item;
+	const struct ts_json *item;
 	const char *bundle;
-	size_t len = 0, i;
+	size_t i;
 
-	if (asprintf(&path, "%s/state.json", id) < 0)
+	if (asprintf(&runc, "%s/state.json", id) < 0 || asprintf(&crun, "%s/status", id) < 0)
 		return NULL;
-	if (ts_read_file_at(root_fd, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) ==
-		    0 &&
-	    ts_json_parse(buf, len, path, &j, &ignored) == 0) {
-		labels = ts_json_get_path(j, "config", "labels", NULL);
-		ts_json_array_foreach (labels, i, item)
+	j = read_json_at(root_fd, runc);
+	if (j != NULL) {
+		ts_json_array_foreach (ts_json_get_path(j, "config", "labels", NULL), i, item)
 			if (item->type == TS_JSON_STRING &&
 			    strncmp(item->u.string, "bundle=", 7) == 0)
 				return strdup(item->u.string + 7);
 		return NULL;
 	}
-	free(path);
-	path = NULL;
-	if (asprintf(&path, "%s/status", id) < 0)
-		return NULL;
-	free(buf);
-	buf = NULL;
-	ts_error_clear(&ignored);
-	if (ts_read_file_at(root_fd, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
-		    0 ||
-	    ts_json_parse(buf, len, path, &j, &ignored) < 0)
-		return NULL;
+	j = read_json_at(root_fd, crun);
 	bundle = ts_json_get_string(j, "bundle");
 	return bundle != NULL ? strdup(bundle) : NULL;
 }
@@ -546,16 +553,11 @@ static char *runtime_bundle(int root_fd, const char *id)
 static struct ts_alloc *adopt_one(const char *root, const char *id, const char *bundle)
 {
 	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_free char *path = NULL, *buf = NULL;
-	cleanup_json struct ts_json *config = NULL;
+	cleanup_json struct ts_json *config = read_bundle_config(bundle);
 	cleanup_alloc struct ts_alloc *a = NULL;
 	const char *class = NULL, *cpus = NULL, *mems = NULL, *placed = NULL, *numa = NULL;
-	size_t len = 0;
 
-	if (asprintf(&path, "%s/config.json", bundle) < 0 ||
-	    ts_read_file_at(AT_FDCWD, path, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf, &len, &ignored) <
-		    0 ||
-	    ts_json_parse(buf, len, path, &config, &ignored) < 0 ||
+	if (config == NULL ||
 	    ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CLASS, &class, &ignored) != 1)
 		return NULL;
 	(void)ts_oci_cpu_get_cpus(config, &cpus, &ignored);
@@ -684,20 +686,13 @@ static int merge_previous(struct ts_state *s, size_t *ret_added)
 			ts_alloc_free(v[i]);
 			continue;
 		}
-		if (s->n_allocs == s->cap_allocs) {
-			size_t cap = s->cap_allocs ? 2 * s->cap_allocs : 8;
-			struct ts_alloc **grown = realloc(s->allocs, cap * sizeof(*grown));
-
-			if (grown == NULL) {
-				for (size_t k = i; k < n; k++)
-					ts_alloc_free(v[k]);
-				free(v);
-				return -ENOMEM;
-			}
-			s->allocs = grown;
-			s->cap_allocs = cap;
+		/* takes the record, also when it fails (out of memory) */
+		if (ts_state_put(s, v[i], &ignored) < 0) {
+			for (size_t k = i + 1; k < n; k++)
+				ts_alloc_free(v[k]);
+			free(v);
+			return -ENOMEM;
 		}
-		s->allocs[s->n_allocs++] = v[i];
 		added++;
 	}
 	free(v);
