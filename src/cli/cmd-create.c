@@ -192,8 +192,6 @@ out:
 	return r;
 }
 
-#define TS_PLACED_ANNOTATION TS_OCI_ANNOTATION_PLACED_CPUS
-
 /* cpus written by an earlier create of this bundle are not a request: the
  * request forgets them (and the mems that came with them); config.json
  * keeps them where they are, to be overwritten in place. */
@@ -201,7 +199,7 @@ static void forget_earlier_placement(const struct ts_json *config, struct ts_pla
 {
 	const char *placed = NULL, *cpus = NULL;
 
-	if (ts_oci_annotation_get(config, TS_PLACED_ANNOTATION, &placed, NULL) == 1 &&
+	if (ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CPUS, &placed, NULL) == 1 &&
 	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
 		hwloc_bitmap_free(req->user_cpus);
 		hwloc_bitmap_free(req->user_mems);
@@ -265,7 +263,8 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 		if (r >= 0 && mems[0] != '\0')
 			r = ts_oci_cpu_set_mems(b->config, mems, err);
 		if (r >= 0)
-			r = ts_oci_annotation_set(b->config, TS_PLACED_ANNOTATION, cpus, err);
+			r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CPUS, cpus,
+						  err);
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}

@@ -451,9 +451,8 @@ int ts_topology_export_xml(const struct ts_topology *topo, char **ret, struct ts
 	return 0;
 }
 
-/* Strict grammar check before hwloc, whose list parser accepts things like
- * "0-" (infinite) or "3-1" silently. */
-
+/* The strict grammar (ts_cpulist_valid) first: hwloc's list parser accepts
+ * things like "0-" (infinite) or "3-1" silently. */
 int ts_cpulist_parse(const char *s, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	hwloc_bitmap_t b;
