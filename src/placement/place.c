@@ -104,17 +104,9 @@ const struct ts_placement_class *ts_placement_config_class(const struct ts_place
 
 void ts_placement_result_release(struct ts_placement_result *res)
 {
-	struct ts_strv a = {.v = res->affected}, r = {.v = res->reasons}, w = {.v = res->warnings};
-
-	for (a.n = 0; a.v != NULL && a.v[a.n] != NULL; a.n++)
-		;
-	for (r.n = 0; r.v != NULL && r.v[r.n] != NULL; r.n++)
-		;
-	for (w.n = 0; w.v != NULL && w.v[w.n] != NULL; w.n++)
-		;
-	ts_strv_release(&a);
-	ts_strv_release(&r);
-	ts_strv_release(&w);
+	ts_strv_freep(&res->affected);
+	ts_strv_freep(&res->reasons);
+	ts_strv_freep(&res->warnings);
 	free(res->class_name);
 	if (res->cpus != NULL)
 		hwloc_bitmap_free(res->cpus);
