@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "plugin/internal.h"
 #include "util/cleanup.h"
 
@@ -363,10 +364,10 @@ static struct ts_plugin_report run_probe(const char *sandbox)
 	return rep;
 }
 
+/* the sandbox sets uids, gids and capabilities */
 static void require_root(void)
 {
-	if (geteuid() != 0)
-		skip();
+	ts_test_require_root();
 }
 
 static void test_sandbox_denies_calls(void **state)
@@ -460,7 +461,7 @@ static void test_sandbox_ids(void **state)
 	(void)state;
 	require_root();
 	if (access(probe, X_OK) != 0)
-		skip();
+		ts_test_skip("the probe plugin %s is not built", probe);
 	rep = run_probe("{\"uid\": 65534, \"gid\": 65533, \"capabilities\": [\"CAP_CHOWN\"]}");
 	assert_string_equal(meta(&rep, 0, "uid"), "65534");
 	assert_string_equal(meta(&rep, 0, "gid"), "65533");
