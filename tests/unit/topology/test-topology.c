@@ -1,6 +1,9 @@
 /*
- * Unit tests of src/topology: cpu lists, the corpus topologies, memory
- * tiers, the XML cache and device locality from the corpus sysfs trees.
+ * Unit tests of src/topology: cpu lists, loads of the project's own
+ * topologies (hwloc synthetic descriptions, tests/fixtures/topology, the
+ * sysfs tree of tests/fixtures/sysfs/make-tree.sh), memory tiers, the XML
+ * cache and device locality; and, when the shared corpus is there, the
+ * real machines' topologies and sysfs trees (skipped without it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -55,14 +59,10 @@ static void test_cpulist(void **state)
 	}
 }
 
+/* A corpus file, or the test is skipped (call before allocating). */
 static char *corpus_path(const char *sub, const char *file)
 {
-	const char *dir = getenv("TS_SHARED_DIR");
-	char *p = NULL;
-
-	assert_non_null(dir);
-	assert_true(asprintf(&p, "%s/corpus/%s/%s", dir, sub, file) > 0);
-	return p;
+	return ts_test_corpus_path(sub, file);
 }
 
 /* Every corpus file loads with hwloc 2.9 (all are XML v2); counts match
@@ -135,6 +135,91 @@ static void test_tiers_knl(void **state)
 	assert_string_equal(ts_memory_tier_to_string(TS_MEMORY_TIER_PMEM), "pmem");
 	assert_int_equal(ts_memory_tier_from_string("cxl"), TS_MEMORY_TIER_CXL);
 	assert_int_equal(ts_memory_tier_from_string("ssd"), TS_MEMORY_TIER_INVALID);
+}
+
+/* The project's own topologies load with the counts they were made with:
+ * synthetic descriptions (a second NUMA node of a package is memory-only)
+ * and tests/fixtures/topology (README.md there describes each file). */
+static void test_own_topologies_load(void **state)
+{
+	static const struct {
+		const char *synthetic, *fixture;
+		int pus;
+		size_t numa;
+		unsigned smt;
+		const char *memory_only;
+	} rows[] = {
+		{"pack:1 numa:1 core:4 pu:2", NULL, 8, 1, 2, ""},
+		{"pack:2 numa:2 core:4 pu:1", NULL, 16, 4, 1, ""},
+		{"pack:2 [numa(memory=4294967296)] [numa(memory=1073741824)] core:2 pu:4", NULL, 16,
+		 4, 4, "1,3"},
+		{NULL, "topology/4c2t.xml", 8, 1, 2, ""},
+		{NULL, "topology/tiers-io.xml", 8, 5, 2, "1,3-4"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const char *name = rows[i].synthetic ? rows[i].synthetic : rows[i].fixture;
+		cleanup_free char *path =
+			rows[i].fixture ? ts_test_fixture_path(rows[i].fixture) : NULL;
+		cleanup_topology struct ts_topology *t = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_hwloc_bitmap hwloc_bitmap_t mo = hwloc_bitmap_alloc();
+		cleanup_free char *mo_str = NULL;
+		int r = path != NULL ? ts_topology_load_xml(path, &t, &err)
+				     : ts_topology_load_synthetic(rows[i].synthetic, &t, &err);
+
+		if (r < 0)
+			fail_msg("%s: %s", name, err->msg);
+		for (size_t k = 0; k < t->n_numa_nodes; k++)
+			if (t->numa_nodes[k].memory_only)
+				hwloc_bitmap_set(mo, t->numa_nodes[k].os_index);
+		assert_int_equal(ts_cpulist_format(mo, &mo_str, &err), 0);
+		if (hwloc_bitmap_weight(t->online) != rows[i].pus ||
+		    t->n_numa_nodes != rows[i].numa || t->smt_width != rows[i].smt ||
+		    strcmp(mo_str, rows[i].memory_only) != 0)
+			fail_msg("%s: pus %d numa %zu smt %u memory-only '%s'", name,
+				 hwloc_bitmap_weight(t->online), t->n_numa_nodes, t->smt_width,
+				 mo_str);
+	}
+}
+
+/* Tiers by hwloc subtype (tests/fixtures/topology/tiers-io.xml: DRAM, HBM,
+ * NVM, GPUMemory) and, without one, by shape (synthetic: per package a CPU
+ * node of 4 GiB, a smaller CPU-less node = HBM, a larger one = PMEM). */
+static void test_tiers_own(void **state)
+{
+	cleanup_free char *path = ts_test_fixture_path("topology/tiers-io.xml");
+	cleanup_topology struct ts_topology *t = NULL;
+	cleanup_topology struct ts_topology *shape = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_topology_load_xml(path, &t, &err), 0);
+	assert_int_equal(ts_topology_numa_node(t, 0)->tier, TS_MEMORY_TIER_DRAM);
+	assert_int_equal(ts_topology_numa_node(t, 1)->tier, TS_MEMORY_TIER_HBM);
+	assert_int_equal(ts_topology_numa_node(t, 2)->tier, TS_MEMORY_TIER_DRAM);
+	assert_int_equal(ts_topology_numa_node(t, 3)->tier, TS_MEMORY_TIER_PMEM);
+	assert_int_equal(ts_topology_numa_node(t, 4)->tier, TS_MEMORY_TIER_GPU);
+	assert_int_equal(ts_topology_numa_node(t, 3)->memory_bytes, 17179869184ull);
+	/* memory-only nodes lend no PUs; their locality is the package's */
+	assert_true(hwloc_bitmap_iszero(ts_topology_numa_node(t, 1)->cpus));
+	assert_true(hwloc_bitmap_isequal(ts_topology_numa_node(t, 1)->local_cpus,
+					 ts_topology_numa_node(t, 0)->cpus));
+	assert_true(hwloc_bitmap_iszero(ts_topology_numa_node(t, 4)->local_cpus));
+
+	assert_int_equal(ts_topology_load_synthetic("pack:2 [numa(memory=4294967296)] "
+						    "[numa(memory=1073741824)] "
+						    "[numa(memory=17179869184)] core:2 pu:1",
+						    &shape, &err),
+			 0);
+	assert_int_equal(shape->n_numa_nodes, 6);
+	for (unsigned n = 0; n < 6; n++) {
+		static const enum ts_memory_tier want[3] = {TS_MEMORY_TIER_DRAM, TS_MEMORY_TIER_HBM,
+							    TS_MEMORY_TIER_PMEM};
+
+		if (ts_topology_numa_node(shape, n)->tier != want[n % 3])
+			fail_msg("synthetic node %u: tier %s", n,
+				 ts_memory_tier_to_string(ts_topology_numa_node(shape, n)->tier));
+	}
 }
 
 static void test_load_errors(void **state)
@@ -220,7 +305,7 @@ static void test_cache(void **state)
 	ts_error_clear(&err);
 
 	/* TOPOSHIM_TOPOLOGY_XML wins over everything */
-	cleanup_free char *xml = corpus_path("topology", "01-hwloc-linux-8em64t-4c2t.xml");
+	cleanup_free char *xml = ts_test_fixture_path("topology/4c2t.xml");
 	setenv("TOPOSHIM_TOPOLOGY_XML", xml, 1);
 	assert_int_equal(ts_topology_load_default(NULL, state_dir, &t, &err), 0);
 	assert_string_equal(t->source, xml);
@@ -232,14 +317,27 @@ static void test_cache(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* hwloc's export of a synthetic topology, every level kept (the loader
+ * would drop the L1 and L2 caches that test_xml_cache counts). */
+static void write_synthetic_xml(const char *desc, const char *path)
+{
+	hwloc_topology_t h;
+
+	assert_int_equal(hwloc_topology_init(&h), 0);
+	assert_int_equal(hwloc_topology_set_synthetic(h, desc), 0);
+	assert_int_equal(hwloc_topology_load(h), 0);
+	assert_int_equal(hwloc_topology_export_xml(h, path, 0), 0);
+	hwloc_topology_destroy(h);
+}
+
 /* An XML file through the cache: reused while the file is unchanged, loaded
  * again once it is replaced; the source stays the path; L1/L2 caches are
- * gone (the corpus file has 192 of each) and the L3 groups are kept. */
+ * gone (the file has 192 of each, the shape of a 2 x EPYC 9654) and the L3
+ * groups are kept. */
 static void test_xml_cache(void **state)
 {
 	char dir[] = "/tmp/ts-xmlcache-XXXXXX";
-	cleanup_free char *corpus =
-		corpus_path("topology", "13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml");
+	cleanup_free char *other = ts_test_fixture_path("topology/4c2t.xml");
 	cleanup_free char *xml = NULL, *cmd = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_topology *t = NULL;
@@ -247,8 +345,7 @@ static void test_xml_cache(void **state)
 
 	assert_non_null(mkdtemp(dir));
 	assert_true(asprintf(&xml, "%s/t.xml", dir) > 0);
-	assert_true(asprintf(&cmd, "cp '%s' '%s'", corpus, xml) > 0);
-	assert_int_equal(system(cmd), 0);
+	write_synthetic_xml("pack:2 l3:12 l2:8 l1d:1 core:1 pu:2", xml);
 
 	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), 0);
 	assert_false(cached);
@@ -265,10 +362,7 @@ static void test_xml_cache(void **state)
 	t = ts_topology_free(t);
 
 	/* replaced by another machine's file: loaded again, not the cache */
-	free(corpus);
-	corpus = corpus_path("topology", "01-hwloc-linux-8em64t-4c2t.xml");
-	free(cmd);
-	assert_true(asprintf(&cmd, "cp '%s' '%s.new' && mv '%s.new' '%s'", corpus, xml, xml, xml) >
+	assert_true(asprintf(&cmd, "cp '%s' '%s.new' && mv '%s.new' '%s'", other, xml, xml, xml) >
 		    0);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(ts_topology_load_xml_cached(xml, dir, &t, &cached, &err), 0);
@@ -335,6 +429,10 @@ static void check_loc(const struct ts_devloc_roots *roots, const char *path, boo
 static void test_device_locality(void **state)
 {
 	char dir[] = "/tmp/ts-sysfs-XXXXXX";
+
+	free(corpus_path("sysfs", "32em64t-2n8c+1mic.tar.bz2"));
+	free(corpus_path("sysfs", "nvidiagpunumanodes.tar.bz2"));
+
 	cleanup_free char *sys = NULL, *nvsys = NULL, *nvproc = NULL, *rm = NULL;
 
 	assert_non_null(mkdtemp(dir));
@@ -380,6 +478,77 @@ static void test_device_locality(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* The same kinds of locality from the made-up tree of
+ * tests/fixtures/sysfs/make-tree.sh: a /sys/dev link to a device with
+ * numa_node -1 and a cpu list, one with a mask only, an IOMMU group, and an
+ * NVIDIA node found through /proc/driver/nvidia. */
+static void test_device_locality_own(void **state)
+{
+	char dir[] = "/tmp/ts-ownsysfs-XXXXXX";
+	cleanup_free char *script = ts_test_fixture_path("sysfs/make-tree.sh");
+	cleanup_free char *cmd = NULL, *sys = NULL, *proc = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd, "sh '%s' '%s'", script, dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sys", dir) > 0);
+	assert_true(asprintf(&proc, "%s/proc", dir) > 0);
+
+	struct ts_devloc_roots roots = {.sysfs_root = sys, .proc_root = "/nonexistent"};
+	check_loc(&roots, "/dev/nvme0n1", true, makedev(259, 0), -1, "0-3", "0000:00:02.0",
+		  "sysfs");
+	check_loc(&roots, "/dev/infiniband/uverbs0", false, makedev(231, 192), 1, "4-7",
+		  "0000:82:00.0", "sysfs");
+	check_loc(&roots, "/dev/vfio/7", false, makedev(243, 0), 1, "4-7", "0000:82:00.0", "vfio");
+	check_loc(&roots, "/dev/vfio/8", false, makedev(243, 1), -1, "(none)", "(none)", "unknown");
+	check_loc(&roots, "/dev/sda", true, makedev(8, 0), -1, "(none)", "(none)", "unknown");
+	/* without /proc/driver/nvidia the node is unknown; with it, minor 2 */
+	check_loc(&roots, "/dev/nvidia2", false, makedev(195, 2), -1, "(none)", "(none)",
+		  "unknown");
+	roots.proc_root = proc;
+	check_loc(&roots, "/dev/nvidia2", false, makedev(195, 2), -1, "0-7", "0004:05:00.0",
+		  "nvidia");
+	check_loc(&roots, "/dev/nvidia1", false, makedev(195, 1), -1, "(none)", "(none)",
+		  "unknown");
+
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The made-up tree loads through hwloc's Linux backend: 8 PUs, SMT 2, and
+ * node 2 without CPUs attached to package 1 (its initiators) as PMEM,
+ * being larger than node 1. */
+static void test_sysfs_tree_own(void **state)
+{
+	char dir[] = "/tmp/ts-owntree-XXXXXX";
+	cleanup_free char *script = ts_test_fixture_path("sysfs/make-tree.sh");
+	cleanup_free char *cmd = NULL, *s = NULL;
+	cleanup_topology struct ts_topology *t = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd, "sh '%s' '%s'", script, dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	if (ts_topology_load_sysfs(dir, &t, &err) < 0)
+		fail_msg("%s", err->msg);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 8);
+	assert_int_equal(t->smt_width, 2);
+	assert_int_equal(t->n_numa_nodes, 3);
+	assert_int_equal(hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_PACKAGE), 2);
+	assert_false(ts_topology_numa_node(t, 1)->memory_only);
+	assert_true(ts_topology_numa_node(t, 2)->memory_only);
+	assert_int_equal(ts_topology_numa_node(t, 2)->tier, TS_MEMORY_TIER_PMEM);
+	assert_int_equal(ts_topology_numa_node(t, 2)->memory_bytes, 17179869184ull);
+	assert_int_equal(ts_cpulist_format(ts_topology_numa_node(t, 2)->local_cpus, &s, &err), 0);
+	assert_string_equal(s, "4-7");
+	assert_null(getenv("HWLOC_FSROOT"));
+
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The sysfs tarballs load through hwloc's Linux backend: nri-plugins'
  * "server" has 2 sockets x 2 NUMA nodes with PUs and two CPU-less PMEM
  * nodes (4, 5: 124 GiB next to 31 GiB DRAM nodes). */
@@ -400,6 +569,10 @@ static void test_sysfs_trees(void **state)
 		{"16em64t-4s2c2t-offlines.tar.bz2", "16em64t-4s2c2t-offlines", 12, 1, ""},
 	};
 	char dir[] = "/tmp/ts-trees-XXXXXX";
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		free(corpus_path("sysfs", rows[i].tarball));
+
 	cleanup_free char *rm = NULL;
 
 	assert_non_null(mkdtemp(dir));
@@ -441,10 +614,19 @@ static void test_sysfs_trees(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpulist),		cmocka_unit_test(test_corpus_loads),
-		cmocka_unit_test(test_tiers_knl),	cmocka_unit_test(test_load_errors),
-		cmocka_unit_test(test_cache),		cmocka_unit_test(test_xml_cache),
-		cmocka_unit_test(test_device_locality), cmocka_unit_test(test_sysfs_trees),
+		cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_own_topologies_load),
+		cmocka_unit_test(test_tiers_own),
+		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_xml_cache),
+		cmocka_unit_test(test_device_locality_own),
+		cmocka_unit_test(test_sysfs_tree_own),
+		/* the shared corpus: real machines (skipped without it) */
+		cmocka_unit_test(test_corpus_loads),
+		cmocka_unit_test(test_tiers_knl),
+		cmocka_unit_test(test_device_locality),
+		cmocka_unit_test(test_sysfs_trees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
