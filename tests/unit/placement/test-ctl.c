@@ -1,6 +1,8 @@
 /*
  * Tests of src/cli/ctl-topology.c and src/cli/ctl-plan.c (toposhimctl
- * topology / plan), run in-process with stdout captured.
+ * topology / plan), run in-process with stdout captured, on the project's
+ * topologies (tests/fixtures/topology) and, when the shared corpus is
+ * there, on real machines' (skipped without it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "cli/ctl-placement.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
@@ -41,12 +44,78 @@ static char *capture(int (*fn)(int, char **), int argc, char **argv, int *ret_st
 	return buf;
 }
 
+/* A topology of the shared corpus, or the test is skipped. */
 static char *corpus(const char *file)
 {
-	char *p = NULL;
+	return ts_test_corpus_path("topology", file);
+}
 
-	assert_true(asprintf(&p, "%s/corpus/topology/%s", getenv("TS_SHARED_DIR"), file) > 0);
-	return p;
+/* A topology of tests/fixtures/topology (README.md there describes it). */
+static char *own(const char *file)
+{
+	cleanup_free char *rel = NULL;
+
+	assert_true(asprintf(&rel, "topology/%s", file) > 0);
+	return ts_test_fixture_path(rel);
+}
+
+/* tiers-io.xml: two packages with a DRAM node each, an HBM and an NVM node
+ * beside them, a GPU memory node near no cpu, a GPU and a DAX device on
+ * package 1. */
+static void test_topology_text_own(void **state)
+{
+	cleanup_free char *xml = own("tiers-io.xml");
+	cleanup_free char *want = NULL, *out = NULL;
+	char *argv[] = {"topology", "--topology", xml, NULL};
+	int status;
+
+	out = capture(ts_ctl_topology, 3, argv, &status);
+	assert_int_equal(status, 0);
+	assert_true(
+		asprintf(&want,
+			 "topology: %s\n"
+			 "online: 0-7 (8 pus, 4 cores, smt 2)\n"
+			 "package 0: cpus 0-3\n"
+			 "package 1: cpus 4-7\n"
+			 "numa node 0: cpus 0-3, memory 4096 MiB, tier dram\n"
+			 "numa node 1: memory-only, near cpus 0-3, memory 1024 MiB, tier hbm\n"
+			 "numa node 2: cpus 4-7, memory 4096 MiB, tier dram\n"
+			 "numa node 3: memory-only, near cpus 4-7, memory 16384 MiB, tier pmem\n"
+			 "numa node 4: memory-only, near cpus ",
+			 xml) > 0);
+	if (strncmp(out, want, strlen(want)) != 0)
+		fail_msg("got:\n%s", out);
+	assert_non_null(strstr(out, ", memory 16384 MiB, tier gpu\n"));
+	assert_non_null(strstr(out, "device card1 pci 0000:81:00.0: numa nodes 2-3\n"));
+	assert_non_null(strstr(out, "device dax3.0: numa nodes 2-3\n"));
+}
+
+static void test_topology_json_own(void **state)
+{
+	cleanup_free char *xml = own("tiers-io.xml");
+	cleanup_free char *out = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	char *argv[] = {"topology", "--json", "--topology", xml, NULL};
+	struct ts_json *dev;
+	size_t i;
+	bool found = false;
+	int status;
+
+	out = capture(ts_ctl_topology, 4, argv, &status);
+	assert_int_equal(status, 0);
+	assert_int_equal(ts_json_parse(out, strlen(out), "out", &j, &err), 0);
+	assert_string_equal(ts_json_get_string(j, "online"), "0-7");
+	assert_int_equal(ts_json_get_array(j, "numa_nodes")->u.array.len, 5);
+	ts_json_array_foreach (ts_json_get_array(j, "devices"), i, dev) {
+		const char *pci = ts_json_get_string(dev, "pci");
+		if (pci == NULL || strcmp(pci, "0000:81:00.0") != 0)
+			continue;
+		found = true;
+		assert_string_equal(ts_json_get_string(dev, "name"), "card1");
+		assert_string_equal(ts_json_get_string(dev, "numa_nodes"), "2-3");
+	}
+	assert_true(found);
 }
 
 static void test_topology_text(void **state)
@@ -127,10 +196,9 @@ static void write_file(const char *dir, const char *name, const char *text)
 
 /* Without --topology, the topology a create would use: the config's
  * topology.xml; a config named but missing is an error. */
-static void test_topology_from_config(void **state)
+static void topology_from_config(const char *xml, const char *want_online)
 {
 	char dir[] = "/tmp/ts-ctltopo-XXXXXX";
-	cleanup_free char *xml = corpus("04-hwloc-xml-16em64t-4s2c2t.xml");
 	cleanup_free char *text = NULL, *cfg = NULL, *out = NULL, *missing = NULL;
 	char *argv[] = {"topology", NULL};
 	int status;
@@ -142,7 +210,7 @@ static void test_topology_from_config(void **state)
 	setenv("TOPOSHIM_CONFIG", cfg, 1);
 	out = capture(ts_ctl_topology, 1, argv, &status);
 	assert_int_equal(status, 0);
-	assert_non_null(strstr(out, "online: 0-15 (16 pus, 8 cores, smt 2)\n"));
+	assert_non_null(strstr(out, want_online));
 	free(out);
 	assert_true(asprintf(&missing, "%s/missing.json", dir) > 0);
 	setenv("TOPOSHIM_CONFIG", missing, 1);
@@ -154,10 +222,25 @@ static void test_topology_from_config(void **state)
 	rmdir(dir);
 }
 
-static void test_plan(void **state)
+static void test_topology_from_config(void **state)
+{
+	cleanup_free char *xml = corpus("04-hwloc-xml-16em64t-4s2c2t.xml");
+
+	topology_from_config(xml, "online: 0-15 (16 pus, 8 cores, smt 2)\n");
+}
+
+static void test_topology_from_config_own(void **state)
+{
+	cleanup_free char *xml = own("4c2t.xml");
+
+	topology_from_config(xml, "online: 0-7 (8 pus, 4 cores, smt 2)\n");
+}
+
+/* plan on a machine of 2 NUMA nodes of 8 cores x 2 threads, PU n's
+ * sibling n + 16 (corpus 06, and tests/fixtures/topology/2n8c2t.xml). */
+static void plan_on(char *xml)
 {
 	char dir[] = "/tmp/ts-plan-XXXXXX";
-	cleanup_free char *xml = corpus("06-hwloc-xml-32em64t-2n8c2t-pci-gpu-ib.xml");
 	cleanup_free char *cfgpath = NULL, *out = NULL, *jout = NULL, *before = NULL, *after = NULL;
 	cleanup_json struct ts_json *j = NULL;
 	cleanup_error struct ts_error *err = NULL;
@@ -204,12 +287,31 @@ static void test_plan(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+static void test_plan(void **state)
+{
+	cleanup_free char *xml = corpus("06-hwloc-xml-32em64t-2n8c2t-pci-gpu-ib.xml");
+
+	plan_on(xml);
+}
+
+static void test_plan_own(void **state)
+{
+	cleanup_free char *xml = own("2n8c2t.xml");
+
+	plan_on(xml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topology_text_own),
+		cmocka_unit_test(test_topology_json_own),
+		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_topology_from_config_own),
+		cmocka_unit_test(test_plan_own),
+		/* the shared corpus: real machines (skipped without it) */
 		cmocka_unit_test(test_topology_text),
 		cmocka_unit_test(test_topology_json),
-		cmocka_unit_test(test_topology_errors),
 		cmocka_unit_test(test_topology_from_config),
 		cmocka_unit_test(test_plan),
 	};

@@ -1,7 +1,9 @@
 /*
  * Unit tests of src/placement/place.c: pools, classes, reserved CPUs, the
  * kubelet's static-policy Allocate cases (placement-cases.md section 6),
- * NUMA policies, memory tiers and CPU kinds on the corpus topologies.
+ * NUMA policies, memory tiers and CPU kinds on the project's topologies
+ * (tests/fixtures/topology, tests/fixtures/sysfs, hwloc synthetic), and on
+ * the real machines of the shared corpus when it is there (skipped without).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,21 +15,20 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "fixtures.h"
 #include "placement/placement.h"
 #include "util/cleanup.h"
 
 #define CPUS_FIELD "config.json: '/annotations/toposhim.io~1cpus': "
 
+/* A topology of the shared corpus, or the test is skipped. */
 static struct ts_topology *corpus(const char *file)
 {
-	const char *dir = getenv("TS_SHARED_DIR");
-	cleanup_free char *path = NULL;
+	cleanup_free char *path = ts_test_corpus_path("topology", file);
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_topology *t = NULL;
 
-	assert_non_null(dir);
-	assert_true(asprintf(&path, "%s/corpus/topology/%s", dir, file) > 0);
 	if (ts_topology_load_xml(path, &t, &err) < 0)
 		fail_msg("%s", err->msg);
 	return t;
@@ -644,6 +645,160 @@ static void test_request_devices(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A topology of tests/fixtures/topology (README.md there describes it). */
+static struct ts_topology *own(const char *file)
+{
+	cleanup_free char *rel = NULL, *path = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *t = NULL;
+
+	assert_true(asprintf(&rel, "topology/%s", file) > 0);
+	path = ts_test_fixture_path(rel);
+	if (ts_topology_load_xml(path, &t, &err) < 0)
+		fail_msg("%s", err->msg);
+	return t;
+}
+
+/* place ROW: one request on topo; its cpus and mems, or its error. */
+struct tier_row {
+	const char *name;
+	const char *cls;
+	unsigned n;
+	enum ts_memory_tier tier;
+	const char *device_numa; /* NULL: none */
+	const char *cpus, *mems; /* NULL cpus: want_err */
+	const char *want_err;
+};
+
+static void place_rows(struct ts_topology *topo, const struct tier_row *rows, size_t n)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct ts_placement_request req;
+		struct ts_placement_result res = {0};
+		int r;
+
+		request(&req, "c", rows[i].cls, rows[i].n);
+		req.memory_tier = rows[i].tier;
+		if (rows[i].device_numa != NULL) {
+			cleanup_hwloc_bitmap hwloc_bitmap_t dn = fixture_set(rows[i].device_numa);
+			hwloc_bitmap_copy(req.device_numa, dn);
+		}
+		r = ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err);
+		if (rows[i].cpus == NULL) {
+			if (r != -EINVAL || strcmp(err->msg, rows[i].want_err) != 0)
+				fail_msg("%s: want '%s', got %d '%s'", rows[i].name,
+					 rows[i].want_err, r, r < 0 ? err->msg : "");
+			ts_error_clear(&err);
+		} else {
+			if (r < 0)
+				fail_msg("%s: %s", rows[i].name, err->msg);
+			fixture_assert_set(rows[i].name, res.cpus, rows[i].cpus);
+			fixture_assert_set(rows[i].name, res.mems, rows[i].mems);
+			ts_placement_result_release(&res);
+		}
+		ts_placement_request_release(&req);
+	}
+	ts_placement_config_release(&cfg);
+}
+
+/* Memory tiers on tests/fixtures/topology/tiers-io.xml: package 0 = cpus
+ * 0-3 with DRAM node 0 and HBM node 1, package 1 = cpus 4-7 with DRAM node 2
+ * and NVM node 3, GPU memory node 4 near no cpu; no latency matrix.  A tier
+ * adds its nodes local to the cpus, else (no distances) every node of it;
+ * a standard container's mems are the CPU nodes only. */
+static void test_memory_tiers_own(void **state)
+{
+	cleanup_topology struct ts_topology *topo = own("tiers-io.xml");
+	static const struct tier_row rows[] = {
+		{"hbm local", "critical", 2, TS_MEMORY_TIER_HBM, NULL, "0,1", "0-1", NULL},
+		{"pmem local", "critical", 2, TS_MEMORY_TIER_PMEM, "2", "4,5", "2-3", NULL},
+		{"hbm, none local", "critical", 2, TS_MEMORY_TIER_HBM, "2", "4,5", "1-2", NULL},
+		{"gpu memory", "critical", 2, TS_MEMORY_TIER_GPU, NULL, "0,1", "0,4", NULL},
+		{"standard", "standard", 0, TS_MEMORY_TIER_DRAM, NULL, "0-7", "0,2", NULL},
+		{"cxl", "critical", 2, TS_MEMORY_TIER_CXL, NULL, NULL, NULL,
+		 "config.json: '/annotations/toposhim.io~1memory-tier': no memory node of tier "
+		 "'cxl' on this machine"},
+	};
+
+	place_rows(topo, rows, ARRAY_SIZE(rows));
+}
+
+/* The sysfs tree of tests/fixtures/sysfs/make-tree.sh loaded through
+ * TOPOSHIM_SYSFS_ROOT as the create path would: node 2 (PMEM, no cpus)
+ * is local to node 1's cpus; from node 0 it is the nearest PMEM node by the
+ * tree's latency matrix. */
+static void test_sysfs_tree_own(void **state)
+{
+	char dir[] = "/tmp/ts-owntree-XXXXXX";
+	cleanup_free char *script = ts_test_fixture_path("sysfs/make-tree.sh");
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *topo = NULL;
+	static const struct tier_row rows[] = {
+		{"pmem by latency", "critical", 3, TS_MEMORY_TIER_PMEM, NULL, "0-2", "0,2", NULL},
+		{"pmem local", "critical", 3, TS_MEMORY_TIER_PMEM, "1", "4-6", "1-2", NULL},
+		{"dram", "critical", 4, TS_MEMORY_TIER_DRAM, NULL, "0-3", "0", NULL},
+	};
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&cmd, "sh '%s' '%s'", script, dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sys", dir) > 0);
+	setenv("TOPOSHIM_SYSFS_ROOT", sys, 1);
+	assert_int_equal(ts_topology_load_default(NULL, NULL, &topo, &err), 0);
+	unsetenv("TOPOSHIM_SYSFS_ROOT");
+	assert_int_equal(hwloc_bitmap_weight(topo->online), 8);
+	place_rows(topo, rows, ARRAY_SIZE(rows));
+	ts_topology_free(topo);
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* CPU kinds on tests/fixtures/topology/hybrid-4p4e.xml: cpus 0-3 are the
+ * faster kind, 4-7 the slower; critical lands on the first, batch on the
+ * second. */
+static void test_hybrid_own(void **state)
+{
+	cleanup_topology struct ts_topology *topo = own("hybrid-4p4e.xml");
+	static const struct tier_row rows[] = {
+		{"critical on P", "critical", 2, TS_MEMORY_TIER_DRAM, NULL, "0-1", "0", NULL},
+		{"batch on E", "batch", 0, TS_MEMORY_TIER_DRAM, NULL, "4-7", "0", NULL},
+	};
+
+	fixture_assert_set("P", topo->performance_cpus, "0-3");
+	fixture_assert_set("E", topo->efficiency_cpus, "4-7");
+	place_rows(topo, rows, ARRAY_SIZE(rows));
+}
+
+/* 4 exclusive PUs on synthetic machines land inside one NUMA node. */
+static void test_own_placements(void **state)
+{
+	static const struct {
+		const char *desc, *cpus, *mems;
+	} rows[] = {
+		{"pack:2 numa:2 core:4 pu:2", "0-3", "0"},
+		{"pack:2 l3:2 core:4 pu:1", "0-3", "0"},
+		{"pack:1 numa:4 core:2 pu:4", "0-3", "0"},
+		{"pack:4 numa:1 core:1 pu:4", "0-3", "0"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_topology struct ts_topology *topo = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		struct tier_row row = {rows[i].desc, "critical",   4,	TS_MEMORY_TIER_DRAM, NULL,
+				       rows[i].cpus, rows[i].mems, NULL};
+
+		if (ts_topology_load_synthetic(rows[i].desc, &topo, &err) < 0)
+			fail_msg("%s: %s", rows[i].desc, err->msg);
+		place_rows(topo, &row, 1);
+	}
+}
+
 /* Memory tiers on the fake heterogeneous-memory machine (corpus 14): cpus
  * 2-3 sit on DRAM node 1, whose locality also holds HBM node 4 and NVM
  * node 6; cpus 0-1 on DRAM node 0 with NVM node 8. */
@@ -688,6 +843,9 @@ static void test_memory_tiers(void **state)
 static void test_nri_server(void **state)
 {
 	char dir[] = "/tmp/ts-nri-XXXXXX";
+
+	free(ts_test_corpus_path("sysfs", "nri-plugins-sysfs.tar.bz2"));
+
 	cleanup_free char *cmd = NULL, *sys = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_topology *topo = NULL;
@@ -951,11 +1109,16 @@ int main(void)
 		cmocka_unit_test(test_kubelet_options),
 		cmocka_unit_test(test_reserved_shared_pool),
 		cmocka_unit_test(test_request_devices),
+		cmocka_unit_test(test_memory_tiers_own),
+		cmocka_unit_test(test_sysfs_tree_own),
+		cmocka_unit_test(test_hybrid_own),
+		cmocka_unit_test(test_own_placements),
+		cmocka_unit_test(test_pinned_and_classes),
+		/* the shared corpus: real machines (skipped without it) */
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),
 		cmocka_unit_test(test_nri_server),
 		cmocka_unit_test(test_hybrid),
-		cmocka_unit_test(test_pinned_and_classes),
 		cmocka_unit_test(test_corpus_placements),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
