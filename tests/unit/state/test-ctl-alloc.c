@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "cli/ctl.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -89,9 +90,8 @@ static int setup(void **state)
 		return -1;
 	/* gc grows the shared pool: a fixed topology, not the host's (whose
 	 * discovery under valgrind prints a notice on stderr) */
-	if (asprintf(&f->topology, "%s/corpus/topology/01-hwloc-linux-8em64t-4c2t.xml",
-		     getenv("TS_SHARED_DIR") ? getenv("TS_SHARED_DIR") : "../shared") < 0 ||
-	    setenv("TOPOSHIM_TOPOLOGY_XML", f->topology, 1) < 0)
+	f->topology = ts_test_fixture_path("topology/4c2t.xml");
+	if (setenv("TOPOSHIM_TOPOLOGY_XML", f->topology, 1) < 0)
 		return -1;
 	*state = f;
 	return 0;
