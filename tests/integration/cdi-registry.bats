@@ -2,14 +2,15 @@
 # cdi-registry.bats - the CDI spec dirs as operators meet them, through
 # `toposhimctl cdi`: a broken file next to good ones, a conflict in one dir,
 # an override across dirs, YAML octal fileMode, a world-writable spec.
-# Spec files come from ../shared/corpus/cdi (TS_SHARED_DIR).
+# Spec files are the project's own (tests/fixtures/cdi), then the same cases
+# with other projects' files from the shared corpus (corpus/cdi: skipped
+# when it is absent).
 
 bats_load_library bats-support
 bats_load_library bats-assert
+load corpus
 
-TS_SRCDIR=${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 TS_BUILDDIR=${TS_BUILDDIR:-$TS_SRCDIR}
-CORPUS=${TS_SHARED_DIR:-$TS_SRCDIR/../shared}/corpus/cdi
 C=cncf-tags_container-device-interface_
 
 # toposhimctl once its command table has `cdi`, else the test build of ts_ctl_cdi.
@@ -37,11 +38,82 @@ setup() {
 }
 
 spec() { # spec CORPUS-FILE DIR [NAME]
-	[ -d "$CORPUS" ] || skip "CDI corpus not found at $CORPUS"
-	install -m 0644 "$CORPUS/$1" "$2/${3:-$1}"
+	require_corpus "cdi/$1"
+	install -m 0644 "$CORPUS_PATH" "$2/${3:-$1}"
 }
 
-@test "a broken spec file is reported and does not hide good ones" {
+own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
+	install -m 0644 "$TS_FIXTURES/cdi/$1" "$2/${3:-$1}"
+}
+
+@test "own specs: a broken spec file is reported and does not hide good ones" {
+	own_spec blk.yaml "$ETC"
+	own_spec broken.yaml "$ETC"
+	own_spec net.yaml "$RUN"
+	run ctl list
+	assert_success
+	assert_output "blk.toposhim.test/disk=a	$ETC/blk.yaml
+blk.toposhim.test/disk=b	$ETC/blk.yaml
+net.toposhim.test/nic=eth9	$RUN/net.yaml
+rejected	$ETC/broken.yaml: '/devices': expected array, got string"
+	run ctl validate
+	assert_failure 1
+	assert_output "$ETC/broken.yaml: devices: expected array, got string"
+	run ctl validate "$ETC/blk.yaml"
+	assert_success
+	assert_output ""
+}
+
+@test "own specs: two files of one dir defining a device make it unavailable" {
+	own_spec conflict-a.yaml "$RUN"
+	own_spec conflict-b.yaml "$RUN"
+	run ctl list
+	assert_success
+	assert_output "dup.toposhim.test/dev=two	$RUN/conflict-a.yaml
+rejected	$RUN/conflict-a.yaml: conflicting device 'dup.toposhim.test/dev=one' (defined by 2 spec files of the same dir), device unavailable
+rejected	$RUN/conflict-b.yaml: conflicting device 'dup.toposhim.test/dev=one' (defined by 2 spec files of the same dir), device unavailable"
+	run ctl resolve dup.toposhim.test/dev=one
+	assert_failure 1
+	assert_output "toposhimctl: cdi: unresolvable CDI devices dup.toposhim.test/dev=one"
+}
+
+@test "own specs: a later spec dir overrides an earlier one" {
+	own_spec override-early.yaml "$ETC" layer.yaml
+	own_spec override-late.yaml "$RUN" layer.yaml
+	run ctl list --json
+	assert_success
+	run jq -c '.devices' <<<"$output"
+	assert_output "[{\"name\":\"layer.toposhim.test/dev=p\",\"spec\":\"$RUN/layer.yaml\"},{\"name\":\"layer.toposhim.test/dev=q\",\"spec\":\"$ETC/layer.yaml\"}]"
+	run ctl resolve layer.toposhim.test/dev=p
+	assert_success
+	run jq -c '.process.env' <<<"$output"
+	assert_output '["TS_LAYER=late"]'
+}
+
+@test "own specs: YAML octal fileMode is injected as its value" {
+	own_spec blk.yaml "$ETC"
+	run ctl resolve blk.toposhim.test/disk=a blk.toposhim.test/disk=b
+	assert_success
+	run jq -c '.linux.devices' <<<"$output"
+	assert_output '[{"path":"/dev/tsblk-a","type":"b","major":7,"minor":40,"fileMode":416},{"path":"/dev/tsblk-b","type":"b","major":7,"minor":41,"fileMode":388}]'
+}
+
+@test "own specs: a world-writable spec file is refused" {
+	[ "$(id -u)" = 0 ] || skip "needs root: spec files must be root-owned (uid $(id -u))"
+	own_spec blk.yaml "$ETC"
+	own_spec net.yaml "$ETC"
+	chmod 0666 "$ETC/net.yaml"
+	run ctl list
+	assert_success
+	assert_output "blk.toposhim.test/disk=a	$ETC/blk.yaml
+blk.toposhim.test/disk=b	$ETC/blk.yaml
+rejected	$ETC/net.yaml: refusing spec file writable by non-root (mode 0666, gid 0)"
+	run ctl resolve net.toposhim.test/nic=eth9
+	assert_failure 1
+	assert_output "toposhimctl: cdi: unresolvable CDI devices net.toposhim.test/nic=eth9"
+}
+
+@test "corpus specs: a broken spec file is reported and does not hide good ones" {
 	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
 	spec cri-o_cri-o_vendor1.yaml "$ETC" vendor1.yaml
 	spec ${C}regressions_test-vendor2.yaml "$RUN" vendor2.yaml
@@ -59,7 +131,7 @@ rejected	$ETC/vendor1.yaml: '/devices': expected array, got string"
 	assert_output ""
 }
 
-@test "two files of one dir defining a device make it unavailable" {
+@test "corpus specs: two files of one dir defining a device make it unavailable" {
 	spec ${C}cache_test-conflict-run-vendor1.yaml "$RUN" vendor1.yaml
 	spec ${C}cache_test-conflict-run-vendor1-other.yaml "$RUN" vendor1-other.yaml
 	run ctl list
@@ -72,7 +144,7 @@ rejected	$RUN/vendor1.yaml: conflicting device 'vendor1.com/device=dev1' (define
 	assert_output "toposhimctl: cdi: unresolvable CDI devices vendor1.com/device=dev1"
 }
 
-@test "a later spec dir overrides an earlier one" {
+@test "corpus specs: a later spec dir overrides an earlier one" {
 	spec ${C}cache_test-override-etc-vendor1.yaml "$ETC" vendor1.yaml
 	spec ${C}cache_test-override-run-vendor1.yaml "$RUN" vendor1.yaml
 	run ctl list --json
@@ -81,7 +153,7 @@ rejected	$RUN/vendor1.yaml: conflicting device 'vendor1.com/device=dev1' (define
 	assert_output "[{\"name\":\"vendor1.com/device=dev1\",\"spec\":\"$RUN/vendor1.yaml\"},{\"name\":\"vendor1.com/device=dev2\",\"spec\":\"$ETC/vendor1.yaml\"}]"
 }
 
-@test "YAML octal fileMode is injected as its value" {
+@test "corpus specs: YAML octal fileMode is injected as its value" {
 	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
 	run ctl resolve vendor0.com/device=loop8 vendor0.com/device=loop9
 	assert_success
@@ -89,7 +161,7 @@ rejected	$RUN/vendor1.yaml: conflicting device 'vendor1.com/device=dev1' (define
 	assert_output '[{"path":"/dev/loop8","type":"b","major":7,"minor":8,"fileMode":416},{"path":"/dev/loop9","type":"b","major":7,"minor":9,"fileMode":420}]'
 }
 
-@test "a world-writable spec file is refused" {
+@test "corpus specs: a world-writable spec file is refused" {
 	[ "$(id -u)" = 0 ] || skip "needs root: spec files must be root-owned (uid $(id -u))"
 	spec cri-o_cri-o_vendor0.yaml "$ETC" vendor0.yaml
 	spec ${C}regressions_test-vendor2.yaml "$ETC" vendor2.yaml

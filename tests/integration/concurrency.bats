@@ -2,19 +2,19 @@
 # 50 parallel creates through toposhim never hand out overlapping exclusive
 # CPUs (issue 4, "State without a daemon"): a recording fake runtime that
 # leaves <root>/<id> behind as runc does for a created container (it runs no
-# hooks, so every allocation stays and none is stale), the 2 x EPYC 9654 topology of the
-# corpus (384 PUs, 192 cores of 2 SMT threads, 24 L3 groups of 8 cores, one
-# NUMA node), and 50 background `toposhim create` asking for critical 2 CPUs.
+# hooks, so every allocation stays and none is stale), a topology of the
+# shape of a 2 x EPYC 9654 (384 PUs, 192 cores of 2 SMT threads, PU n's
+# sibling n + 192, 24 L3 groups of 8 cores, one NUMA node): made with hwloc's
+# synthetic description, and the real machine's from the shared corpus when
+# it is there; 50 background `toposhim create` asking for critical 2 CPUs.
 
 load helpers
 
 N=50
-TOPO_XML="${TS_SHARED_DIR:-$TS_SRCDIR/../shared}/corpus/topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml"
 
 setup() {
 	ts_setup_env
 	command -v jq >/dev/null || skip "jq is not installed"
-	[ -r "$TOPO_XML" ] || skip "corpus topology $TOPO_XML is not readable"
 	WORK=$(mktemp -d "${BATS_TMPDIR:-/tmp}/toposhim-conc.XXXXXX")
 	cat >"$WORK/toposhim.json" <<CONF
 { "state_dir": "$WORK/state", "gc_grace_seconds": 3600 }
@@ -30,7 +30,9 @@ expand() {
 	tr ',' '\n' <<<"$1" | awk -F- '{ hi = NF > 1 ? $2 : $1; for (i = $1; i <= hi; i++) print i }'
 }
 
-@test "concurrency: 50 parallel critical creates get 50 disjoint whole cores" {
+# fifty_creates TOPO_XML: the 50 creates on that topology, and the checks.
+fifty_creates() {
+	local TOPO_XML=$1 i
 	for i in $(seq "$N"); do
 		mkdir -p "$WORK/b$i/rootfs"
 		jq -n '{ociVersion: "1.0.2", root: {path: "rootfs"},
@@ -88,4 +90,16 @@ RUNTIME
 			"$WORK/state/allocations.json"
 		[ "$output" = "$cpus" ] || fail "c$i: state has '$output', config.json '$cpus'"
 	done
+}
+
+@test "concurrency: 50 parallel critical creates get 50 disjoint whole cores" {
+	local c idx=""
+	for c in $(seq 0 191); do idx+="$c,$((c + 192)),"; done
+	ts_synthetic_xml "pack:2 l3:12 core:8 pu:2(indexes=${idx%,})" "$WORK/384pu.xml"
+	fifty_creates "$WORK/384pu.xml"
+}
+
+@test "concurrency: the same on the real 2 x EPYC 9654 topology (shared corpus)" {
+	require_corpus topology/13-hwloc-x86cpuid-zen4-2xepyc9654-384pu.xml
+	fifty_creates "$CORPUS_PATH"
 }

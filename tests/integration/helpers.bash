@@ -5,6 +5,8 @@
 
 bats_load_library bats-support
 bats_load_library bats-assert
+# shellcheck source=tests/integration/corpus.bash
+source "${BASH_SOURCE[0]%/*}/corpus.bash"
 
 TS_SRCDIR=${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 TS_BUILDDIR=${TS_BUILDDIR:-$TS_SRCDIR}

@@ -124,6 +124,9 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	require_bundle_tools
 	local t=$BATS_TEST_TMPDIR
 
+	# the allocation goes to this test's own state dir, not the host's
+	# /run/toposhim (which only root may write)
+	echo "{\"state_dir\": \"$t/state\"}" >"$TOPOSHIM_CONFIG"
 	make_bundle "$t/bundle"
 	fake_call "$t/via" --root "$t/r" create --bundle "$t/bundle" --pid-file "$t/pid" ctr1 ||
 		fail "exit status $?: $(cat "$t/via.stderr")"
