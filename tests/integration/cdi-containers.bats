@@ -10,6 +10,15 @@ EXPECTED_OUT='character special file 1:5
 XZERO=present
 toposhim test mount'
 
+# a containerd of this file's own unless one is running (containers.bash)
+setup_file() {
+	containerd_setup_file
+}
+
+teardown_file() {
+	containerd_teardown_file
+}
+
 setup() {
 	require_root
 	containers_setup

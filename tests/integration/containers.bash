@@ -3,6 +3,8 @@
 # dir, a toposhim config pointing at both, and a state dir.
 
 : "${TS_BUILDDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+# shellcheck source=tests/integration/corpus.bash
+source "${BASH_SOURCE[0]%/*}/corpus.bash"
 TOPOSHIM="$TS_BUILDDIR/toposhim"
 TOPOSHIMCTL="$TS_BUILDDIR/toposhimctl"
 
@@ -143,16 +145,135 @@ start_daemon() {
 	wait $!
 }
 
-# start_containerd: containerd listening on its default socket (started
-# detached when it is not running); skips the test when it cannot be.
-start_containerd() {
-	require_cmd ctr
-	require_cmd containerd
-	if ! ctr version >/dev/null 2>&1; then
-		start_daemon "${BATS_TMPDIR:-/tmp}/containerd.log" containerd
-		for _ in $(seq 50); do ctr version >/dev/null 2>&1 && break; sleep 0.2; done
+# containerd for the tests that run `ctr`.  A file whose tests call
+# start_containerd has
+#	setup_file() { containerd_setup_file; }
+#	teardown_file() { containerd_teardown_file; }
+# (start_containerd fails, saying so, when setup_file did not run it).
+#
+# A containerd already answering on $TS_CONTAINERD_ADDRESS (default: the
+# system socket /run/containerd/containerd.sock) is used as it is: never
+# started, reconfigured or stopped by the tests.  Otherwise the file starts
+# its own, with a clean environment (env -i, PATH only: a daemon that kept
+# a test's TOPOSHIM_CONFIG or bats' variables would break every later
+# container on the host), its own config, socket, root and state in one
+# directory, /tmp/ts-containerd.XXXXXX.  It is stopped, with its containers
+# and shims, and the directory removed, by containerd_teardown_file; when
+# the file is interrupted (TERM, HUP; bats runs teardown_file on INT), by a
+# trap; and if bats itself dies (KILL), by a watchdog that waits for the
+# bats process and then does the same.
+
+TS_DAEMON_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+containerd_setup_file() {
+	local addr=${TS_CONTAINERD_ADDRESS:-/run/containerd/containerd.sock} d _
+	TS_CONTAINERD_INFO="$BATS_FILE_TMPDIR/containerd.info"
+	export TS_CONTAINERD_INFO
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "skip needs root to run containerd (uid $(id -u))" >"$TS_CONTAINERD_INFO"
+		return 0
 	fi
-	ctr version >/dev/null 2>&1 || skip "containerd did not start (see containerd.log)"
+	if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
+		echo "skip containerd is not installed" >"$TS_CONTAINERD_INFO"
+		return 0
+	fi
+	# (ctr waits 10 s for a socket that is not there)
+	if [ -S "$addr" ] && ctr --address "$addr" version >/dev/null 2>&1; then
+		echo "use $addr" >"$TS_CONTAINERD_INFO"
+		return 0
+	fi
+	d=$(mktemp -d /tmp/ts-containerd.XXXXXX)
+	cat >"$d/config.toml" <<CONF
+version = 2
+root = "$d/root"
+state = "$d/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$d/containerd.sock"
+[ttrpc]
+  address = "$d/containerd.sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
+CONF
+	write_containerd_stop "$d"
+	echo "own $d/containerd.sock $d" >"$TS_CONTAINERD_INFO"
+	trap 'containerd_teardown_file; exit 143' TERM
+	trap 'containerd_teardown_file; exit 129' HUP
+	start_daemon "$d/containerd.log" env -i PATH="$TS_DAEMON_PATH" \
+		sh -c 'echo $$ >"$1/pid"; exec containerd --config "$1/config.toml"' sh "$d"
+	# the watchdog: bats-exec-file ($$ here) gone, the daemon goes too
+	start_daemon /dev/null env -i PATH="$TS_DAEMON_PATH" sh -c \
+		'while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
+		[ ! -d "$2" ] || sh "$2/stop"' sh "$$" "$d"
+	for _ in $(seq 100); do
+		[ -S "$d/containerd.sock" ] &&
+			ctr --address "$d/containerd.sock" version >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "skip containerd did not start: $(tail -n 3 "$d/containerd.log" | tr '\n' ' ')" \
+		>"$TS_CONTAINERD_INFO"
+	sh "$d/stop"
+}
+
+# write_containerd_stop DIR: DIR/stop, which stops the containerd of DIR
+# (its tasks killed and deleted, its containers deleted, then TERM, KILL
+# after 10 s), kills the shims serving its socket, unmounts what is left
+# under DIR and removes DIR.  Safe to run twice.
+write_containerd_stop() {
+	cat >"$1/stop" <<'STOP'
+#!/bin/sh
+d=$(dirname "$0")
+addr=$d/containerd.sock
+pid=$(cat "$d/pid" 2>/dev/null)
+if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+	for ns in $(ctr -a "$addr" --timeout 10s namespaces ls -q 2>/dev/null); do
+		for t in $(ctr -a "$addr" -n "$ns" --timeout 10s tasks ls -q 2>/dev/null); do
+			ctr -a "$addr" -n "$ns" --timeout 10s tasks kill -s SIGKILL "$t" >/dev/null 2>&1
+			ctr -a "$addr" -n "$ns" --timeout 10s tasks delete -f "$t" >/dev/null 2>&1
+		done
+		for c in $(ctr -a "$addr" -n "$ns" --timeout 10s containers ls -q 2>/dev/null); do
+			ctr -a "$addr" -n "$ns" --timeout 10s containers delete "$c" >/dev/null 2>&1
+		done
+	done
+	kill -TERM "$pid" 2>/dev/null
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -KILL "$pid" 2>/dev/null
+fi
+for p in /proc/[0-9]*; do
+	case "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" in
+	*containerd-shim*" $addr"*) kill -KILL "${p#/proc/}" 2>/dev/null ;;
+	esac
+done
+awk -v d="$d/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+	while read -r m; do umount -l "$m" 2>/dev/null; done
+rm -rf --one-file-system "$d"
+STOP
+}
+
+containerd_teardown_file() {
+	local info
+	[ -n "${TS_CONTAINERD_INFO:-}" ] && [ -f "$TS_CONTAINERD_INFO" ] || return 0
+	read -r -a info <"$TS_CONTAINERD_INFO"
+	if [ "${info[0]}" = own ] && [ -d "${info[2]}" ]; then
+		sh "${info[2]}/stop"
+	fi
+	rm -f "$TS_CONTAINERD_INFO"
+}
+
+# start_containerd: point ctr at this file's containerd (exports
+# CONTAINERD_ADDRESS, which ctr reads), or skip saying why there is none.
+start_containerd() {
+	local info
+	[ -n "${TS_CONTAINERD_INFO:-}" ] && [ -f "$TS_CONTAINERD_INFO" ] ||
+		fail "containerd_setup_file did not run: add setup_file() { containerd_setup_file; } and teardown_file() { containerd_teardown_file; } to $(basename "$BATS_TEST_FILENAME")"
+	read -r -a info <"$TS_CONTAINERD_INFO"
+	case "${info[0]}" in
+	skip) skip "${info[*]:1}" ;;
+	use | own) export CONTAINERD_ADDRESS=${info[1]} ;;
+	esac
+	[ -S "$CONTAINERD_ADDRESS" ] && ctr version >/dev/null 2>&1 ||
+		fail "containerd at $CONTAINERD_ADDRESS stopped answering"
 }
 
 # alloc_json: the live allocations of this test's state dir, as

@@ -9,6 +9,15 @@ load containers
 # What a container's init prints first, then it waits to be inspected.
 SHOW='grep Cpus_allowed_list /proc/self/status | cut -f2; exec sleep 120'
 
+# a containerd of this file's own unless one is running (containers.bash)
+setup_file() {
+	containerd_setup_file
+}
+
+teardown_file() {
+	containerd_teardown_file
+}
+
 setup() {
 	require_root
 	require_cmd runc
