@@ -6,7 +6,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 shim=${TOPOSHIM:-$top/toposhim}
 [ -x "$shim" ] || shim=$top/build/toposhim
-[ -x "$shim" ] || { echo "demo: build toposhim first (./configure && make)" >&2; exit 1; }
+[ -x "$shim" ] || { echo "demo: build toposhim first (mkdir -p build && cd build && ../configure && make)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/toposhim-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -2,19 +2,30 @@
 # Build toposhim from scratch and run the whole test suite, as root on
 # Debian 12 (install the packages first: contrib/setup-debian.sh).
 #
-#  1. build/       -Werror build; make check: cmocka unit tests, lint, bats
+#  1. build-check/ -Werror build; make check: cmocka unit tests, lint, bats
 #                  integration tests with real runc, crun, containerd and
 #                  podman, and the qemu guest tests (tests/vm).
-#  2. build/       the unit tests again under valgrind (leaks are errors).
+#  2. build-check/ the unit tests again under valgrind (leaks are errors).
 #  3. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer build;
 #                  make check without the qemu guest.
 #
+# The suite builds in its own directories: build/ (the README's main job,
+# contrib/demo.sh) is left alone, so both work in either order.  A source
+# tree configured in place (./configure at the top) cannot also be built
+# out of tree: it is cleaned first (make distclean).
+#
+# TS_QUICK=1: step 1 only, without the qemu guest (unit tests, lint and
+# the integration tests); CI runs the whole suite once and the quick one in
+# a second clone.  TS_SHARED_DIR (or configure --with-shared-dir) points the
+# tests at the optional shared corpus, default ../shared beside the tree.
+#
 # Every test result is a TAP line counted by automake's tap-driver; the last
-# line printed is "N passed, N failed, N skipped" over all three runs.
+# line printed is "N passed, N failed, N skipped" over all the runs.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 jobs=${JOBS:-2}
+quick=${TS_QUICK:-0}
 # The qemu guest must run the toposhim tests, never skip them.
 export TS_VM_REQUIRE_TOPOSHIM=1
 status=0
@@ -36,41 +47,55 @@ bounded() {
 	return "$rc"
 }
 
+if [ -f config.status ]; then
+	step "make distclean (the source tree was configured in place)"
+	make distclean >/dev/null 2>&1 || rm -f config.status
+fi
+
 step "autogen"
 ./autogen.sh >/dev/null 2>&1 || { ./autogen.sh; exit 2; }
 
 step "build (werror)"
-rm -rf build build-asan
-mkdir build && cd build || exit 2
-../configure --enable-werror --quiet || exit 2
+rm -rf build-check build-asan
+mkdir build-check && cd build-check || exit 2
+if [ "$quick" = 1 ]; then
+	../configure --enable-werror --disable-vm-tests --quiet || exit 2
+else
+	../configure --enable-werror --quiet || exit 2
+fi
 make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
 step "make check"
 bounded 1800 make -j"$jobs" check || status=1
 
-step "unit tests under valgrind"
-unit=$(make -s print-unit-tests)
-# shellcheck disable=SC2086 # the test list is meant to be split
-bounded 900 make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
-	LOG_COMPILER="valgrind --quiet --suppressions=$top/contrib/valgrind.supp --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
-	status=1
-cd "$top" || exit 2
+if [ "$quick" = 1 ]; then
+	cd "$top" || exit 2
+	step "TS_QUICK=1: no valgrind rerun, no sanitizer build"
+else
+	step "unit tests under valgrind"
+	unit=$(make -s print-unit-tests)
+	# shellcheck disable=SC2086 # the test list is meant to be split
+	bounded 900 make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
+		LOG_COMPILER="valgrind --quiet --suppressions=$top/contrib/valgrind.supp --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
+		status=1
+	cd "$top" || exit 2
 
-step "sanitizer build (ASan + UBSan)"
-mkdir build-asan && cd build-asan || exit 2
-../configure --enable-werror --enable-sanitizers --disable-vm-tests --quiet || exit 2
-make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
-# HWLOC_COMPONENTS=-pci: libpciaccess, which hwloc's pci plugin loads,
-# keeps its PCI name cache for good; LeakSanitizer cannot name the plugin
-# once hwloc unloads it, so no suppression matches (valgrind's does).  PCI
-# names are not used by placement; the qemu guest tests run with them.
-HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
-	UBSAN_OPTIONS=print_stacktrace=1 \
-	bounded 1200 make -j"$jobs" check || status=1
-cd "$top" || exit 2
+	step "sanitizer build (ASan + UBSan)"
+	mkdir build-asan && cd build-asan || exit 2
+	../configure --enable-werror --enable-sanitizers --disable-vm-tests --quiet || exit 2
+	make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
+	# HWLOC_COMPONENTS=-pci: libpciaccess, which hwloc's pci plugin loads,
+	# keeps its PCI name cache for good; LeakSanitizer cannot name the plugin
+	# once hwloc unloads it, so no suppression matches (valgrind's does).  PCI
+	# names are not used by placement; the qemu guest tests run with them.
+	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
+		UBSAN_OPTIONS=print_stacktrace=1 \
+		bounded 1200 make -j"$jobs" check || status=1
+	cd "$top" || exit 2
+fi
 
 step "failed tests"
-trs=$(find build build-asan -name '*.trs' 2>/dev/null)
+trs=$(find build-check build-asan -name '*.trs' 2>/dev/null)
 for f in $trs; do
 	if grep -q ':test-result: \(FAIL\|ERROR\|XPASS\)' "$f"; then
 		echo "--- ${f%.trs}.log"
