@@ -66,10 +66,21 @@ SPEC
 	chmod 0644 "$WORK/cdi/test.yaml"
 }
 
+# cdi_config: the "cdi" member of a test's toposhim config: $WORK/cdi as
+# the spec dir.  Run by a normal user (the fake-runtime tests), the spec
+# files are that user's: require_root_owned is turned off then.
+cdi_config() {
+	local owned=""
+	[ "$(id -u)" -eq 0 ] || owned=', "require_root_owned": false'
+	echo "\"cdi\": { \"spec_dirs\": [\"$WORK/cdi\"]$owned }"
+}
+
+# write_config [MEMBERS]: $WORK/toposhim.json with the spec dir, the state
+# dir and MEMBERS.
 write_config() {
 	cat >"$WORK/toposhim.json" <<CONF
 {
-  "cdi": { "spec_dirs": ["$WORK/cdi"] },
+  $(cdi_config),
   "state_dir": "$WORK/state"${1:+,
   $1}
 }
