@@ -288,7 +288,7 @@ cpus_of() {
 		--annotation toposhim.io/class=critical --annotation toposhim.io/cpus=1 \
 		--env PATH=/bin "$WORK/rootfs" "$ID" /bin/sh -c 'grep Cpus_allowed_list /proc/self/status'
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[[ "$output" == *"Cpus_allowed_list:	1" ]]
+	[[ "$output" == *"Cpus_allowed_list:	1" ]] || fail "ctr run printed: '$output'"
 	run alloc_json
 	[ "$output" = '[]' ]
 }
