@@ -15,9 +15,13 @@
  * container's mount namespace with the container's pid 1 in the state) it
  * is the bundle's root.path.
  *
- * The hook ignores its environment (it clears it first; runtimes give hooks
- * the hook entry's env, never the container's) and runs ldconfig with an
- * empty one.
+ * The environment is hostile.  runc 1.1 runs a createContainer or
+ * startContainer hook whose entry has no "env" with the *container's*
+ * environment (the image's ENV) and the rootfs as cwd, so an image's
+ * LD_PRELOAD=/proc/self/cwd/evil.so would be loaded by a dynamic loader
+ * before main().  This binary is therefore a static PIE (no loader reads
+ * LD_PRELOAD, LD_LIBRARY_PATH or LD_AUDIT); main() still clears the
+ * environment first, and ldconfig runs with an empty one.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -365,7 +369,8 @@ int main(int argc, char **argv)
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *msg = NULL;
 
-	/* Nothing of the environment we were given decides anything here. */
+	/* Nothing of the environment we were given decides anything here (and,
+	 * static, no loader read it before us: see the top of this file). */
 	(void)clearenv();
 	if (argc < 2)
 		return usage();

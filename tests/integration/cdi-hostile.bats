@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# Hostile images against CDI hooks (issue 10, findings 1 and 3), run as the
+# attacks with real runc and crun: an image whose ENV sets LD_PRELOAD to a
+# library it ships, and device nodes and FIFOs planted where
+# toposhim-cdi-hook update-ldcache and ldconfig write.  The evil library is
+# built here; what it does when it loads is create $WORK/pwned on the host.
+
+load containers
+
+CDI_HOOK="$TS_BUILDDIR/hooks/toposhim-cdi-hook"
+DEFAULT_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+setup() {
+	require_root
+	require_cmd runc
+	containers_setup
+	write_config
+	mkdir -m 0755 "$WORK/cdi"
+	LOOP=
+}
+
+teardown() {
+	[ -n "$LOOP" ] && losetup -d "$LOOP"
+	containers_teardown
+}
+
+# build_evil: $WORK/evil.so, whose constructor appends its pid to $WORK/pwned.
+build_evil() {
+	require_cmd cc
+	cat >"$WORK/evil.c" <<-EOF
+		#include <fcntl.h>
+		#include <stdio.h>
+		#include <unistd.h>
+		__attribute__((constructor)) static void evil(void)
+		{
+			char line[32];
+			int fd = open("$WORK/pwned", O_WRONLY | O_CREAT | O_APPEND, 0644);
+			int n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+
+			if (fd >= 0 && write(fd, line, (size_t)n) == n)
+				close(fd);
+		}
+	EOF
+	cc -shared -fPIC -o "$WORK/evil.so" "$WORK/evil.c"
+}
+
+# evil_image DIR ARGS_JSON: a bundle whose image ships evil.so at / and sets
+# LD_PRELOAD=/proc/self/cwd/evil.so (runc runs a createContainer hook with
+# the rootfs as cwd), with a writable root (crun applies readonly before
+# createContainer hooks).
+evil_image() {
+	make_bundle "$1" "$2"
+	cp "$WORK/evil.so" "$1/rootfs/evil.so"
+	jq '.process.env += ["LD_PRELOAD=/proc/self/cwd/evil.so"] | .root.readonly = false' \
+		"$1/config.json" >"$1/config.json.new"
+	mv "$1/config.json.new" "$1/config.json"
+}
+
+# run_crun ARG...: toposhim with crun as the runtime, where crun can run on
+# this hybrid-cgroup host (a private mount namespace without the cgroup2
+# mount, ENVIRONMENT.md); a no-op elsewhere.
+run_crun() {
+	run unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
+		env TOPOSHIM_RUNTIME="$(command -v crun)" "$TOPOSHIM" "$@"
+}
+
+@test "the attack is real: runc runs a hook without env with the image's LD_PRELOAD" {
+	build_evil
+	evil_image "$WORK/b" '["true"]'
+	# what an engine's own CDI injection writes: a hook without env
+	jq '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "true"]}]' \
+		"$WORK/b/config.json" >"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	run runc run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# evil.so ran as root on the host, in the hook (a dynamic /bin/sh)
+	[ -s "$WORK/pwned" ]
+}
+
+@test "toposhim-cdi-hook is static: LD_PRELOAD and LD_AUDIT load nothing into it" {
+	build_evil
+	run readelf -lW "$CDI_HOOK"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *INTERP* ]] || { echo "$output"; false; }
+	for var in LD_PRELOAD LD_AUDIT; do
+		run env "$var=$WORK/evil.so" "$CDI_HOOK" chmod --mode 0600 --path /x </dev/null
+		[ "$status" -eq 1 ]
+		[ "$output" = "toposhim-cdi-hook: chmod: state: empty document" ] ||
+			{ echo "$output"; false; }
+	done
+	[ ! -e "$WORK/pwned" ]
+	# the library does load into a dynamic program: the check above can fail
+	env LD_PRELOAD="$WORK/evil.so" /bin/true
+	[ -s "$WORK/pwned" ]
+}
+
+@test "runc: an engine-written hook without env runs toposhim-cdi-hook, the image's LD_PRELOAD is not loaded" {
+	build_evil
+	evil_image "$WORK/b" '["sh", "-c", "readlink /ts-link"]'
+	jq --arg hook "$CDI_HOOK" '.hooks.createContainer = [{path: $hook,
+		args: ["toposhim-cdi-hook", "create-symlinks", "--link", "/bin/busybox::/ts-link"]}]' \
+		"$WORK/b/config.json" >"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "/bin/busybox" ]
+	[ ! -e "$WORK/pwned" ]
+}
