@@ -33,7 +33,10 @@
  *    reference lists every requested name), comma-space separated;
  *  - a cdi.k8s.io/ annotation holding something that is not a qualified
  *    name ("foobar", the empty name of "a,,b", " vendor.com/x=y") is
- *    refused naming the annotation, not listed as an unresolvable device.
+ *    refused naming the annotation, not listed as an unresolvable device;
+ *  - a hook whose env is absent, null or [] gets TS_CDI_HOOK_DEFAULT_ENV (the
+ *    reference leaves it absent, and runc 1.1 then runs a createContainer
+ *    hook with the container's environment: the image's LD_PRELOAD).
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,
@@ -55,6 +58,8 @@
 #define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
+/** The env of a CDI hook whose spec gives none (absent, null or []); see ts_cdi_edits_apply(). */
+#define TS_CDI_HOOK_DEFAULT_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 /** Default persistent index (in the state dir; written only when that dir exists). */
 #define TS_CDI_DEFAULT_INDEX "/run/toposhim/cdi-index"
 
@@ -197,7 +202,8 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  * an OCI config tree, in place and without a copy: the building block of
  * ts_cdi_inject(), exposed for tests and `toposhimctl cdi resolve`.
  * Host device nodes are looked up with stat(2) (symlinks followed) when
- * type, or major for b/c/u, is not given.
+ * type, or major for b/c/u, is not given.  Every hook gets an env: its own
+ * when it has a non-empty one, else [TS_CDI_HOOK_DEFAULT_ENV].
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     edits        the containerEdits object; borrowed.
  * @param[in]     config_name  for messages about config ("config.json").

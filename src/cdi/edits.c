@@ -463,6 +463,31 @@ static int apply_mounts(struct actx *a, const struct ts_json *mounts)
 	return 0;
 }
 
+/*
+ * The hook's env, never absent: runc 1.1 runs a createContainer or
+ * startContainer hook without "env" in the *container's* environment (the
+ * image's ENV, LD_PRELOAD included, cwd the rootfs), so a hook binary would
+ * load what the image names.  An absent, null or empty env becomes
+ * TS_CDI_HOOK_DEFAULT_ENV: an empty list is not kept as it is, because every
+ * tool that reads and writes config.json with the runtime-spec Go types
+ * (omitempty) turns it back into an absent one.
+ */
+static int hook_env(struct actx *a, struct ts_json *o, const struct ts_json *h)
+{
+	const struct ts_json *env = ts_json_get(h, "env");
+	struct ts_json *def;
+
+	if (env != NULL && env->type == TS_JSON_ARRAY && env->u.array.len > 0)
+		return set(a, o, "env", ts_json_dup(env));
+	def = ts_json_new_array();
+	if (def == NULL ||
+	    ts_json_array_append(def, ts_json_new_string(TS_CDI_HOOK_DEFAULT_ENV), NULL) < 0) {
+		ts_json_free(def);
+		return oom(a);
+	}
+	return set(a, o, "env", def);
+}
+
 static int apply_hooks(struct actx *a, const struct ts_json *hooks)
 {
 	const struct ts_json *h;
@@ -482,8 +507,7 @@ static int apply_hooks(struct actx *a, const struct ts_json *hooks)
 		if (o == NULL)
 			return oom(a);
 		if (set(a, o, "path", ts_json_new_string(ts_json_get_string(h, "path"))) < 0 ||
-		    copy_member(a, o, "args", h, "args") < 0 ||
-		    copy_member(a, o, "env", h, "env") < 0 ||
+		    copy_member(a, o, "args", h, "args") < 0 || hook_env(a, o, h) < 0 ||
 		    copy_member(a, o, "timeout", h, "timeout") < 0) {
 			ts_json_free(o);
 			return ts_error_code(*a->err);

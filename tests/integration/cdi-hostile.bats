@@ -107,3 +107,58 @@ run_crun() {
 	[ "$output" = "/bin/busybox" ]
 	[ ! -e "$WORK/pwned" ]
 }
+
+# sh_hook_spec NAME ENV_JSON: a CDI device toposhim.test/hook=NAME whose
+# createContainer hook is the dynamic /bin/sh writing $WORK/hook-NAME;
+# ENV_JSON is the hook's "env" member, or "absent".
+sh_hook_spec() {
+	jq -n --arg name "$1" --arg out "$WORK/hook-$1" --argjson env "$2" '{
+		cdiVersion: "0.6.0", kind: "toposhim.test/hook",
+		devices: [{name: $name, containerEdits: {hooks: [{hookName: "createContainer",
+			path: "/bin/sh", args: ["sh", "-c", ("echo ran >" + $out)]}
+			+ (if $env == "absent" then {} else {env: $env} end)]}}]}' \
+		>"$WORK/cdi/hook-$1.json"
+}
+
+@test "runc: a CDI hook with no env or env [] gets a minimal env, the image's LD_PRELOAD is not loaded" {
+	build_evil
+	sh_hook_spec noenv '"absent"'
+	sh_hook_spec emptyenv '[]'
+	evil_image "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/hook=noenv,toposhim.test/hook=emptyenv"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$WORK/hook-noenv")" = ran ]
+	[ "$(cat "$WORK/hook-emptyenv")" = ran ]
+	[ ! -e "$WORK/pwned" ]
+	run jq -c '[.hooks.createContainer[] | .env]' "$WORK/b/config.json"
+	[ "$output" = "[[\"$DEFAULT_ENV\"],[\"$DEFAULT_ENV\"]]" ]
+}
+
+@test "crun: a CDI hook without env runs with the minimal env" {
+	require_cmd crun
+	build_evil
+	sh_hook_spec noenv '"absent"'
+	evil_image "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/hook=noenv
+	run_crun run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$WORK/hook-noenv")" = ran ]
+	[ ! -e "$WORK/pwned" ]
+	run jq -c '.hooks.createContainer[0].env' "$WORK/b/config.json"
+	[ "$output" = "[\"$DEFAULT_ENV\"]" ]
+}
+
+@test "a CDI hook's own env is kept as the spec gives it" {
+	jq -n --arg out "$WORK/hook-own" '{cdiVersion: "0.6.0", kind: "toposhim.test/hook",
+		devices: [{name: "own", containerEdits: {hooks: [{hookName: "createContainer",
+			path: "/bin/sh", args: ["sh", "-c", ("echo \"$MARK\" >" + $out)],
+			env: ["MARK=spec"]}]}}]}' >"$WORK/cdi/hook-own.json"
+	make_bundle "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/hook=own
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$WORK/hook-own")" = spec ]
+	run jq -c '.hooks.createContainer[0].env' "$WORK/b/config.json"
+	[ "$output" = '["MARK=spec"]' ]
+}

@@ -17,6 +17,8 @@
 #include "cdi/cdi.h"
 #include "util/cleanup.h"
 
+#define PATH_ENV TS_CDI_HOOK_DEFAULT_ENV
+
 static const struct edit_row {
 	const char *name;
 	const char *config;
@@ -140,8 +142,19 @@ static const struct edit_row {
 	 "\"A=1\"],\"timeout\":5},{\"hookName\":\"poststop\",\"path\":\"/s\"},{\"hookName\":"
 	 "\"createRuntime\",\"path\":\"/c\"},{\"hookName\":\"prestart\",\"path\":\"/p2\"}]}",
 	 "{\"hooks\":{\"prestart\":[{\"path\":\"/old\"},{\"path\":\"/p\",\"args\":[\"p\",\"-v\"],"
-	 "\"env\":[\"A=1\"],\"timeout\":5},{\"path\":\"/p2\"}],\"poststop\":[{\"path\":\"/s\"}],"
-	 "\"createRuntime\":[{\"path\":\"/c\"}]}}",
+	 "\"env\":[\"A=1\"],\"timeout\":5},{\"path\":\"/p2\",\"env\":[\"" PATH_ENV "\"]}],"
+	 "\"poststop\":[{\"path\":\"/s\",\"env\":[\"" PATH_ENV "\"]}],\"createRuntime\":[{"
+	 "\"path\":\"/c\",\"env\":[\"" PATH_ENV "\"]}]}}",
+	 0},
+	/* runc 1.1 gives a hook without env the container's env (the image's LD_PRELOAD):
+	 * absent, null and [] all become the default env */
+	{"hook env absent, null or [] becomes the default", "{}",
+	 "{\"hooks\":[{\"hookName\":\"createContainer\",\"path\":\"/a\"},{\"hookName\":"
+	 "\"createContainer\",\"path\":\"/b\",\"env\":null},{\"hookName\":\"createContainer\","
+	 "\"path\":\"/c\",\"env\":[]}]}",
+	 "{\"hooks\":{\"createContainer\":[{\"path\":\"/a\",\"env\":[\"" PATH_ENV "\"]},{"
+	 "\"path\":\"/b\",\"env\":[\"" PATH_ENV "\"]},{\"path\":\"/c\",\"env\":[\"" PATH_ENV
+	 "\"]}]}}",
 	 0},
 	{"intelRdt replaced",
 	 "{\"linux\":{\"intelRdt\":{\"closID\":\"clos-1\",\"l3CacheSchema\":\"L3:0=ff\","

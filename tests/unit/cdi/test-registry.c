@@ -512,8 +512,10 @@ static void test_engine_injected(void **state)
 	assert_false(inj->devices[1].engine_injected);
 	assert_json(ts_json_get_path(config, "process", "env", NULL),
 		    "[\"SPEC=1\",\"D=1\",\"E=1\"]");
+	/* the engine's hook is left as it is; ours gets the default env */
 	assert_json(ts_json_get(config, "hooks"),
-		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/h\"}]}");
+		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/"
+		    "h\",\"env\":[\"" TS_CDI_HOOK_DEFAULT_ENV "\"]}]}");
 	ts_cdi_injection_free(inj);
 	ts_cdi_registry_free(reg);
 }
