@@ -162,3 +162,126 @@ sh_hook_spec() {
 	run jq -c '.hooks.createContainer[0].env' "$WORK/b/config.json"
 	[ "$output" = '["MARK=spec"]' ]
 }
+
+# plant_loop: a loop device over $WORK/disk.img (1 MiB of zeros): $LOOP,
+# and its numbers $LOOP_MAJOR, $LOOP_MINOR for mknod.  A block node planted
+# in an image is then one whose writes the test can see, no disk at risk.
+plant_loop() {
+	require_cmd losetup
+	truncate -s 1M "$WORK/disk.img"
+	LOOP=$(losetup -f --show "$WORK/disk.img") || skip "no free loop device"
+	LOOP_MAJOR=$(stat -c %Hr "$LOOP")
+	LOOP_MINOR=$(stat -c %Lr "$LOOP")
+}
+
+disk_untouched() {
+	cmp -n 1048576 "$WORK/disk.img" /dev/zero
+}
+
+# ldcache_spec HOOKNAME [ARG...]: toposhim.test/ld=cache runs
+# toposhim-cdi-hook update-ldcache --folder /opt/ts-lib ARG... as HOOKNAME.
+ldcache_spec() {
+	local hook=$1
+	shift
+	jq -n --arg path "$CDI_HOOK" --arg hook "$hook" \
+		--argjson extra "$(printf '%s\n' "$@" | jq -R . | jq -sc 'map(select(. != ""))')" '{
+		cdiVersion: "0.6.0", kind: "toposhim.test/ld",
+		devices: [{name: "cache", containerEdits: {hooks: [{hookName: $hook, path: $path,
+			args: (["toposhim-cdi-hook", "update-ldcache", "--folder", "/opt/ts-lib"]
+				+ $extra)}]}}]}' >"$WORK/cdi/ld.json"
+}
+
+# ldcache_bundle: $WORK/b prints the conf file and the type of ld.so.cache.
+ldcache_bundle() {
+	make_bundle "$WORK/b" '["sh", "-c", "cat /etc/ld.so.conf.d/00-toposhim-cdi.conf; stat -c %F /etc/ld.so.cache"]'
+	jq '.root.readonly = false' "$WORK/b/config.json" >"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/ld=cache
+	mkdir -p "$WORK/b/rootfs/etc/ld.so.conf.d" "$WORK/b/rootfs/var/cache/ldconfig"
+}
+
+LDCACHE_OUT='/opt/ts-lib
+regular file'
+
+@test "runc createContainer: block nodes at the conf path and ld.so.cache~ are not written, a FIFO at ld.so.cache does not hang" {
+	plant_loop
+	ldcache_spec createContainer
+	ldcache_bundle
+	mknod "$WORK/b/rootfs/etc/ld.so.conf.d/00-toposhim-cdi.conf" b "$LOOP_MAJOR" "$LOOP_MINOR"
+	mknod "$WORK/b/rootfs/etc/ld.so.cache~" b "$LOOP_MAJOR" "$LOOP_MINOR"
+	mkfifo "$WORK/b/rootfs/etc/ld.so.cache"
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$LDCACHE_OUT" ]
+	disk_untouched
+	# ldconfig wrote its cache elsewhere: the planted node is as it was
+	[ -b "$WORK/b/rootfs/etc/ld.so.cache~" ]
+	[ -z "$(find "$WORK/b/rootfs/etc" -name '.toposhim-ldcache.*')" ]
+}
+
+@test "runc createRuntime: a block node at the conf path is replaced, not written" {
+	plant_loop
+	ldcache_spec createRuntime
+	ldcache_bundle
+	mknod "$WORK/b/rootfs/etc/ld.so.conf.d/00-toposhim-cdi.conf" b "$LOOP_MAJOR" "$LOOP_MINOR"
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$LDCACHE_OUT" ]
+	disk_untouched
+}
+
+@test "runc: FIFOs at the conf path and at ld.so.cache~ do not hang the create" {
+	ldcache_spec createContainer
+	ldcache_bundle
+	mkfifo "$WORK/b/rootfs/etc/ld.so.conf.d/00-toposhim-cdi.conf" "$WORK/b/rootfs/etc/ld.so.cache~"
+	SECONDS=0
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$LDCACHE_OUT" ]
+	[ "$SECONDS" -lt 20 ]
+	[ -p "$WORK/b/rootfs/etc/ld.so.cache~" ]
+}
+
+@test "runc: a node where ldconfig reads or keeps its aux cache refuses the create, nothing written" {
+	plant_loop
+	ldcache_spec createContainer
+	ldcache_bundle
+	mknod "$WORK/b/rootfs/var/cache/ldconfig/aux-cache~" b "$LOOP_MAJOR" "$LOOP_MINOR"
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"toposhim-cdi-hook: update-ldcache: '/var/cache/ldconfig/aux-cache~' in the container is not a regular file (mode 060644), refusing to run ldconfig"* ]] ||
+		{ echo "$output"; false; }
+	disk_untouched
+	rm "$WORK/b/rootfs/var/cache/ldconfig/aux-cache~"
+	mkfifo "$WORK/b/rootfs/etc/ld.so.conf"
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"toposhim-cdi-hook: update-ldcache: '/etc/ld.so.conf' in the container is not a regular file (mode 010644), refusing to run ldconfig"* ]] ||
+		{ echo "$output"; false; }
+}
+
+@test "runc: a FIFO ldconfig finds behind a library symlink: killed after --timeout" {
+	ldcache_spec createContainer --timeout 2
+	ldcache_bundle
+	mkdir -p "$WORK/b/rootfs/lib"
+	mkfifo "$WORK/b/rootfs/fifo"
+	ln -s /fifo "$WORK/b/rootfs/lib/libfifo.so.1"
+	SECONDS=0
+	run timeout -s KILL 60 "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"toposhim-cdi-hook: update-ldcache: /sbin/ldconfig -r <container root> did not finish within 2 s (a FIFO in the image?), killed"* ]] ||
+		{ echo "$output"; false; }
+	[ "$SECONDS" -lt 20 ]
+}
+
+@test "crun createContainer (state pid 0): update-ldcache works, a block node at the conf path is not written" {
+	require_cmd crun
+	plant_loop
+	ldcache_spec createContainer
+	ldcache_bundle
+	mknod "$WORK/b/rootfs/etc/ld.so.conf.d/00-toposhim-cdi.conf" b "$LOOP_MAJOR" "$LOOP_MINOR"
+	run_crun run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "$LDCACHE_OUT" ]
+	disk_untouched
+}
