@@ -460,6 +460,66 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
 	return 0;
 }
 
+int ts_json_object_append(struct ts_json *obj, const char *key, struct ts_json *value,
+			  struct ts_error **err)
+{
+	cleanup_json struct ts_json *val = value;
+	cleanup_free char *k = NULL;
+
+	if (key == NULL)
+		return ts_error_set(err, 0, "cannot append a member without a key");
+	if (obj == NULL || obj->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "cannot append '%s': expected object, got %s", key,
+				    obj == NULL ? "nothing" : ts_json_type_name(obj->type));
+	k = strdup(key);
+	if (val == NULL || k == NULL || !object_push(obj, k, val))
+		return ts_error_set(err, ENOMEM, "cannot append '%s'", key);
+	TAKE_PTR(k);
+	TAKE_PTR(val);
+	return 0;
+}
+
+struct key_at {
+	const char *key;
+	size_t index;
+};
+
+static int cmp_key_at(const void *a, const void *b)
+{
+	const struct key_at *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int ts_json_object_find_duplicate(const struct ts_json *obj, size_t *ret_index)
+{
+	cleanup_free struct key_at *order = NULL;
+	size_t n, best = SIZE_MAX;
+
+	if (obj == NULL || obj->type != TS_JSON_OBJECT || obj->u.object.len < 2)
+		return 0;
+	n = obj->u.object.len;
+	order = reallocarray(NULL, n, sizeof(*order));
+	if (order == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		order[i] = (struct key_at){obj->u.object.keys[i], i};
+	/* sorted by (key, index), each run of equal keys starts with its first
+	 * member: the second of a run is the first repeat of that key */
+	qsort(order, n, sizeof(*order), cmp_key_at);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(order[i - 1].key, order[i].key) == 0 &&
+		    (i < 2 || strcmp(order[i - 2].key, order[i].key) != 0) && order[i].index < best)
+			best = order[i].index;
+	if (best == SIZE_MAX)
+		return 0;
+	*ret_index = best;
+	return 1;
+}
+
 char *ts_json_pointer_escape(const char *key)
 {
 	size_t n = 0;

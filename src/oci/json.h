@@ -196,6 +196,27 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
 				      const char *what, struct ts_error **err);
 
+/**
+ * Append the member key: value at the end of obj without looking for an
+ * existing one (a duplicate is kept, as the parser keeps one): O(1), for
+ * converters that check duplicates once with ts_json_object_find_duplicate().
+ * Takes ownership of value, also on failure.
+ * @return 0; -EINVAL "cannot append '<key>': expected object, got <type>";
+ *         -ENOMEM "cannot append '<key>'" (NULL value, OOM).
+ */
+int ts_json_object_append(struct ts_json *obj, const char *key, struct ts_json *value,
+			  struct ts_error **err);
+
+/**
+ * Find a repeated key in O(n log n) (sorting a copy of the keys), for
+ * objects too large for a pairwise comparison.
+ * @param[out] ret_index  the index of the first member, in document order,
+ *                        whose key an earlier member has; written only when
+ *                        one is found.
+ * @return 1 found; 0 none (or obj is not an object); -ENOMEM.
+ */
+int ts_json_object_find_duplicate(const struct ts_json *obj, size_t *ret_index);
+
 /** Remove every member named key. @return how many were removed (0 if none). */
 size_t ts_json_object_remove(struct ts_json *obj, const char *key);
 

@@ -323,6 +323,46 @@ static void test_object_set_errors(void **state)
 	assert_compact(obj, "{}");
 }
 
+static void test_object_append_keeps_duplicates(void **state)
+{
+	cleanup_json struct ts_json *obj = parse_ok("{\"a\":1}"), *arr = parse_ok("[]");
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_json_object_append(obj, "b", ts_json_new_int(2), &err), 0);
+	assert_int_equal(ts_json_object_append(obj, "a", ts_json_new_int(3), &err), 0);
+	assert_compact(obj, "{\"a\":1,\"b\":2,\"a\":3}");
+	assert_int_equal(ts_json_object_append(arr, "k", ts_json_new_int(1), &err), -EINVAL);
+	assert_string_equal(err->msg, "cannot append 'k': expected object, got array");
+	ts_error_clear(&err);
+	assert_int_equal(ts_json_object_append(obj, "k", NULL, &err), -ENOMEM);
+	assert_string_equal(err->msg, "cannot append 'k'");
+}
+
+static void test_object_find_duplicate(void **state)
+{
+	static const struct {
+		const char *name, *in;
+		int want_ret;
+		size_t want_index;
+	} rows[] = {
+		{"none", "{\"a\":1,\"b\":2,\"c\":3}", 0, 0},
+		{"empty", "{}", 0, 0},
+		{"not an object", "[1,1]", 0, 0},
+		{"one repeat", "{\"a\":1,\"b\":2,\"a\":3}", 1, 2},
+		{"the earliest repeat wins", "{\"z\":1,\"a\":1,\"a\":2,\"z\":3,\"a\":4}", 1, 2},
+		{"a later run's second", "{\"b\":1,\"a\":1,\"c\":1,\"b\":2,\"a\":2}", 1, 3},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_json struct ts_json *j = parse_ok(rows[i].in);
+		size_t index = 99;
+
+		print_message("row %s\n", rows[i].name);
+		assert_int_equal(ts_json_object_find_duplicate(j, &index), rows[i].want_ret);
+		assert_int_equal(index, rows[i].want_ret ? rows[i].want_index : 99);
+	}
+}
+
 static void test_object_ensure(void **state)
 {
 	cleanup_json struct ts_json *j = parse_ok("{\"linux\":{\"resources\":[]},\"a\":1}");
@@ -701,6 +741,8 @@ int main(void)
 		cmocka_unit_test(test_get_duplicate_returns_last),
 		cmocka_unit_test(test_object_set),
 		cmocka_unit_test(test_object_set_errors),
+		cmocka_unit_test(test_object_append_keeps_duplicates),
+		cmocka_unit_test(test_object_find_duplicate),
 		cmocka_unit_test(test_object_ensure),
 		cmocka_unit_test(test_object_remove),
 		cmocka_unit_test(test_array_mutators),
