@@ -127,10 +127,13 @@ const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p);
 
 /**
  * Convert the first document of a YAML text into a JSON tree (YAML 1.1
- * plain scalar resolution; aliases expanded, at most 200,000 nodes and 64
- * levels).
- * @return 0; -EINVAL with "<name>: line L column C: <problem>", or
- *         "<name>: empty document" for an empty or null document; -ENOMEM.
+ * plain scalar resolution; aliases expanded, at most 200,000 nodes, 64
+ * levels and 16 MiB of JSON text once expanded).
+ * @return 0; -EINVAL with "<name>: line L column C: <problem>" (syntax,
+ *         "duplicate key 'k'", "document too
+ *         large or too deep", "document expands to more than 16777216 bytes
+ *         (aliases)"), or "<name>: empty document" for an empty or null
+ *         document; -ENOMEM.
  */
 int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_json **ret,
 		      struct ts_error **err);

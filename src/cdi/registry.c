@@ -164,8 +164,14 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 		return ts_cdi_registry_scanned_problem(reg, "%s: cannot read: %s", path,
 						       strerror(-r));
 	r = ts_cdi_spec_parse(buf, len, path, priority, &spec, &err);
-	if (r == -ENOMEM)
-		return r;
+	/* a file that exhausts memory is that file's problem: the registry and
+	 * the other specs stay usable (if memory is really gone, recording the
+	 * problem fails too, and that is the registry's -ENOMEM) */
+	if (r == -ENOMEM) {
+		reg->scan_incomplete = true; /* maybe transient: not recorded in the index */
+		return ts_cdi_registry_scanned_problem(
+			reg, "%s: out of memory while parsing, skipped", path);
+	}
 	if (r < 0)
 		return ts_cdi_registry_scanned_problem(reg, "%s", err->msg);
 	return ts_cdi_registry_add_spec(reg, spec);

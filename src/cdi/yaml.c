@@ -10,8 +10,10 @@
  * plain scalars as !!str, so an explicit "!!str 0640" is resolved like a plain
  * scalar too (NEEDSWORK: use the event API to tell them apart).
  *
- * Duplicate keys are found by sorting each mapping's keys once (60,000 keys
- * must not cost a lookup each).
+ * Hostile input is bounded: aliases are expanded, so what counts is the size
+ * of the JSON text the document becomes (YAML_MAX_EXPANDED_BYTES), besides
+ * the node count and depth; duplicate keys are found by sorting each
+ * mapping's keys once.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,10 @@
 
 #define YAML_MAX_NODES 200000 /* aliases can multiply a small text */
 #define YAML_MAX_DEPTH 64
+/* What the document may expand to, counted as the JSON text it becomes: no
+ * more than a JSON spec file may hold (SPEC_MAX_BYTES).  One 64 KiB scalar
+ * aliased 200,000 times stays under YAML_MAX_NODES but is 13 GB. */
+#define YAML_MAX_EXPANDED_BYTES (16u << 20)
 
 static inline void yaml_parser_freep(yaml_parser_t **p)
 {
@@ -44,8 +50,23 @@ struct conv {
 	yaml_document_t *doc;
 	const char *name;
 	size_t nodes;
+	size_t bytes; /* of the JSON text converted so far */
 	struct ts_error **err;
 };
+
+/* Count what node adds to the JSON text; false (with the error set) past the bound. */
+static bool charge(struct conv *c, const yaml_node_t *node, size_t bytes)
+{
+	c->bytes += bytes;
+	if (c->bytes <= YAML_MAX_EXPANDED_BYTES)
+		return true;
+	ts_error_set(c->err, 0,
+		     "%s: line %zu column %zu: document expands to more than %u bytes "
+		     "(aliases)",
+		     c->name, node->start_mark.line + 1, node->start_mark.column + 1,
+		     YAML_MAX_EXPANDED_BYTES);
+	return false;
+}
 
 static bool one_of(const char *s, const char *const *list)
 {
@@ -195,6 +216,8 @@ static char *key_text(struct conv *c, yaml_node_t *node)
 			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
 		return NULL;
 	}
+	if (!charge(c, node, node->data.scalar.length + 4))
+		return NULL;
 	if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return strndup((const char *)node->data.scalar.value, node->data.scalar.length);
 	k = resolve_plain((const char *)node->data.scalar.value);
@@ -268,11 +291,15 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 	switch (node->type) {
 	case YAML_SCALAR_NODE:
+		if (!charge(c, node, node->data.scalar.length + 3))
+			return NULL;
 		if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 			return ts_json_new_string_len((const char *)node->data.scalar.value,
 						      node->data.scalar.length);
 		return resolve_plain((const char *)node->data.scalar.value);
 	case YAML_SEQUENCE_NODE:
+		if (!charge(c, node, 2))
+			return NULL;
 		arr = ts_json_new_array();
 		if (arr == NULL)
 			return NULL;
@@ -286,6 +313,8 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 		}
 		return TAKE_PTR(arr);
 	case YAML_MAPPING_NODE:
+		if (!charge(c, node, 2))
+			return NULL;
 		return convert_mapping(c, node, depth);
 	default:
 		return NULL;

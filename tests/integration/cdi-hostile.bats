@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# Hostile images against CDI hooks (issue 10, findings 1 and 3), run as the
-# attacks with real runc and crun: an image whose ENV sets LD_PRELOAD to a
-# library it ships, and device nodes and FIFOs planted where
-# toposhim-cdi-hook update-ldcache and ldconfig write.  The evil library is
-# built here; what it does when it loads is create $WORK/pwned on the host.
+# Hostile images and spec files against CDI (issue 10, findings 1, 3, 7),
+# run as the attacks with real runc and crun: an image whose ENV sets
+# LD_PRELOAD to a library it ships, device nodes and FIFOs planted where
+# toposhim-cdi-hook update-ldcache and ldconfig write, a YAML alias bomb next
+# to a good spec.  The evil library is built here; what it does when it
+# loads is create $WORK/pwned on the host.
 
 load containers
 
@@ -284,4 +285,30 @@ regular file'
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$output" = "$LDCACHE_OUT" ]
 	disk_untouched
+}
+
+# write_bomb FILE: one 64 KiB anchored scalar aliased 200,000 times (665 KB
+# of YAML, 13 GB expanded).
+write_bomb() {
+	{
+		printf 'cdiVersion: "0.6.0"\nkind: evil.test/bomb\nx: &a "'
+		head -c 65536 /dev/zero | tr '\0' A
+		printf '"\ndevices: ['
+		yes '*a' | head -n 200000 | paste -sd, -
+		printf ']\n'
+	} >"$1"
+}
+
+@test "runc: a YAML alias bomb next to a good spec is one warning, the good device is injected" {
+	write_demo_spec
+	write_bomb "$WORK/cdi/bomb.yaml"
+	# shellcheck disable=SC2016 # $XZERO is expanded in the container
+	make_bundle "$WORK/b" '["sh", "-c", "echo $XZERO"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	SECONDS=0
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$SECONDS" -lt 20 ]
+	[ "$output" = "toposhim: warning: CDI registry: $WORK/cdi/bomb.yaml: line 3 column 4: document expands to more than 16777216 bytes (aliases), ignoring
+present" ]
 }
