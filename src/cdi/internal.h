@@ -130,7 +130,7 @@ const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p);
  * plain scalar resolution; aliases expanded, at most 200,000 nodes, 64
  * levels and 16 MiB of JSON text once expanded).
  * @return 0; -EINVAL with "<name>: line L column C: <problem>" (syntax,
- *         "duplicate key 'k'", "document too
+ *         "duplicate key 'k'", "NUL character in a string", "document too
  *         large or too deep", "document expands to more than 16777216 bytes
  *         (aliases)"), or "<name>: empty document" for an empty or null
  *         document; -ENOMEM.

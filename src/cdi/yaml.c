@@ -13,7 +13,7 @@
  * Hostile input is bounded: aliases are expanded, so what counts is the size
  * of the JSON text the document becomes (YAML_MAX_EXPANDED_BYTES), besides
  * the node count and depth; duplicate keys are found by sorting each
- * mapping's keys once.
+ * mapping's keys once; a NUL in a string is refused, not cut short.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -66,6 +66,16 @@ static bool charge(struct conv *c, const yaml_node_t *node, size_t bytes)
 		     c->name, node->start_mark.line + 1, node->start_mark.column + 1,
 		     YAML_MAX_EXPANDED_BYTES);
 	return false;
+}
+
+/* A scalar holding NUL ("\0", "\x00") would be cut short as a C string. */
+static bool has_nul(struct conv *c, const yaml_node_t *node)
+{
+	if (memchr(node->data.scalar.value, '\0', node->data.scalar.length) == NULL)
+		return false;
+	ts_error_set(c->err, 0, "%s: line %zu column %zu: NUL character in a string", c->name,
+		     node->start_mark.line + 1, node->start_mark.column + 1);
+	return true;
 }
 
 static bool one_of(const char *s, const char *const *list)
@@ -216,7 +226,7 @@ static char *key_text(struct conv *c, yaml_node_t *node)
 			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
 		return NULL;
 	}
-	if (!charge(c, node, node->data.scalar.length + 4))
+	if (has_nul(c, node) || !charge(c, node, node->data.scalar.length + 4))
 		return NULL;
 	if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return strndup((const char *)node->data.scalar.value, node->data.scalar.length);
@@ -291,7 +301,7 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 	switch (node->type) {
 	case YAML_SCALAR_NODE:
-		if (!charge(c, node, node->data.scalar.length + 3))
+		if (has_nul(c, node) || !charge(c, node, node->data.scalar.length + 3))
 			return NULL;
 		if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 			return ts_json_new_string_len((const char *)node->data.scalar.value,

@@ -1,9 +1,9 @@
 /*
  * Unit tests of src/cdi/yaml.c (and the validator's duplicate checks in
  * src/cdi/spec.c) against hostile spec files, generated here (issue 10,
- * finding 7): an alias bomb, 60,000 mapping keys, 30,000 devices.  The time
- * bounds are generous (the fixed code takes milliseconds, valgrind included;
- * the old code took 6 to 34 s for these inputs).
+ * findings 7 and "smaller"): an alias bomb, 60,000 mapping keys, 30,000
+ * devices, a NUL in a scalar.  The time bounds are generous (the fixed code
+ * takes milliseconds, valgrind included; the old one took 6 to 34 s).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -246,6 +246,35 @@ static void test_many_devices_and_net_devices(void **state)
 	free(t.buf);
 }
 
+/* A NUL in a scalar would cut the C string short: "a\0evil" became the
+ * device name "a" without a word. */
+static void test_nul_in_scalar(void **state)
+{
+	static const char name[] = "cdiVersion: \"0.6.0\"\n"
+				   "kind: vendor.com/dev\n"
+				   "devices:\n"
+				   "- name: \"a\\0evil\"\n"
+				   "  containerEdits: {env: [A=1]}\n";
+	static const char key[] =
+		"cdiVersion: \"0.6.0\"\n"
+		"kind: vendor.com/dev\n"
+		"devices:\n"
+		"- {name: a, containerEdits: {env: [A=1]}, \"annotations\\x00\": {}}\n";
+	static const char env[] =
+		"cdiVersion: \"0.6.0\"\n"
+		"kind: vendor.com/dev\n"
+		"devices:\n"
+		"- {name: a, containerEdits: {env: [\"A=1\\x00LD_PRELOAD=/x\"]}}\n";
+
+	(void)state;
+	parse_expect(name, sizeof(name) - 1, "nul.yaml",
+		     "line 4 column 9: NUL character in a string");
+	parse_expect(key, sizeof(key) - 1, "nul.yaml",
+		     "line 4 column 43: NUL character in a string");
+	parse_expect(env, sizeof(env) - 1, "nul.yaml",
+		     "line 4 column 36: NUL character in a string");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_60000_keys),
 		cmocka_unit_test(test_60000_keys_json),
 		cmocka_unit_test(test_many_devices_and_net_devices),
+		cmocka_unit_test(test_nul_in_scalar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
