@@ -60,6 +60,10 @@
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
 /** The env of a CDI hook whose spec gives none (absent, null or []); see ts_cdi_edits_apply(). */
 #define TS_CDI_HOOK_DEFAULT_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/** Most distinct device names one container may request (annotations and env together). */
+#define TS_CDI_MAX_REQUESTS 256
+/** Longest qualified device name accepted in a request, in bytes. */
+#define TS_CDI_MAX_NAME_BYTES 1024
 /** Default persistent index (in the state dir; written only when that dir exists). */
 #define TS_CDI_DEFAULT_INDEX "/run/toposhim/cdi-index"
 
@@ -118,7 +122,12 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  *         string, got <type>") or holds a name that is not a qualified one
  *         ("<config_name>: '/annotations/<key>': invalid qualified device
  *         name 'foobar': missing '='", also for the empty name of ",,");
- *         -ENOMEM.
+ *         -EINVAL when the request holds more than TS_CDI_MAX_REQUESTS
+ *         distinct names ("...: '/annotations/<key>': more than 256 CDI
+ *         device names requested", naming where the limit was crossed) or a
+ *         name longer than TS_CDI_MAX_NAME_BYTES ("...: device name longer
+ *         than 1024 bytes '<its first 64 bytes>...'"): the work and every
+ *         message stay small whatever the annotation holds; -ENOMEM.
  */
 int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
 				bool env_requests, char ***ret_names, struct ts_error **err);

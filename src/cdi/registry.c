@@ -508,30 +508,45 @@ static int unique_names(const char *const *names, size_t n, const char ***ret, s
 	return 0;
 }
 
-/* "a, b" of the names that do not resolve; NULL when all resolve. */
+/* Names an "unresolvable CDI devices" message lists; the rest are counted. */
+#define UNRESOLVED_SHOWN 16
+
+/* "a, b" of the names that do not resolve (the first UNRESOLVED_SHOWN, then
+ * " and N more"); NULL when all resolve. */
 static char *unresolved_list(const struct ts_cdi_registry *reg, const char **names, size_t n,
 			     bool *oom)
 {
 	char *list = NULL;
-	size_t len = 0;
+	size_t len = 0, shown = 0, more = 0;
+	FILE *f = NULL;
 
 	*oom = false;
 	for (size_t i = 0; i < n; i++) {
-		size_t add;
-		char *nl;
-
 		if (ts_cdi_qualified_name_is_valid(names[i]) && find(reg, names[i]) != NULL)
 			continue;
-		add = strlen(names[i]) + 2;
-		nl = realloc(list, len + add + 1);
-		if (nl == NULL) {
-			free(list);
-			*oom = true;
-			return NULL;
+		if (shown == UNRESOLVED_SHOWN) {
+			more++;
+			continue;
 		}
-		list = nl;
-		sprintf(list + len, "%s%s", len ? ", " : "", names[i]);
-		len = strlen(list);
+		if (shown++ == 0) {
+			f = open_memstream(&list, &len);
+			if (f == NULL) {
+				*oom = true;
+				return NULL;
+			}
+		} else {
+			fputs(", ", f);
+		}
+		fputs(names[i], f);
+	}
+	if (f == NULL)
+		return NULL;
+	if (more > 0)
+		fprintf(f, " and %zu more", more);
+	if (fclose(f) != 0) {
+		free(list);
+		*oom = true;
+		return NULL;
 	}
 	return list;
 }

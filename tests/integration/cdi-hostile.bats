@@ -312,3 +312,25 @@ write_bomb() {
 	[ "$output" = "toposhim: warning: CDI registry: $WORK/cdi/bomb.yaml: line 3 column 4: document expands to more than 16777216 bytes (aliases), ignoring
 present" ]
 }
+
+@test "runc: 40,000 names in one annotation fail the create at once, one short line, config.json untouched" {
+	write_demo_spec
+	make_bundle "$WORK/b" '["true"]'
+	# 1 MB: too long for one argument, so jq reads it from a file
+	seq 0 39999 | sed 's|^|toposhim.test/dev=d|' | paste -sd, - | tr -d '\n' >"$WORK/names"
+	jq --rawfile v "$WORK/names" '.annotations["cdi.k8s.io/test"] = $v' "$WORK/b/config.json" \
+		>"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+	SECONDS=0
+	run "$TOPOSHIM" --log "$WORK/log.json" --log-format json run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$SECONDS" -lt 5 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': more than 256 CDI device names requested" ] ||
+		{ echo "${output:0:500}"; false; }
+	[ "$(wc -l <"$WORK/log.json")" -eq 1 ]
+	[ "$(wc -c <"$WORK/log.json")" -lt 512 ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	run runc state "$ID"
+	[ "$status" -ne 0 ]
+}

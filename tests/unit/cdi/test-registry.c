@@ -602,6 +602,30 @@ static void test_dir_rules(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* 20 unknown names: the message lists 16 and counts the rest (a request of
+ * 40,000 made a 1 MB line before the request bound existed). */
+static void test_unresolvable_list_is_cut(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_json struct ts_json *config = parse("{}");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_registry *reg = load(f, false);
+	char bufs[20][32], want[1024] = "unresolvable CDI devices ";
+	const char *names[20];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(bufs[i], sizeof(bufs[i]), "v.com/c=d%d", i);
+		names[i] = bufs[i];
+		if (i < 16)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+				 i ? ", " : "", bufs[i]);
+	}
+	strcat(want, " and 4 more");
+	assert_int_equal(ts_cdi_inject(reg, config, names, 20, "config.json", NULL, &err), -EINVAL);
+	assert_string_equal(err->msg, want);
+	ts_cdi_registry_free(reg);
+}
+
 /*
  * A YAML alias bomb (a 64 KiB scalar aliased 200,000 times) next to a good
  * spec: a problem of its own file, the registry loads, the good device
@@ -766,6 +790,8 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_security, setup, teardown), TS_NEEDS_ROOT},
+		{cmocka_unit_test_setup_teardown(test_unresolvable_list_is_cut, setup, teardown),
+		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_bomb_does_not_fail_the_registry, setup,
 						 teardown),
 		 TS_NEEDS_NOTHING},
