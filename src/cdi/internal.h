@@ -91,7 +91,13 @@ struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx);
 /* True when every recorded dir and file still has the recorded stat. */
 bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
 
-/* Fill an empty registry from a fresh index (no dir is read). @return 0, 0 > on error. */
+/*
+ * Fill an empty registry from a fresh index (no dir is read).  Every "dev"
+ * line must name a recorded spec and device, spell that device's qualified
+ * name, and come in strictly sorted order (lookups bisect).
+ * @return 0; -EINVAL when the index is inconsistent (reg is then half
+ *         filled: the caller discards it and scans); -ENOMEM.
+ */
 int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
 
 /* The record of a file, NULL when the index does not know it. */

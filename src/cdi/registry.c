@@ -364,10 +364,9 @@ int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
 	return 0;
 }
 
-struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
+/* Free what reg holds, leaving it empty. */
+static void registry_clear(struct ts_cdi_registry *reg)
 {
-	if (reg == NULL)
-		return NULL;
 	for (size_t i = 0; i < reg->n_specs; i++)
 		ts_cdi_spec_free(reg->specs[i]);
 	free(reg->specs);
@@ -383,6 +382,14 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 		free(reg->scanned[i].problem);
 	}
 	free(reg->scanned);
+	*reg = (struct ts_cdi_registry){0};
+}
+
+struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
+{
+	if (reg == NULL)
+		return NULL;
+	registry_clear(reg);
 	free(reg);
 	return NULL;
 }
@@ -392,6 +399,7 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 {
 	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
 	struct ts_cdi_index *idx = NULL;
+	bool scan = true;
 	int r = 0;
 
 	if (reg == NULL)
@@ -400,8 +408,18 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 		r = ts_cdi_index_read(opts, opts->index_path, &idx);
 	if (r >= 0 && idx != NULL && ts_cdi_index_fresh(idx)) {
 		/* nothing changed: no dir is read, no file parsed */
+		scan = false;
 		r = ts_cdi_index_fill(idx, reg);
-	} else if (r >= 0) {
+		if (r == -EINVAL) {
+			/* fresh-looking but inconsistent (damaged, or forged):
+			 * forget it; the full scan writes a sound one */
+			registry_clear(reg);
+			idx = ts_cdi_index_free(idx);
+			scan = true;
+			r = 0;
+		}
+	}
+	if (r >= 0 && scan) {
 		for (unsigned i = 0;
 		     r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
 			r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned, idx);

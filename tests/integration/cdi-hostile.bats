@@ -334,3 +334,22 @@ present" ]
 	run runc state "$ID"
 	[ "$status" -ne 0 ]
 }
+
+@test "runc: a fresh-looking but forged CDI index is rebuilt, the create injects the device" {
+	write_demo_spec
+	# out of the index's 2 s racy window, so that the first create saves it
+	touch -d '-100 seconds' "$WORK/cdi/test.yaml" "$WORK/cdi"
+	make_bundle "$WORK/b" '["sh", "-c", "cat /etc/mounted.txt"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -q '^dev 0 0 toposhim.test/dev=zero$' "$WORK/state/cdi-index"
+	# every stat still matches; the result line names a spec that is not there
+	sed -i 's/^dev 0 0 toposhim.test\/dev=zero$/dev 7 0 toposhim.test\/dev=zero/' "$WORK/state/cdi-index"
+	cp "$WORK/orig.json" "$WORK/b/config.json"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID-2"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "toposhim test mount" ]
+	grep -q '^dev 0 0 toposhim.test/dev=zero$' "$WORK/state/cdi-index"
+}
