@@ -169,3 +169,22 @@ CONF
 	cmp "$WORK/before.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
+
+@test "create: config.json restored after a failed commit keeps its owner and mode" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to chown config.json and mount a tmpfs (uid $(id -u))"
+	chown 1234:5678 "$WORK/b/config.json"
+	chmod 0640 "$WORK/b/config.json"
+	mkdir -p "$WORK/state"
+	# the state store cannot be written: a full tmpfs, in a mount namespace of its own
+	run unshare -m --propagation private sh -c '
+		mount -t tmpfs -o size=64k,mode=0700 none "$1" &&
+		dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+		shift
+		exec "$@"' sh "$WORK/state" "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/state: allocations.json: cannot replace: No space left on device" ] ||
+		{ echo "$output"; false; }
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ "$(stat -c '%u:%g %a' "$WORK/b/config.json")" = "1234:5678 640" ]
+	[ ! -e "$WORK/fake.config.json" ]
+}
