@@ -19,7 +19,8 @@
  * written again and walked recursively.
  *
  * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, one
- * top-level value, UTF-8 validated); RFC 6901 (JSON Pointer) reference
+ * top-level value), with strict RFC 3629 UTF-8 and paired surrogate escapes
+ * (RFC 8259 section 8.2); RFC 6901 (JSON Pointer) reference
  * tokens for the field paths in error messages; RFC 3629 (UTF-8) in
  * ts_json_utf8_sanitize().
  */
@@ -96,8 +97,15 @@ struct ts_json {
  *         must not contain NUL (\u0000)" for a "\u0000" escape in a string or
  *         key, and "nesting deeper than 100 levels" beyond TS_JSON_MAX_DEPTH;
  *         -EINVAL "<filename>: empty document" for an empty/whitespace-only
- *         text; -ENOMEM "<filename>: cannot parse".  Comments, several
- *         top-level values and trailing garbage are refused.
+ *         text; -EINVAL "<filename>: line L column C: invalid UTF-8 byte
+ *         0xc0 (malformed, overlong or surrogate sequence)" for text that is
+ *         not RFC 3629 UTF-8, and "...: lone UTF-16 surrogate escape
+ *         '\ud800'" for a \u escape of a surrogate without its pair (yajl
+ *         accepts both, as bytes and as '?'; runc's Go decoder reads U+FFFD:
+ *         refused so that toposhim, runc and crun never read different
+ *         values; Go engines never write either); -ENOMEM "<filename>:
+ *         cannot parse".  Comments, several top-level values and trailing
+ *         garbage are refused.
  */
 int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_json **ret,
 		  struct ts_error **err);

@@ -208,7 +208,27 @@ static void test_parse_errors(void **state)
 		 "text, "
 		 "comments are not enabled"},
 		{"invalid utf-8", "[\"\xff\"]",
-		 "config.json: line 1 column 3: lexical error: invalid bytes in UTF8 string"},
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xff (malformed, overlong or "
+		 "surrogate sequence)"},
+		/* yajl accepts these; runc (Go) reads U+FFFD, crun (yajl) the bytes or '?' */
+		{"overlong '/'", "{\"a\":\"x\xc0\xafy\"}",
+		 "config.json: line 1 column 8: invalid UTF-8 byte 0xc0 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"utf-8 surrogate", "[\"\xed\xa0\x80\"]",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xed (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"above U+10FFFF", "[\"\xf4\x90\x80\x80\"]",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xf4 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"truncated sequence", "[\"\xe2\x82",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xe2 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"lone high surrogate", "{\"a\":\"\\ud800\"}",
+		 "config.json: line 1 column 7: lone UTF-16 surrogate escape '\\ud800'"},
+		{"high surrogate then not a low one", "[\"\\ud83d\\u0041\"]",
+		 "config.json: line 1 column 3: lone UTF-16 surrogate escape '\\ud83d'"},
+		{"lone low surrogate in a key", "{\"\\uDC00\":1}",
+		 "config.json: line 1 column 3: lone UTF-16 surrogate escape '\\uDC00'"},
 		{"nul in string", "[\"\\u0000\"]",
 		 "config.json: line 1 column 9: strings must not contain NUL (\\u0000)"},
 		{"nul in key", "{\"k\\u0000\":1}",
@@ -228,6 +248,19 @@ static void test_parse_errors(void **state)
 		assert_string_equal(err->msg, rows[i].msg);
 		assert_int_equal(err->errnum, 0);
 	}
+}
+
+/* What the validity check must let through: pairs, escaped backslashes,
+ * well-formed multi-byte text, the text "\\ud800" outside strings' escapes. */
+static void test_parse_valid_text(void **state)
+{
+	cleanup_json struct ts_json *j =
+		parse_ok("{\"e\":\"\\ud83d\\ude00\",\"b\":\"\\\\ud800\",\"u\":\"\xe2\x82\xac "
+			 "\xf0\x9f\x98\x80\",\"q\":\"\\\"\\\\ud800\"}");
+
+	assert_string_equal(ts_json_get_string(j, "e"), "\xf0\x9f\x98\x80");
+	assert_string_equal(ts_json_get_string(j, "b"), "\\ud800");
+	assert_string_equal(ts_json_get_string(j, "q"), "\"\\ud800");
 }
 
 static void test_parse_depth_limit(void **state)
@@ -736,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_compact_roundtrip_table),
 		cmocka_unit_test(test_pretty_output),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_valid_text),
 		cmocka_unit_test(test_parse_depth_limit),
 		cmocka_unit_test(test_parse_len_bounded),
 		cmocka_unit_test(test_get_duplicate_returns_last),
