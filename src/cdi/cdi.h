@@ -36,7 +36,11 @@
  *    refused naming the annotation, not listed as an unresolvable device;
  *  - a hook whose env is absent, null or [] gets TS_CDI_HOOK_DEFAULT_ENV (the
  *    reference leaves it absent, and runc 1.1 then runs a createContainer
- *    hook with the container's environment: the image's LD_PRELOAD).
+ *    hook with the container's environment: the image's LD_PRELOAD);
+ *  - a mount without a type whose options hold neither "bind" nor "rbind"
+ *    becomes type "bind" with options "rbind" then its own ("ro" only when
+ *    asked): the reference passes it on as it is, and runc fails it with
+ *    "no such device" (a mount(2) without a file system type).
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,

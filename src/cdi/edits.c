@@ -403,19 +403,55 @@ static bool strv_contains(const struct ts_json *arr, const char *s)
 	return false;
 }
 
+/*
+ * A mount without a type whose options do not say bind: the reference
+ * passes it on as it is, and runc then calls mount(2) with no file system
+ * type ("no such device").  Such a spec means a bind mount.
+ */
+static bool needs_bind(const struct ts_json *m)
+{
+	const char *type = ts_json_get_string(m, "type");
+	const struct ts_json *opts = ts_json_get(m, "options");
+
+	return (type == NULL || type[0] == '\0') && !strv_contains(opts, "bind") &&
+	       !strv_contains(opts, "rbind");
+}
+
+/* "rbind", then the spec's own options ("ro" only when it asks). */
+static struct ts_json *bind_options(const struct ts_json *opts)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+	const struct ts_json *item;
+	size_t i;
+
+	if (arr == NULL || ts_json_array_append(arr, ts_json_new_string("rbind"), NULL) < 0)
+		return NULL;
+	ts_json_array_foreach (opts, i, item) {
+		if (item->type == TS_JSON_STRING &&
+		    ts_json_array_append(arr, ts_json_dup(item), NULL) < 0)
+			return NULL;
+	}
+	return TAKE_PTR(arr);
+}
+
 static struct ts_json *oci_mount(struct actx *a, const struct ts_json *m, bool userns)
 {
 	cleanup_json struct ts_json *o = ts_json_new_object();
-	const char *type = ts_json_get_string(m, "type");
-	const struct ts_json *opts = ts_json_get(m, "options");
+	bool as_bind = needs_bind(m);
+	const char *type;
+	const struct ts_json *opts;
 
 	if (o == NULL || set(a, o, "destination",
 			     ts_json_new_string(ts_json_get_string(m, "containerPath"))) < 0)
 		return NULL;
-	if (copy_member(a, o, "type", m, "type") < 0 ||
+	if ((as_bind ? set(a, o, "type", ts_json_new_string("bind"))
+		     : copy_member(a, o, "type", m, "type")) < 0 ||
 	    set(a, o, "source", ts_json_new_string(ts_json_get_string(m, "hostPath"))) < 0 ||
-	    copy_member(a, o, "options", m, "options") < 0)
+	    (as_bind ? set(a, o, "options", bind_options(ts_json_get(m, "options")))
+		     : copy_member(a, o, "options", m, "options")) < 0)
 		return NULL;
+	type = ts_json_get_string(o, "type");
+	opts = ts_json_get(o, "options");
 	/* main: bind mounts into a user namespace are id-mapped */
 	if (userns && type != NULL && strcmp(type, "bind") == 0 && !strv_contains(opts, "idmap") &&
 	    !strv_contains(opts, "ridmap")) {

@@ -168,7 +168,10 @@ static void test_resolve(void **state)
 			    "{\n    \"process\": {\n        \"env\": [\n            "
 			    "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    },\n"
 			    "    \"mounts\": [\n        {\n            \"destination\": \"/c\",\n"
-			    "            \"source\": \"/h\"\n        }\n    ],\n"
+			    "            \"type\": \"bind\",\n"
+			    "            \"source\": \"/h\",\n"
+			    "            \"options\": [\n                \"rbind\"\n            ]\n"
+			    "        }\n    ],\n"
 			    "    \"annotations\": {\n        \"toposhim.io/cdi-injected\": "
 			    "\"v.com/c=d0,v.com/c=d1\"\n    }\n}\n");
 }

@@ -99,20 +99,39 @@ static const struct edit_row {
 	{"mount into empty spec", "{}",
 	 "{\"mounts\":[{\"hostPath\":\"/dev/host-vendorctl\",\"containerPath\":\"/dev/"
 	 "cntr-vendorctl\"}]}",
-	 "{\"mounts\":[{\"destination\":\"/dev/cntr-vendorctl\",\"source\":\"/dev/"
-	 "host-vendorctl\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dev/cntr-vendorctl\",\"type\":\"bind\",\"source\":\"/"
+	 "dev/host-vendorctl\",\"options\":[\"rbind\"]}]}",
 	 0},
+	/* issue 14: no type and no bind option is a bind mount (the reference
+	 * passes it on, and runc fails "no such device"); "ro" only when asked */
+	{"mount without type: options kept after rbind", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/c\",\"options\":[\"ro\","
+	 "\"nosuid\"]}]}",
+	 "{\"mounts\":[{\"destination\":\"/c\",\"type\":\"bind\",\"source\":\"/h\",\"options\":"
+	 "[\"rbind\",\"ro\",\"nosuid\"]}]}",
+	 0},
+	{"mount without type but with bind: as it is", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/c\",\"options\":[\"ro\","
+	 "\"bind\"]}]}",
+	 "{\"mounts\":[{\"destination\":\"/c\",\"source\":\"/h\",\"options\":[\"ro\",\"bind\"]"
+	 "}]}",
+	 0},
+	{"mount with a type and no options: as it is", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"tmpfs\",\"containerPath\":\"/t\",\"type\":\"tmpfs\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/t\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"}]}", 0},
 	{"mounts sorted by depth",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/b\"},{\"destination\":\"/dest/path/a\"}]}",
 	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/edit\"}]}",
-	 "{\"mounts\":[{\"destination\":\"/dest/edit\",\"source\":\"/h\"},{\"destination\":\"/dest/"
-	 "path/b\"},{\"destination\":\"/dest/path/a\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dest/edit\",\"type\":\"bind\",\"source\":\"/h\","
+	 "\"options\":[\"rbind\"]},{\"destination\":\"/dest/path/b\"},{\"destination\":\"/dest/"
+	 "path/a\"}]}",
 	 0},
 	{"mount sort is stable",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"}]}",
 	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/path/a\"}]}",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"},{"
-	 "\"destination\":\"/dest/path/a\",\"source\":\"/h\"}]}",
+	 "\"destination\":\"/dest/path/a\",\"type\":\"bind\",\"source\":\"/h\",\"options\":["
+	 "\"rbind\"]}]}",
 	 0},
 	{"same destination replaced, type and options kept",
 	 "{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\"},{\"destination\":\"/x/\"},{"
@@ -123,10 +142,12 @@ static const struct edit_row {
 	 "\"destination\":\"/"
 	 "x\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\"]}]}",
 	 0},
-	{"empty type and options omitted", "{}",
+	{"empty type and options: a bind mount", "{}",
 	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
 	 "b\",\"type\":\"\",\"options\":[]}]}",
-	 "{\"mounts\":[{\"destination\":\"/b\",\"source\":\"/a\"}]}", 0},
+	 "{\"mounts\":[{\"destination\":\"/b\",\"type\":\"bind\",\"source\":\"/a\",\"options\":["
+	 "\"rbind\"]}]}",
+	 0},
 	{"user namespace: bind mounts id-mapped (main)",
 	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
 	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
