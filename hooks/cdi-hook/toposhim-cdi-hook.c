@@ -3,7 +3,7 @@
  * (CDI spec "Container Edits": hooks, typically createContainer):
  *
  *   toposhim-cdi-hook create-symlinks --link TARGET::LINK [--link ...]
- *   toposhim-cdi-hook update-ldcache --folder DIR [--folder ...]
+ *   toposhim-cdi-hook update-ldcache --folder DIR [--folder ...] [--timeout SEC]
  *   toposhim-cdi-hook chmod --mode MODE --path PATH [--path ...]
  *
  * The OCI state (runtime-spec runtime.md "State": pid, bundle) is read from
@@ -11,24 +11,44 @@
  * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, so no symlink in the image leads
  * out of it; a LINK, DIR or PATH with a ".." component is refused outright.
  * The root is /proc/<pid>/root when that is not our own root; before
- * pivot_root (createContainer in runc, which runs the hook in the
- * container's mount namespace with the container's pid 1 in the state) it
- * is the bundle's root.path.
+ * pivot_root it is the bundle's root.path: createContainer in runc (run in
+ * the container's mount namespace with the host's /proc, state pid 1) and
+ * in crun (state pid 0, cwd the bundle).
  *
- * The hook ignores its environment (it clears it first; runtimes give hooks
- * the hook entry's env, never the container's) and runs ldconfig with an
- * empty one.
+ * The environment is hostile.  runc 1.1 runs a createContainer or
+ * startContainer hook whose entry has no "env" with the *container's*
+ * environment (the image's ENV) and the rootfs as cwd, so an image's
+ * LD_PRELOAD=/proc/self/cwd/evil.so would be loaded by a dynamic loader
+ * before main().  This binary is therefore a static PIE (no loader reads
+ * LD_PRELOAD, LD_LIBRARY_PATH or LD_AUDIT); main() still clears the
+ * environment first, and ldconfig runs with an empty one.
+ *
+ * The root file system is hostile too (the image's files): nothing in it is
+ * opened except through openat2() in the root; a file we write is a new one
+ * (O_CREAT | O_EXCL) renamed over the old name, so a device node or FIFO
+ * planted there is replaced, never opened.  update-ldcache runs the host's
+ * ldconfig chrooted into a detached nodev,nosuid copy of the root's mount
+ * tree, writing its cache into a fresh private directory; the result is then
+ * renamed over /etc/ld.so.cache.  The files ldconfig reads at fixed names
+ * (/etc/ld.so.conf, /etc/ld.so.conf.d/ *.conf, its aux cache) must be absent
+ * or regular files, and ldconfig is killed after --timeout seconds (default
+ * 30) for the FIFOs no fixed name can find.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oci/json.h"
@@ -37,6 +57,11 @@
 
 #define PROG "toposhim-cdi-hook"
 #define LDSO_CONF "/etc/ld.so.conf.d/00-toposhim-cdi.conf"
+#define LDCONFIG_TIMEOUT_SEC 30
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000 /* include/uapi/linux/fcntl.h, Linux 5.12 */
+#endif
 
 static int open_in_root(int rootfd, const char *path, int flags)
 {
@@ -81,21 +106,25 @@ static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 	r = ts_json_parse(text, len, "state", &state, err);
 	if (r < 0)
 		return r;
-	if (ts_json_get_int64(ts_json_get(state, "pid"), &pid) < 0 || pid <= 0 || pid > INT32_MAX)
+	/* crun runs createContainer hooks before it knows the container's pid
+	 * and says "pid": 0; the bundle's root.path is the root then */
+	if (ts_json_get_int64(ts_json_get(state, "pid"), &pid) < 0 || pid < 0 || pid > INT32_MAX)
 		return ts_error_set(err, 0, "state: '/pid': missing or invalid");
 	*ret_pid = (pid_t)pid;
 	*ret_rootfs = NULL;
 	bundle = ts_json_get_string(state, "bundle");
-	if (bundle == NULL || bundle[0] != '/')
-		return 0;
-	if (asprintf(&cfgpath, "%s/config.json", bundle) < 0)
-		return ts_error_set(err, ENOMEM, "state");
-	if (ts_read_file_at(AT_FDCWD, cfgpath, 0, &cfgtext, &len, err) < 0 ||
-	    ts_json_parse(cfgtext, len, cfgpath, &config, err) < 0) {
-		ts_error_clear(err); /* no bundle to read: /proc/<pid>/root it is */
-		return 0;
+	if (bundle != NULL && bundle[0] == '/') {
+		if (asprintf(&cfgpath, "%s/config.json", bundle) < 0)
+			return ts_error_set(err, ENOMEM, "state");
+		if (ts_read_file_at(AT_FDCWD, cfgpath, 0, &cfgtext, &len, err) < 0 ||
+		    ts_json_parse(cfgtext, len, cfgpath, &config, err) < 0)
+			ts_error_clear(err); /* no bundle to read: /proc/<pid>/root it is */
 	}
 	root = ts_json_get_string(ts_json_get(config, "root"), "path");
+	if (root == NULL && pid == 0)
+		return ts_error_set(err, 0,
+				    "state: '/pid': 0 and no root.path in the bundle's "
+				    "config.json");
 	if (root == NULL)
 		return 0;
 	if (root[0] == '/')
@@ -121,6 +150,7 @@ static bool same_dir(int a, int b)
  *    pivot_root, with pid 1 of the container's pid namespace and the host's
  *    /proc; our root is still the host's, and the container root is the
  *    bundle's root.path, with the container's mounts on it;
+ *  - createContainer in crun: the same, but the state says pid 0;
  *  - inside the container after pivot_root (startContainer): our own root.
  */
 static int open_container_root(pid_t pid, const char *rootfs, struct ts_error **err)
@@ -128,16 +158,20 @@ static int open_container_root(pid_t pid, const char *rootfs, struct ts_error **
 	cleanup_free char *proc = NULL;
 	cleanup_close int procroot = -EBADF, self = -EBADF, bundle_root = -EBADF;
 
-	if (asprintf(&proc, "/proc/%d/root", (int)pid) < 0)
-		return ts_error_set(err, ENOMEM, "root");
-	procroot = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	self = open("/proc/self/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (procroot >= 0 && self >= 0 && !same_dir(procroot, self))
-		return TAKE_FD(procroot);
+	if (pid > 0) {
+		if (asprintf(&proc, "/proc/%d/root", (int)pid) < 0)
+			return ts_error_set(err, ENOMEM, "root");
+		procroot = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		self = open("/proc/self/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (procroot >= 0 && self >= 0 && !same_dir(procroot, self))
+			return TAKE_FD(procroot);
+	}
 	if (rootfs != NULL) {
 		bundle_root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (bundle_root >= 0)
 			return TAKE_FD(bundle_root);
+		if (pid == 0)
+			return ts_error_set(err, errno, "%s: cannot open", rootfs);
 	}
 	if (procroot >= 0)
 		return TAKE_FD(procroot);
@@ -234,48 +268,214 @@ static int do_chmod(int rootfd, const char *mode_str, const char *path, struct t
 	return 0;
 }
 
-static int run_ldconfig(int rootfd, struct ts_error **err)
+/* What ldconfig will read at path inside the root: absent, or a regular file (a FIFO
+ * would block it, a device would be read).  Symlinks are followed in the root, as
+ * ldconfig's chroot follows them. */
+static int check_ldconfig_input(int rootfd, const char *path, struct ts_error **err)
+{
+	cleanup_close int fd = open_in_root(rootfd, path, O_PATH);
+	struct stat st;
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return ts_error_set(err, -fd, "'%s': cannot check", path);
+	if (fstat(fd, &st) < 0)
+		return ts_error_set(err, errno, "'%s': cannot stat", path);
+	if (!S_ISREG(st.st_mode))
+		return ts_error_set(err, 0,
+				    "'%s' in the container is not a regular file "
+				    "(mode %06o), refusing to run ldconfig",
+				    path, (unsigned)st.st_mode);
+	return 0;
+}
+
+/* The fixed names ldconfig reads (its config, the config dir Debian, Ubuntu and
+ * RHEL include, its aux cache and the aux cache's temporary file). */
+static int check_ldconfig_inputs(int rootfd, struct ts_error **err)
+{
+	static const char *const fixed[] = {"/etc/ld.so.conf", "/var/cache/ldconfig/aux-cache",
+					    "/var/cache/ldconfig/aux-cache~"};
+	cleanup_closedir DIR *d = NULL;
+	struct dirent *de;
+	int fd, r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		r = check_ldconfig_input(rootfd, fixed[i], err);
+		if (r < 0)
+			return r;
+	}
+	fd = open_in_root(rootfd, "/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	if (fd < 0)
+		return 0; /* none, or not a directory: ldconfig's glob finds nothing either */
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return ts_error_set(err, errno, "'/etc/ld.so.conf.d': cannot read");
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		char path[512];
+
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		if (snprintf(path, sizeof(path), "/etc/ld.so.conf.d/%s", de->d_name) >=
+		    (int)sizeof(path))
+			continue; /* longer than any name ldconfig's glob could open either */
+		r = check_ldconfig_input(rootfd, path, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A detached copy of the root's mount tree with nodev,nosuid on every mount: a
+ * device node planted anywhere in the image cannot be opened through it.  Falls
+ * back to rootfd itself (dup'ed) where the kernel lacks open_tree (5.2) or
+ * mount_setattr (5.12); the checks above and the private cache dir still hold. */
+static int open_nodev_tree(int rootfd)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID};
+	cleanup_close int tree = -EBADF;
+
+	tree = (int)syscall(SYS_open_tree, rootfd, "",
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree >= 0 && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+				 sizeof(attr)) == 0)
+		return TAKE_FD(tree);
+	return fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+}
+
+/* Wait for child, killing it after timeout_sec. @return its status, or -ETIMEDOUT. */
+static int wait_with_timeout(pid_t child, unsigned timeout_sec, int *ret_status)
+{
+	const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
+	unsigned long ticks = (unsigned long)timeout_sec * 100;
+
+	for (unsigned long i = 0;; i++) {
+		pid_t r = waitpid(child, ret_status, WNOHANG);
+
+		if (r == child)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (i >= ticks) {
+			(void)kill(child, SIGKILL); /* it may have exited just now */
+			while (waitpid(child, ret_status, 0) < 0 && errno == EINTR)
+				;
+			return -ETIMEDOUT;
+		}
+		(void)nanosleep(&tick, NULL); /* interrupted: the next round checks again */
+	}
+}
+
+static int run_ldconfig(int treefd, const char *cache, unsigned timeout_sec, struct ts_error **err)
 {
 	static char *const candidates[] = {"/sbin/ldconfig.real", "/sbin/ldconfig",
 					   "/usr/sbin/ldconfig", NULL};
-	char root[64], dash_r[] = "-r";
+	char root[64], dash_r[] = "-r", dash_c[] = "-C", cache_arg[256];
 	char *ldconfig = NULL;
-	int status;
+	int status, r;
 	pid_t child;
 
 	for (size_t i = 0; candidates[i] != NULL && ldconfig == NULL; i++)
 		if (access(candidates[i], X_OK) == 0)
 			ldconfig = candidates[i];
 	if (ldconfig == NULL)
-		return ts_error_set(err, ENOENT, "update-ldcache: no ldconfig on the host");
+		return ts_error_set(err, ENOENT, "no ldconfig on the host");
 	/* ldconfig -r chroots into the container root we resolved, by fd. */
-	snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
+	snprintf(root, sizeof(root), "/proc/self/fd/%d", treefd);
+	snprintf(cache_arg, sizeof(cache_arg), "%s", cache);
 	child = fork();
 	if (child < 0)
-		return ts_error_set(err, errno, "update-ldcache: fork");
+		return ts_error_set(err, errno, "fork");
 	if (child == 0) {
-		char *const argv[] = {ldconfig, dash_r, root, NULL};
+		char *const argv[] = {ldconfig, dash_r, root, dash_c, cache_arg, NULL};
 		char *const envp[] = {NULL};
 
-		if (fcntl(rootfd, F_SETFD, 0) < 0)
+		if (fcntl(treefd, F_SETFD, 0) < 0)
 			_exit(127);
 		execve(ldconfig, argv, envp);
 		_exit(127);
 	}
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			return ts_error_set(err, errno, "update-ldcache: waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	r = wait_with_timeout(child, timeout_sec, &status);
+	if (r == -ETIMEDOUT)
 		return ts_error_set(err, 0,
-				    "update-ldcache: %s -r <container root> failed (status %d)",
-				    ldconfig, status);
+				    "%s -r <container root> did not finish within "
+				    "%u s (a FIFO in the image?), killed",
+				    ldconfig, timeout_sec);
+	if (r < 0)
+		return ts_error_set(err, -r, "waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return ts_error_set(err, 0, "%s -r <container root> failed (status %d)", ldconfig,
+				    status);
 	return 0;
 }
 
-static int update_ldcache(int rootfd, char **folders, size_t n, struct ts_error **err)
+/* A new empty directory /etc/.toposhim-ldcache.<random> for ldconfig's output. */
+static int make_private_dir(int etcfd, char *name, size_t size, struct ts_error **err)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		unsigned long long rnd = 0;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			rnd = (unsigned long long)getpid() * 1000003u + (unsigned)tries;
+		snprintf(name, size, ".toposhim-ldcache.%016llx", rnd);
+		if (mkdirat(etcfd, name, 0700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return ts_error_set(err, errno, "cannot create '/etc/%s'", name);
+	}
+	return ts_error_set(err, EEXIST, "cannot create a private dir in /etc");
+}
+
+/* Run ldconfig with its cache in /etc/<private>, then rename it over /etc/ld.so.cache. */
+static int rebuild_cache(int rootfd, unsigned timeout_sec, struct ts_error **err)
+{
+	cleanup_close int etcfd = -EBADF, privfd = -EBADF, treefd = -EBADF, cachefd = -EBADF;
+	char name[64], cache[128];
+	struct stat st;
+	int r;
+
+	r = check_ldconfig_inputs(rootfd, err);
+	if (r < 0)
+		return r;
+	etcfd = mkdir_in_root(rootfd, "/etc", err);
+	if (etcfd < 0)
+		return etcfd;
+	r = make_private_dir(etcfd, name, sizeof(name), err);
+	if (r < 0)
+		return r;
+	privfd = openat(etcfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	treefd = privfd >= 0 ? open_nodev_tree(rootfd) : -EBADF;
+	snprintf(cache, sizeof(cache), "/etc/%s/ld.so.cache", name);
+	if (privfd < 0 || treefd < 0)
+		r = ts_error_set(err, errno, "cannot open '/etc/%s'", name);
+	else
+		r = run_ldconfig(treefd, cache, timeout_sec, err);
+	if (r >= 0) {
+		/* ours, but check anyway: nothing in the root is opened unchecked */
+		cachefd = openat(privfd, "ld.so.cache",
+				 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (cachefd < 0 || fstat(cachefd, &st) < 0 || !S_ISREG(st.st_mode))
+			r = ts_error_set(err, cachefd < 0 ? errno : 0,
+					 "ldconfig wrote no cache file");
+		else if (renameat(privfd, "ld.so.cache", etcfd, "ld.so.cache") < 0)
+			r = ts_error_set(err, errno, "cannot replace '/etc/ld.so.cache'");
+	}
+	if (privfd >= 0) {
+		(void)unlinkat(privfd, "ld.so.cache~", 0); /* best effort: a failed run's */
+		(void)unlinkat(privfd, "ld.so.cache", 0);
+	}
+	(void)unlinkat(etcfd, name, AT_REMOVEDIR);
+	return r;
+}
+
+static int update_ldcache(int rootfd, char **folders, size_t n, unsigned timeout_sec,
+			  struct ts_error **err)
 {
 	cleanup_free char *text = NULL, *dir = NULL;
-	cleanup_close int dfd = -EBADF, fd = -EBADF;
+	cleanup_close int dfd = -EBADF;
 	const char *base;
 	size_t len = 0;
 	int r;
@@ -284,31 +484,48 @@ static int update_ldcache(int rootfd, char **folders, size_t n, struct ts_error 
 		r = check_path("--folder", folders[i], err);
 		if (r < 0)
 			return r;
+		if (strchr(folders[i], '\n') != NULL)
+			return ts_error_set(err, 0, "--folder: newline in '%s'", folders[i]);
 		len += strlen(folders[i]) + 1;
 	}
 	text = calloc(1, len + 1);
 	if (text == NULL || split(LDSO_CONF, &dir, &base) < 0)
-		return ts_error_set(err, ENOMEM, "update-ldcache");
+		return ts_error_set(err, ENOMEM, "%s", LDSO_CONF);
 	for (size_t i = 0; i < n; i++) {
 		strcat(text, folders[i]);
 		strcat(text, "\n");
 	}
 	dfd = mkdir_in_root(rootfd, dir, err);
 	if (dfd < 0)
-		return ts_error_prefix(err, "update-ldcache");
-	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || ts_write_all(fd, text, len) < 0)
-		return ts_error_set(err, errno, "update-ldcache: cannot write '%s'", LDSO_CONF);
-	return run_ldconfig(rootfd, err);
+		return dfd;
+	/* a new file renamed over the name: whatever the image put there is not opened */
+	r = ts_write_file_atomic_at(dfd, base, text, len, 0644, err);
+	if (r < 0)
+		return ts_error_prefix(err, "'%s'", LDSO_CONF);
+	return rebuild_cache(rootfd, timeout_sec, err);
 }
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: " PROG " create-symlinks --link TARGET::LINK...\n"
-			"       " PROG " update-ldcache --folder DIR...\n"
+			"       " PROG " update-ldcache --folder DIR... [--timeout SEC]\n"
 			"       " PROG " chmod --mode MODE --path PATH...\n"
 			"the OCI state is read from stdin\n");
 	return 2;
+}
+
+static int parse_timeout(const char *s, unsigned *ret, struct ts_error **err)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v == 0 || v > 3600)
+		return ts_error_set(err, 0, "--timeout: expected seconds from 1 to 3600, got '%s'",
+				    s);
+	*ret = (unsigned)v;
+	return 0;
 }
 
 static int run(int argc, char **argv, struct ts_error **err)
@@ -317,9 +534,10 @@ static int run(int argc, char **argv, struct ts_error **err)
 	cleanup_free char **values = calloc((size_t)argc, sizeof(char *));
 	cleanup_free char *rootfs = NULL;
 	cleanup_close int rootfd = -EBADF;
+	unsigned timeout_sec = LDCONFIG_TIMEOUT_SEC;
 	size_t n = 0;
 	pid_t pid = 0;
-	int r;
+	int r = 0;
 
 	if (values == NULL)
 		return ts_error_set(err, ENOMEM, PROG);
@@ -338,8 +556,12 @@ static int run(int argc, char **argv, struct ts_error **err)
 			values[n++] = argv[++i];
 		else if (strcmp(cmd, "chmod") == 0 && strcmp(argv[i], "--mode") == 0)
 			mode = argv[++i];
+		else if (strcmp(cmd, "update-ldcache") == 0 && strcmp(argv[i], "--timeout") == 0)
+			r = parse_timeout(argv[++i], &timeout_sec, err);
 		else
 			return ts_error_set(err, 0, "%s: unknown option '%s'", cmd, argv[i]);
+		if (r < 0)
+			return r;
 	}
 	if (strcmp(cmd, "chmod") == 0 && mode == NULL)
 		return ts_error_set(err, 0, "chmod: missing --mode");
@@ -350,7 +572,7 @@ static int run(int argc, char **argv, struct ts_error **err)
 	if (rootfd < 0)
 		return rootfd;
 	if (strcmp(cmd, "update-ldcache") == 0)
-		return n ? update_ldcache(rootfd, values, n, err) : 0;
+		return n ? update_ldcache(rootfd, values, n, timeout_sec, err) : 0;
 	for (size_t i = 0; i < n; i++) {
 		r = strcmp(cmd, "chmod") == 0 ? do_chmod(rootfd, mode, values[i], err)
 					      : create_symlink(rootfd, values[i], err);
@@ -365,7 +587,8 @@ int main(int argc, char **argv)
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *msg = NULL;
 
-	/* Nothing of the environment we were given decides anything here. */
+	/* Nothing of the environment we were given decides anything here (and,
+	 * static, no loader read it before us: see the top of this file). */
 	(void)clearenv();
 	if (argc < 2)
 		return usage();

@@ -33,7 +33,14 @@
  *    reference lists every requested name), comma-space separated;
  *  - a cdi.k8s.io/ annotation holding something that is not a qualified
  *    name ("foobar", the empty name of "a,,b", " vendor.com/x=y") is
- *    refused naming the annotation, not listed as an unresolvable device.
+ *    refused naming the annotation, not listed as an unresolvable device;
+ *  - a hook whose env is absent, null or [] gets TS_CDI_HOOK_DEFAULT_ENV (the
+ *    reference leaves it absent, and runc 1.1 then runs a createContainer
+ *    hook with the container's environment: the image's LD_PRELOAD);
+ *  - a mount without a type whose options hold neither "bind" nor "rbind"
+ *    becomes type "bind" with options "rbind" then its own ("ro" only when
+ *    asked): the reference passes it on as it is, and runc fails it with
+ *    "no such device" (a mount(2) without a file system type).
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,
@@ -55,6 +62,12 @@
 #define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
+/** The env of a CDI hook whose spec gives none (absent, null or []); see ts_cdi_edits_apply(). */
+#define TS_CDI_HOOK_DEFAULT_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/** Most distinct device names one container may request (annotations and env together). */
+#define TS_CDI_MAX_REQUESTS 256
+/** Longest qualified device name accepted in a request, in bytes. */
+#define TS_CDI_MAX_NAME_BYTES 1024
 /** Default persistent index (in the state dir; written only when that dir exists). */
 #define TS_CDI_DEFAULT_INDEX "/run/toposhim/cdi-index"
 
@@ -113,7 +126,12 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  *         string, got <type>") or holds a name that is not a qualified one
  *         ("<config_name>: '/annotations/<key>': invalid qualified device
  *         name 'foobar': missing '='", also for the empty name of ",,");
- *         -ENOMEM.
+ *         -EINVAL when the request holds more than TS_CDI_MAX_REQUESTS
+ *         distinct names ("...: '/annotations/<key>': more than 256 CDI
+ *         device names requested", naming where the limit was crossed) or a
+ *         name longer than TS_CDI_MAX_NAME_BYTES ("...: device name longer
+ *         than 1024 bytes '<its first 64 bytes>...'"): the work and every
+ *         message stay small whatever the annotation holds; -ENOMEM.
  */
 int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
 				bool env_requests, char ***ret_names, struct ts_error **err);
@@ -197,7 +215,8 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  * an OCI config tree, in place and without a copy: the building block of
  * ts_cdi_inject(), exposed for tests and `toposhimctl cdi resolve`.
  * Host device nodes are looked up with stat(2) (symlinks followed) when
- * type, or major for b/c/u, is not given.
+ * type, or major for b/c/u, is not given.  Every hook gets an env: its own
+ * when it has a non-empty one, else [TS_CDI_HOOK_DEFAULT_ENV].
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     edits        the containerEdits object; borrowed.
  * @param[in]     config_name  for messages about config ("config.json").

@@ -403,19 +403,55 @@ static bool strv_contains(const struct ts_json *arr, const char *s)
 	return false;
 }
 
+/*
+ * A mount without a type whose options do not say bind: the reference
+ * passes it on as it is, and runc then calls mount(2) with no file system
+ * type ("no such device").  Such a spec means a bind mount.
+ */
+static bool needs_bind(const struct ts_json *m)
+{
+	const char *type = ts_json_get_string(m, "type");
+	const struct ts_json *opts = ts_json_get(m, "options");
+
+	return (type == NULL || type[0] == '\0') && !strv_contains(opts, "bind") &&
+	       !strv_contains(opts, "rbind");
+}
+
+/* "rbind", then the spec's own options ("ro" only when it asks). */
+static struct ts_json *bind_options(const struct ts_json *opts)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+	const struct ts_json *item;
+	size_t i;
+
+	if (arr == NULL || ts_json_array_append(arr, ts_json_new_string("rbind"), NULL) < 0)
+		return NULL;
+	ts_json_array_foreach (opts, i, item) {
+		if (item->type == TS_JSON_STRING &&
+		    ts_json_array_append(arr, ts_json_dup(item), NULL) < 0)
+			return NULL;
+	}
+	return TAKE_PTR(arr);
+}
+
 static struct ts_json *oci_mount(struct actx *a, const struct ts_json *m, bool userns)
 {
 	cleanup_json struct ts_json *o = ts_json_new_object();
-	const char *type = ts_json_get_string(m, "type");
-	const struct ts_json *opts = ts_json_get(m, "options");
+	bool as_bind = needs_bind(m);
+	const char *type;
+	const struct ts_json *opts;
 
 	if (o == NULL || set(a, o, "destination",
 			     ts_json_new_string(ts_json_get_string(m, "containerPath"))) < 0)
 		return NULL;
-	if (copy_member(a, o, "type", m, "type") < 0 ||
+	if ((as_bind ? set(a, o, "type", ts_json_new_string("bind"))
+		     : copy_member(a, o, "type", m, "type")) < 0 ||
 	    set(a, o, "source", ts_json_new_string(ts_json_get_string(m, "hostPath"))) < 0 ||
-	    copy_member(a, o, "options", m, "options") < 0)
+	    (as_bind ? set(a, o, "options", bind_options(ts_json_get(m, "options")))
+		     : copy_member(a, o, "options", m, "options")) < 0)
 		return NULL;
+	type = ts_json_get_string(o, "type");
+	opts = ts_json_get(o, "options");
 	/* main: bind mounts into a user namespace are id-mapped */
 	if (userns && type != NULL && strcmp(type, "bind") == 0 && !strv_contains(opts, "idmap") &&
 	    !strv_contains(opts, "ridmap")) {
@@ -463,6 +499,31 @@ static int apply_mounts(struct actx *a, const struct ts_json *mounts)
 	return 0;
 }
 
+/*
+ * The hook's env, never absent: runc 1.1 runs a createContainer or
+ * startContainer hook without "env" in the *container's* environment (the
+ * image's ENV, LD_PRELOAD included, cwd the rootfs), so a hook binary would
+ * load what the image names.  An absent, null or empty env becomes
+ * TS_CDI_HOOK_DEFAULT_ENV: an empty list is not kept as it is, because every
+ * tool that reads and writes config.json with the runtime-spec Go types
+ * (omitempty) turns it back into an absent one.
+ */
+static int hook_env(struct actx *a, struct ts_json *o, const struct ts_json *h)
+{
+	const struct ts_json *env = ts_json_get(h, "env");
+	struct ts_json *def;
+
+	if (env != NULL && env->type == TS_JSON_ARRAY && env->u.array.len > 0)
+		return set(a, o, "env", ts_json_dup(env));
+	def = ts_json_new_array();
+	if (def == NULL ||
+	    ts_json_array_append(def, ts_json_new_string(TS_CDI_HOOK_DEFAULT_ENV), NULL) < 0) {
+		ts_json_free(def);
+		return oom(a);
+	}
+	return set(a, o, "env", def);
+}
+
 static int apply_hooks(struct actx *a, const struct ts_json *hooks)
 {
 	const struct ts_json *h;
@@ -482,8 +543,7 @@ static int apply_hooks(struct actx *a, const struct ts_json *hooks)
 		if (o == NULL)
 			return oom(a);
 		if (set(a, o, "path", ts_json_new_string(ts_json_get_string(h, "path"))) < 0 ||
-		    copy_member(a, o, "args", h, "args") < 0 ||
-		    copy_member(a, o, "env", h, "env") < 0 ||
+		    copy_member(a, o, "args", h, "args") < 0 || hook_env(a, o, h) < 0 ||
 		    copy_member(a, o, "timeout", h, "timeout") < 0) {
 			ts_json_free(o);
 			return ts_error_code(*a->err);

@@ -291,6 +291,16 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 	return 1;
 }
 
+/* Is qualified_name "<kind>=<device name>" of spec's device i, and a valid one? */
+static bool names_device(const struct ts_cdi_spec *spec, size_t i, const char *qualified_name)
+{
+	size_t klen = strlen(spec->kind);
+
+	return strncmp(qualified_name, spec->kind, klen) == 0 && qualified_name[klen] == '=' &&
+	       strcmp(qualified_name + klen + 1, spec->device_names[i]) == 0 &&
+	       ts_cdi_qualified_name_is_valid(qualified_name);
+}
+
 int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg)
 {
 	size_t cap = 0;
@@ -322,7 +332,7 @@ int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *re
 			continue;
 		}
 		if (!next_u64(&p, &a) || !next_u64(&p, &b) || a >= reg->n_specs ||
-		    b >= reg->specs[a]->n_devices)
+		    b >= reg->specs[a]->n_devices || !names_device(reg->specs[a], b, p))
 			return -EINVAL;
 		reg->devices = grow(reg->devices, reg->n_devices, &cap, sizeof(*reg->devices));
 		if (reg->devices == NULL)

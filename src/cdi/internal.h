@@ -91,7 +91,13 @@ struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx);
 /* True when every recorded dir and file still has the recorded stat. */
 bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
 
-/* Fill an empty registry from a fresh index (no dir is read). @return 0, 0 > on error. */
+/*
+ * Fill an empty registry from a fresh index (no dir is read).  Every "dev"
+ * line must name a recorded spec and device, spell that device's qualified
+ * name, and come in strictly sorted order (lookups bisect).
+ * @return 0; -EINVAL when the index is inconsistent (reg is then half
+ *         filled: the caller discards it and scans); -ENOMEM.
+ */
 int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
 
 /* The record of a file, NULL when the index does not know it. */
@@ -127,10 +133,13 @@ const char *ts_cdi_ptr_str(const struct ts_cdi_ptr *p);
 
 /**
  * Convert the first document of a YAML text into a JSON tree (YAML 1.1
- * plain scalar resolution; aliases expanded, at most 200,000 nodes and 64
- * levels).
- * @return 0; -EINVAL with "<name>: line L column C: <problem>", or
- *         "<name>: empty document" for an empty or null document; -ENOMEM.
+ * plain scalar resolution; aliases expanded, at most 200,000 nodes, 64
+ * levels and 16 MiB of JSON text once expanded).
+ * @return 0; -EINVAL with "<name>: line L column C: <problem>" (syntax,
+ *         "duplicate key 'k'", "NUL character in a string", "document too
+ *         large or too deep", "document expands to more than 16777216 bytes
+ *         (aliases)"), or "<name>: empty document" for an empty or null
+ *         document; -ENOMEM.
  */
 int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_json **ret,
 		      struct ts_error **err);

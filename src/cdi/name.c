@@ -99,7 +99,9 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name)
 	return ts_cdi_qualified_name_parse(qualified_name, NULL, NULL, NULL, &err) == 0;
 }
 
-/* A growable NULL-terminated string vector without duplicates. */
+/* A growable NULL-terminated string vector without duplicates, of at most
+ * TS_CDI_MAX_REQUESTS names: the duplicate check is then linear in the
+ * request's text however many names it repeats. */
 struct strv {
 	char **v;
 	size_t n, cap;
@@ -110,8 +112,10 @@ static int strv_add_unique(struct strv *s, const char *str, size_t len)
 	char *copy;
 
 	for (size_t i = 0; i < s->n; i++)
-		if (strlen(s->v[i]) == len && memcmp(s->v[i], str, len) == 0)
+		if (strncmp(s->v[i], str, len) == 0 && s->v[i][len] == '\0')
 			return 0;
+	if (s->n == TS_CDI_MAX_REQUESTS)
+		return -E2BIG;
 	if (s->n + 2 > s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 8;
 		char **v = realloc(s->v, cap * sizeof(*v));
@@ -129,14 +133,30 @@ static int strv_add_unique(struct strv *s, const char *str, size_t len)
 	return 0;
 }
 
-static int split_into(struct strv *s, const char *value)
+/*
+ * Add the comma-separated names of value (where: its JSON pointer, for
+ * messages).  @return 0; -EINVAL for more than TS_CDI_MAX_REQUESTS names or a
+ * name longer than TS_CDI_MAX_NAME_BYTES (shown cut to 64 bytes); -ENOMEM.
+ */
+static int split_into(struct strv *s, const char *value, const char *config_name, const char *where,
+		      struct ts_error **err)
 {
 	for (;;) {
 		const char *comma = strchr(value, ',');
 		size_t len = comma ? (size_t)(comma - value) : strlen(value);
+		int r;
 
-		if (strv_add_unique(s, value, len) < 0)
-			return -ENOMEM;
+		if (len > TS_CDI_MAX_NAME_BYTES)
+			return ts_error_set(err, 0,
+					    "%s: '%s': device name longer than %u bytes '%.64s...'",
+					    config_name, where, TS_CDI_MAX_NAME_BYTES, value);
+		r = strv_add_unique(s, value, len);
+		if (r == -E2BIG)
+			return ts_error_set(err, 0,
+					    "%s: '%s': more than %u CDI device names requested",
+					    config_name, where, TS_CDI_MAX_REQUESTS);
+		if (r < 0)
+			return ts_error_set(err, ENOMEM, "out of memory");
 		if (comma == NULL)
 			return 0;
 		value = comma + 1;
@@ -182,18 +202,19 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 		qsort(keys, nkeys, sizeof(*keys), cmp_strp);
 	for (i = 0; i < nkeys; i++) {
 		size_t before = names.n;
+		struct ts_cdi_ptr p = {0};
 
-		if (split_into(&names, ts_json_get_string(ann, keys[i])) < 0)
-			goto fail;
+		ts_cdi_ptr_push(&p, "annotations");
+		ts_cdi_ptr_push(&p, keys[i]);
+		r = split_into(&names, ts_json_get_string(ann, keys[i]), config_name,
+			       ts_cdi_ptr_str(&p), err);
+		if (r < 0)
+			goto fail_set;
 		/* a name that cannot be one (empty, no '=', a space) is the
 		 * annotation's fault, not a device that is missing */
 		for (size_t k = before; k < names.n; k++) {
-			struct ts_cdi_ptr p = {0};
-
 			if (ts_cdi_qualified_name_parse(names.v[k], NULL, NULL, NULL, err) == 0)
 				continue;
-			ts_cdi_ptr_push(&p, "annotations");
-			ts_cdi_ptr_push(&p, keys[i]);
 			r = ts_error_prefix(err, "%s: '%s'", config_name, ts_cdi_ptr_str(&p));
 			goto fail_set;
 		}
@@ -204,11 +225,16 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 		struct ts_json *item;
 
 		ts_json_array_foreach (env, i, item) {
-			if (item->type == TS_JSON_STRING &&
-			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) == 0 &&
-			    item->u.string[plen] == '=' && item->u.string[plen + 1] != '\0' &&
-			    split_into(&names, item->u.string + plen + 1) < 0)
-				goto fail;
+			char where[64];
+
+			if (item->type != TS_JSON_STRING ||
+			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) != 0 ||
+			    item->u.string[plen] != '=' || item->u.string[plen + 1] == '\0')
+				continue;
+			snprintf(where, sizeof(where), "/process/env/%zu", i);
+			r = split_into(&names, item->u.string + plen + 1, config_name, where, err);
+			if (r < 0)
+				goto fail_set;
 		}
 	}
 	if (names.v == NULL) {

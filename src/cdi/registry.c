@@ -164,8 +164,14 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 		return ts_cdi_registry_scanned_problem(reg, "%s: cannot read: %s", path,
 						       strerror(-r));
 	r = ts_cdi_spec_parse(buf, len, path, priority, &spec, &err);
-	if (r == -ENOMEM)
-		return r;
+	/* a file that exhausts memory is that file's problem: the registry and
+	 * the other specs stay usable (if memory is really gone, recording the
+	 * problem fails too, and that is the registry's -ENOMEM) */
+	if (r == -ENOMEM) {
+		reg->scan_incomplete = true; /* maybe transient: not recorded in the index */
+		return ts_cdi_registry_scanned_problem(
+			reg, "%s: out of memory while parsing, skipped", path);
+	}
 	if (r < 0)
 		return ts_cdi_registry_scanned_problem(reg, "%s", err->msg);
 	return ts_cdi_registry_add_spec(reg, spec);
@@ -358,10 +364,9 @@ int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
 	return 0;
 }
 
-struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
+/* Free what reg holds, leaving it empty. */
+static void registry_clear(struct ts_cdi_registry *reg)
 {
-	if (reg == NULL)
-		return NULL;
 	for (size_t i = 0; i < reg->n_specs; i++)
 		ts_cdi_spec_free(reg->specs[i]);
 	free(reg->specs);
@@ -377,6 +382,14 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 		free(reg->scanned[i].problem);
 	}
 	free(reg->scanned);
+	*reg = (struct ts_cdi_registry){0};
+}
+
+struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
+{
+	if (reg == NULL)
+		return NULL;
+	registry_clear(reg);
 	free(reg);
 	return NULL;
 }
@@ -386,6 +399,7 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 {
 	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
 	struct ts_cdi_index *idx = NULL;
+	bool scan = true;
 	int r = 0;
 
 	if (reg == NULL)
@@ -394,8 +408,18 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 		r = ts_cdi_index_read(opts, opts->index_path, &idx);
 	if (r >= 0 && idx != NULL && ts_cdi_index_fresh(idx)) {
 		/* nothing changed: no dir is read, no file parsed */
+		scan = false;
 		r = ts_cdi_index_fill(idx, reg);
-	} else if (r >= 0) {
+		if (r == -EINVAL) {
+			/* fresh-looking but inconsistent (damaged, or forged):
+			 * forget it; the full scan writes a sound one */
+			registry_clear(reg);
+			idx = ts_cdi_index_free(idx);
+			scan = true;
+			r = 0;
+		}
+	}
+	if (r >= 0 && scan) {
 		for (unsigned i = 0;
 		     r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)
 			r = load_dir(reg, opts->spec_dirs[i], i, opts->require_root_owned, idx);
@@ -502,30 +526,45 @@ static int unique_names(const char *const *names, size_t n, const char ***ret, s
 	return 0;
 }
 
-/* "a, b" of the names that do not resolve; NULL when all resolve. */
+/* Names an "unresolvable CDI devices" message lists; the rest are counted. */
+#define UNRESOLVED_SHOWN 16
+
+/* "a, b" of the names that do not resolve (the first UNRESOLVED_SHOWN, then
+ * " and N more"); NULL when all resolve. */
 static char *unresolved_list(const struct ts_cdi_registry *reg, const char **names, size_t n,
 			     bool *oom)
 {
 	char *list = NULL;
-	size_t len = 0;
+	size_t len = 0, shown = 0, more = 0;
+	FILE *f = NULL;
 
 	*oom = false;
 	for (size_t i = 0; i < n; i++) {
-		size_t add;
-		char *nl;
-
 		if (ts_cdi_qualified_name_is_valid(names[i]) && find(reg, names[i]) != NULL)
 			continue;
-		add = strlen(names[i]) + 2;
-		nl = realloc(list, len + add + 1);
-		if (nl == NULL) {
-			free(list);
-			*oom = true;
-			return NULL;
+		if (shown == UNRESOLVED_SHOWN) {
+			more++;
+			continue;
 		}
-		list = nl;
-		sprintf(list + len, "%s%s", len ? ", " : "", names[i]);
-		len = strlen(list);
+		if (shown++ == 0) {
+			f = open_memstream(&list, &len);
+			if (f == NULL) {
+				*oom = true;
+				return NULL;
+			}
+		} else {
+			fputs(", ", f);
+		}
+		fputs(names[i], f);
+	}
+	if (f == NULL)
+		return NULL;
+	if (more > 0)
+		fprintf(f, " and %zu more", more);
+	if (fclose(f) != 0) {
+		free(list);
+		*oom = true;
+		return NULL;
 	}
 	return list;
 }

@@ -71,15 +71,89 @@ static void require(struct vctx *c, int version, const char *what)
 	}
 }
 
+/* Index of the first repeated key of obj (sorted once: objects may hold
+ * 60,000 keys); SIZE_MAX when none, SIZE_MAX - 1 when out of memory. */
+static size_t first_duplicate(const struct ts_json *obj)
+{
+	size_t dup;
+	int r = ts_json_object_find_duplicate(obj, &dup);
+
+	if (r < 0)
+		return SIZE_MAX - 1;
+	return r > 0 ? dup : SIZE_MAX;
+}
+
+struct str_at {
+	const char *s;
+	size_t index;
+};
+
+static int cmp_str_at(const void *a, const void *b)
+{
+	const struct str_at *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The first element of arr, in order, whose string member key an earlier
+ * element has too (sorted once: a pairwise check is quadratic in 60,000
+ * devices).  Elements without that string member are skipped.
+ * @return 1 with *ret_index and *ret_first (the earlier one); 0; -ENOMEM.
+ */
+static int first_repeat(const struct ts_json *arr, const char *key, size_t *ret_index,
+			size_t *ret_first)
+{
+	cleanup_free struct str_at *v = NULL;
+	size_t n = 0, best = SIZE_MAX, first = 0;
+	const struct ts_json *item;
+	size_t i;
+
+	if (arr == NULL || arr->type != TS_JSON_ARRAY || arr->u.array.len < 2)
+		return 0;
+	v = reallocarray(NULL, arr->u.array.len, sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	ts_json_array_foreach (arr, i, item) {
+		const char *str = ts_json_get_string(item, key);
+
+		if (str != NULL)
+			v[n++] = (struct str_at){str, i};
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_str_at);
+	for (size_t k = 1, run = 0; k < n; k++) {
+		if (strcmp(v[k - 1].s, v[k].s) != 0) {
+			run = k;
+			continue;
+		}
+		if (k == run + 1 && v[k].index < best) {
+			best = v[k].index;
+			first = v[run].index;
+		}
+	}
+	if (best == SIZE_MAX)
+		return 0;
+	*ret_index = best;
+	*ret_first = first;
+	return 1;
+}
+
 /* Check obj is an object whose keys are all in allowed[] and not repeated. */
 static int check_object(struct vctx *c, const struct ts_json *obj, const char *const *allowed)
 {
-	size_t i;
+	size_t i, dup;
 	const char *key;
 	struct ts_json *val;
 
 	if (obj->type != TS_JSON_OBJECT)
 		return fail(c, "expected object, got %s", ts_json_type_name(obj->type));
+	dup = first_duplicate(obj);
+	if (dup == SIZE_MAX - 1)
+		return oom(c);
 	ts_json_object_foreach (obj, i, key, val) {
 		const char *const *a;
 		size_t old;
@@ -92,9 +166,8 @@ static int check_object(struct vctx *c, const struct ts_json *obj, const char *c
 		old = ts_cdi_ptr_push(&c->ptr, key);
 		if (*a == NULL)
 			r = fail(c, "unknown key '%s'", key);
-		for (size_t j = 0; r == 0 && j < i; j++)
-			if (strcmp(obj->u.object.keys[j], key) == 0)
-				r = fail(c, "duplicate key '%s'", key);
+		else if (i == dup)
+			r = fail(c, "duplicate key '%s'", key);
 		ts_cdi_ptr_pop(&c->ptr, old);
 		if (r < 0)
 			return r;
@@ -497,23 +570,26 @@ static int check_net_duplicates(struct vctx *c, const struct ts_json *nds)
 {
 	static const char *const keys[] = {"hostInterfaceName", "name"};
 
-	for (size_t i = 0; i < nds->u.array.len; i++)
-		for (size_t j = 0; j < i; j++)
-			for (size_t k = 0; k < 2; k++) {
-				const char *a = ts_json_get_string(nds->u.array.items[i], keys[k]);
-				const char *b = ts_json_get_string(nds->u.array.items[j], keys[k]);
+	size_t best = SIZE_MAX, best_k = 0, index, first, old;
+	int r;
 
-				if (a != NULL && b != NULL && strcmp(a, b) == 0) {
-					size_t old = ts_cdi_ptr_push_index(&c->ptr, i);
-					int r;
-
-					ts_cdi_ptr_push(&c->ptr, keys[k]);
-					r = fail(c, "duplicate %s '%s'", keys[k], a);
-					ts_cdi_ptr_pop(&c->ptr, old);
-					return r;
-				}
-			}
-	return 0;
+	for (size_t k = 0; k < 2; k++) {
+		r = first_repeat(nds, keys[k], &index, &first);
+		if (r < 0)
+			return oom(c);
+		if (r > 0 && index < best) {
+			best = index;
+			best_k = k;
+		}
+	}
+	if (best == SIZE_MAX)
+		return 0;
+	old = ts_cdi_ptr_push_index(&c->ptr, best);
+	ts_cdi_ptr_push(&c->ptr, keys[best_k]);
+	r = fail(c, "duplicate %s '%s'", keys[best_k],
+		 ts_json_get_string(nds->u.array.items[best], keys[best_k]));
+	ts_cdi_ptr_pop(&c->ptr, old);
+	return r;
 }
 
 static int validate_gids(struct vctx *c, const struct ts_json *edits)
@@ -633,21 +709,23 @@ int ts_cdi_annotations_validate(struct ts_json *annotations, const char *spec_pa
 				struct ts_cdi_ptr *ptr, struct ts_error **err)
 {
 	struct vctx c = {.file = spec_path, .ptr = *ptr, .err = err};
-	size_t i, total = 0;
+	size_t i, total = 0, dup;
 	const char *key;
 	struct ts_json *val;
 	int r = 0;
 
 	if (annotations->type != TS_JSON_OBJECT)
 		return fail(&c, "expected object, got %s", ts_json_type_name(annotations->type));
+	dup = first_duplicate(annotations);
+	if (dup == SIZE_MAX - 1)
+		return oom(&c);
 	ts_json_object_foreach (annotations, i, key, val) {
 		const char *slash = strchr(key, '/');
 		const char *name = slash ? slash + 1 : key;
 		size_t old = ts_cdi_ptr_push(&c.ptr, key);
 
-		for (size_t j = 0; r == 0 && j < i; j++)
-			if (strcmp(annotations->u.object.keys[j], key) == 0)
-				r = fail(&c, "duplicate key '%s'", key);
+		if (i == dup)
+			r = fail(&c, "duplicate key '%s'", key);
 		if (r == 0 && ((slash != NULL && !is_dns_subdomain(key, (size_t)(slash - key))) ||
 			       !is_k8s_name(name, strlen(name))))
 			r = fail(&c, "invalid annotation key '%s'", key);
@@ -771,7 +849,7 @@ static int validate_devices(struct vctx *c, const struct ts_json *doc)
 {
 	int r;
 	struct ts_json *devs = member(c, doc, "devices", true, &r), *dev;
-	size_t old, i;
+	size_t old, i, first;
 
 	if (devs == NULL)
 		return r;
@@ -785,22 +863,24 @@ static int validate_devices(struct vctx *c, const struct ts_json *doc)
 
 		if (r >= 0)
 			r = validate_device(c, dev);
-		for (size_t j = 0; r >= 0 && j < i; j++) {
-			const char *a = ts_json_get_string(devs->u.array.items[j], "name");
-
-			if (strcmp(a, ts_json_get_string(dev, "name")) == 0) {
-				size_t o2 = ts_cdi_ptr_push(&c->ptr, "name");
-
-				r = fail(c, "duplicate device name '%s' (also /devices/%zu)", a, j);
-				ts_cdi_ptr_pop(&c->ptr, o2);
-			}
-		}
 		ts_cdi_ptr_pop(&c->ptr, o);
 		if (r < 0)
 			break;
 	}
+	/* every name is a valid string now */
+	if (r >= 0) {
+		r = first_repeat(devs, "name", &i, &first);
+		if (r < 0)
+			r = oom(c);
+	}
+	if (r > 0) {
+		ts_cdi_ptr_push_index(&c->ptr, i);
+		ts_cdi_ptr_push(&c->ptr, "name");
+		r = fail(c, "duplicate device name '%s' (also /devices/%zu)",
+			 ts_json_get_string(devs->u.array.items[i], "name"), first);
+	}
 	ts_cdi_ptr_pop(&c->ptr, old);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int ts_cdi_spec_validate(struct ts_json *doc, const char *spec_path, char **ret_kind,

@@ -9,6 +9,11 @@
  * Everything quoted stays a string.  libyaml's document loader tags untagged
  * plain scalars as !!str, so an explicit "!!str 0640" is resolved like a plain
  * scalar too (NEEDSWORK: use the event API to tell them apart).
+ *
+ * Hostile input is bounded: aliases are expanded, so what counts is the size
+ * of the JSON text the document becomes (YAML_MAX_EXPANDED_BYTES), besides
+ * the node count and depth; duplicate keys are found by sorting each
+ * mapping's keys once; a NUL in a string is refused, not cut short.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +27,10 @@
 
 #define YAML_MAX_NODES 200000 /* aliases can multiply a small text */
 #define YAML_MAX_DEPTH 64
+/* What the document may expand to, counted as the JSON text it becomes: no
+ * more than a JSON spec file may hold (SPEC_MAX_BYTES).  One 64 KiB scalar
+ * aliased 200,000 times stays under YAML_MAX_NODES but is 13 GB. */
+#define YAML_MAX_EXPANDED_BYTES (16u << 20)
 
 static inline void yaml_parser_freep(yaml_parser_t **p)
 {
@@ -41,8 +50,33 @@ struct conv {
 	yaml_document_t *doc;
 	const char *name;
 	size_t nodes;
+	size_t bytes; /* of the JSON text converted so far */
 	struct ts_error **err;
 };
+
+/* Count what node adds to the JSON text; false (with the error set) past the bound. */
+static bool charge(struct conv *c, const yaml_node_t *node, size_t bytes)
+{
+	c->bytes += bytes;
+	if (c->bytes <= YAML_MAX_EXPANDED_BYTES)
+		return true;
+	ts_error_set(c->err, 0,
+		     "%s: line %zu column %zu: document expands to more than %u bytes "
+		     "(aliases)",
+		     c->name, node->start_mark.line + 1, node->start_mark.column + 1,
+		     YAML_MAX_EXPANDED_BYTES);
+	return false;
+}
+
+/* A scalar holding NUL ("\0", "\x00") would be cut short as a C string. */
+static bool has_nul(struct conv *c, const yaml_node_t *node)
+{
+	if (memchr(node->data.scalar.value, '\0', node->data.scalar.length) == NULL)
+		return false;
+	ts_error_set(c->err, 0, "%s: line %zu column %zu: NUL character in a string", c->name,
+		     node->start_mark.line + 1, node->start_mark.column + 1);
+	return true;
+}
 
 static bool one_of(const char *s, const char *const *list)
 {
@@ -192,6 +226,8 @@ static char *key_text(struct conv *c, yaml_node_t *node)
 			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
 		return NULL;
 	}
+	if (has_nul(c, node) || !charge(c, node, node->data.scalar.length + 4))
+		return NULL;
 	if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return strndup((const char *)node->data.scalar.value, node->data.scalar.length);
 	k = resolve_plain((const char *)node->data.scalar.value);
@@ -218,33 +254,38 @@ static char *key_text(struct conv *c, yaml_node_t *node)
 static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int depth)
 {
 	cleanup_json struct ts_json *obj = ts_json_new_object();
+	yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
+	yaml_node_t *kn;
+	size_t dup;
+	int r;
 
 	if (obj == NULL)
 		return NULL;
-	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
-	     p++) {
+	for (yaml_node_pair_t *p = pairs; p < node->data.mapping.pairs.top; p++) {
 		cleanup_free char *key = NULL;
 		struct ts_json *val;
-		yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
 		yaml_node_t *vn = yaml_document_get_node(c->doc, p->value);
 
+		kn = yaml_document_get_node(c->doc, p->key);
 		if (kn == NULL || vn == NULL)
 			return NULL;
 		key = key_text(c, kn);
 		if (key == NULL)
 			return NULL;
 		val = convert(c, vn, depth + 1);
-		if (val == NULL)
+		if (val == NULL || ts_json_object_append(obj, key, val, NULL) < 0)
 			return NULL;
-		if (ts_json_get(obj, key) != NULL) {
-			ts_json_free(val);
-			ts_error_set(c->err, 0, "%s: line %zu column %zu: duplicate key '%s'",
-				     c->name, kn->start_mark.line + 1, kn->start_mark.column + 1,
-				     key);
-			return NULL;
-		}
-		if (ts_json_object_set(obj, key, val, NULL) < 0)
-			return NULL;
+	}
+	/* once per mapping, sorted: a lookup per key is quadratic in 60,000 keys */
+	r = ts_json_object_find_duplicate(obj, &dup);
+	if (r < 0)
+		return NULL;
+	if (r > 0) {
+		kn = yaml_document_get_node(c->doc, pairs[dup].key);
+		ts_error_set(c->err, 0, "%s: line %zu column %zu: duplicate key '%s'", c->name,
+			     kn->start_mark.line + 1, kn->start_mark.column + 1,
+			     obj->u.object.keys[dup]);
+		return NULL;
 	}
 	return TAKE_PTR(obj);
 }
@@ -260,11 +301,15 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 	switch (node->type) {
 	case YAML_SCALAR_NODE:
+		if (has_nul(c, node) || !charge(c, node, node->data.scalar.length + 3))
+			return NULL;
 		if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 			return ts_json_new_string_len((const char *)node->data.scalar.value,
 						      node->data.scalar.length);
 		return resolve_plain((const char *)node->data.scalar.value);
 	case YAML_SEQUENCE_NODE:
+		if (!charge(c, node, 2))
+			return NULL;
 		arr = ts_json_new_array();
 		if (arr == NULL)
 			return NULL;
@@ -278,6 +323,8 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 		}
 		return TAKE_PTR(arr);
 	case YAML_MAPPING_NODE:
+		if (!charge(c, node, 2))
+			return NULL;
 		return convert_mapping(c, node, depth);
 	default:
 		return NULL;

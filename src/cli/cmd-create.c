@@ -344,14 +344,15 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 }
 
 /* The create fails after config.json was replaced (the store could not be
- * written): put the original bytes back, so that the create leaves it as it
- * found it and a retry does not take our cpus for the user's. */
+ * written): put the original bytes back, with their mode and owner, so that
+ * the create leaves it as it found it and a retry does not take our cpus for
+ * the user's. */
 static void restore_config(const struct ts_oci_bundle *b)
 {
 	cleanup_error struct ts_error *err = NULL;
 
-	if (ts_write_file_atomic_at(AT_FDCWD, b->config_path, b->original, b->original_len,
-				    b->config_mode, &err) < 0)
+	if (ts_write_file_atomic_owned_at(AT_FDCWD, b->config_path, b->original, b->original_len,
+					  b->config_mode, b->config_uid, b->config_gid, &err) < 0)
 		ts_log(TS_LOG_WARNING, "cannot restore %s: %s", b->config_path, err->msg);
 }
 

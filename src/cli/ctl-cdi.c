@@ -48,6 +48,21 @@ static int report(struct ts_error *err)
 	return 1;
 }
 
+/* A copy of a NULL-terminated vector and of its strings; NULL on OOM. */
+static char **strv_copy(char *const *v)
+{
+	size_t n = 0;
+	char **c;
+
+	while (v[n] != NULL)
+		n++;
+	c = calloc(n + 1, sizeof(*c));
+	for (size_t i = 0; c != NULL && i < n; i++)
+		if ((c[i] = strdup(v[i])) == NULL)
+			ts_strv_freep(&c);
+	return c;
+}
+
 /* Options from the config file, or the --spec-dir list when given. */
 static int load_options(char **spec_dirs, struct ts_cdi_options *ret, struct ts_error **err)
 {
@@ -72,8 +87,13 @@ static int load_options(char **spec_dirs, struct ts_cdi_options *ret, struct ts_
 	r = ts_cdi_options_from_config(config, path, ret, err);
 	if (r < 0 || spec_dirs == NULL)
 		return r;
+	/* copies: opts owns its strings, ts_cdi_options_release() frees them all */
 	ts_strv_freep(&ret->spec_dirs);
-	ret->spec_dirs = spec_dirs;
+	ret->spec_dirs = strv_copy(spec_dirs);
+	if (ret->spec_dirs == NULL) {
+		ts_cdi_options_release(ret);
+		return ts_error_set(err, ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -287,8 +307,6 @@ int ts_ctl_cdi(int argc, char **argv)
 		return usage();
 	if (load_options(n_dirs > 0 ? spec_dirs : NULL, &opts, &err) < 0)
 		return report(err);
-	if (n_dirs > 0)
-		spec_dirs = NULL; /* now owned by opts, but the strings are argv's */
 	if (strcmp(argv[i], "validate") == 0) {
 		ret = cmd_validate(&opts, argc - i, argv + i);
 		goto out;
@@ -307,9 +325,6 @@ int ts_ctl_cdi(int argc, char **argv)
 		ret = cmd_resolve(reg, argc - i, argv + i);
 	ts_cdi_registry_free(reg);
 out:
-	if (n_dirs > 0)
-		free(opts.spec_dirs); /* the vector only: its strings are argv's */
-	else
-		ts_cdi_options_release(&opts);
+	ts_cdi_options_release(&opts);
 	return ret;
 }

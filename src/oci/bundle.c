@@ -186,20 +186,18 @@ int ts_oci_bundle_save(struct ts_oci_bundle *b, struct ts_error **err)
 	snapshot = ts_json_dup(b->config);
 	if (snapshot == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot replace", b->config_path);
-	r = ts_write_file_atomic_at(b->bundle_fd, b->config_name, text, len, b->config_mode & 07777,
-				    &inner);
+	/* the owner is set on the new file before it replaces the old one: an
+	 * engine running us for another user expects it kept, at every moment */
+	r = ts_write_file_atomic_owned_at(
+		b->bundle_fd, b->config_name, text, len, b->config_mode & 07777,
+		b->config_uid == geteuid() ? (uid_t)-1 : b->config_uid,
+		b->config_gid == getegid() ? (gid_t)-1 : b->config_gid, &inner);
 	if (r < 0) {
 		ts_json_free(snapshot);
 		return replace_error(b, inner, err);
 	}
 	ts_json_free(b->saved);
 	b->saved = snapshot;
-	/* the new file is ours; an engine running us for another user expects its owner kept */
-	if ((b->config_uid != geteuid() || b->config_gid != getegid()) &&
-	    fchownat(b->bundle_fd, b->config_name, b->config_uid, b->config_gid,
-		     AT_SYMLINK_NOFOLLOW) < 0)
-		return ts_error_set(err, errno, "%s: cannot restore owner %u:%u", b->config_path,
-				    (unsigned)b->config_uid, (unsigned)b->config_gid);
 	return 1;
 }
 

@@ -460,6 +460,66 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
 	return 0;
 }
 
+int ts_json_object_append(struct ts_json *obj, const char *key, struct ts_json *value,
+			  struct ts_error **err)
+{
+	cleanup_json struct ts_json *val = value;
+	cleanup_free char *k = NULL;
+
+	if (key == NULL)
+		return ts_error_set(err, 0, "cannot append a member without a key");
+	if (obj == NULL || obj->type != TS_JSON_OBJECT)
+		return ts_error_set(err, 0, "cannot append '%s': expected object, got %s", key,
+				    obj == NULL ? "nothing" : ts_json_type_name(obj->type));
+	k = strdup(key);
+	if (val == NULL || k == NULL || !object_push(obj, k, val))
+		return ts_error_set(err, ENOMEM, "cannot append '%s'", key);
+	TAKE_PTR(k);
+	TAKE_PTR(val);
+	return 0;
+}
+
+struct key_at {
+	const char *key;
+	size_t index;
+};
+
+static int cmp_key_at(const void *a, const void *b)
+{
+	const struct key_at *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int ts_json_object_find_duplicate(const struct ts_json *obj, size_t *ret_index)
+{
+	cleanup_free struct key_at *order = NULL;
+	size_t n, best = SIZE_MAX;
+
+	if (obj == NULL || obj->type != TS_JSON_OBJECT || obj->u.object.len < 2)
+		return 0;
+	n = obj->u.object.len;
+	order = reallocarray(NULL, n, sizeof(*order));
+	if (order == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		order[i] = (struct key_at){obj->u.object.keys[i], i};
+	/* sorted by (key, index), each run of equal keys starts with its first
+	 * member: the second of a run is the first repeat of that key */
+	qsort(order, n, sizeof(*order), cmp_key_at);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(order[i - 1].key, order[i].key) == 0 &&
+		    (i < 2 || strcmp(order[i - 2].key, order[i].key) != 0) && order[i].index < best)
+			best = order[i].index;
+	if (best == SIZE_MAX)
+		return 0;
+	*ret_index = best;
+	return 1;
+}
+
 char *ts_json_pointer_escape(const char *key)
 {
 	size_t n = 0;
@@ -814,11 +874,114 @@ static bool is_blank(const char *buf, size_t len)
 	return true;
 }
 
+/* Length of the well-formed UTF-8 sequence at s, of at most left bytes (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF); 0 if there is none. */
+static size_t utf8_sequence_in(const unsigned char *s, size_t left)
+{
+	unsigned char c = s[0];
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* The value of the 4 hex digits at s, or -1. */
+static long hex4(const char *s, size_t left)
+{
+	long v = 0;
+
+	if (left < 4)
+		return -1;
+	for (size_t i = 0; i < 4; i++) {
+		char ch = s[i];
+		int d = ch >= '0' && ch <= '9'	 ? ch - '0'
+			: ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+			: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+						 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * What yajl accepts but should not be read: malformed UTF-8 (it takes
+ * overlong forms such as C0 AF for '/', UTF-8-encoded surrogates and code
+ * points above U+10FFFF as they are) and a \u escape of a lone UTF-16
+ * surrogate (it makes '?' of it).  runc's Go decoder reads U+FFFD for both,
+ * so the text would mean three things to toposhim, runc and crun; no engine
+ * writes it.  @return the offset of the first such byte, or len; *ret_what
+ * is then NULL for bad UTF-8, else what is wrong with the escape there.
+ */
+static size_t find_bad_text(const char *buf, size_t len, const char **ret_what)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_sequence_in(u + i, len - i);
+		long cp, low;
+
+		if (n == 0) {
+			*ret_what = NULL; /* a UTF-8 problem */
+			return i;
+		}
+		if (buf[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && buf[i] == '\\' && i + 1 < len) {
+			if (buf[i + 1] != 'u') {
+				i += 2; /* \" and \\ do not end or start anything */
+				continue;
+			}
+			cp = hex4(buf + i + 2, len - i - 2);
+			if (cp >= 0xdc00 && cp <= 0xdfff) {
+				*ret_what = "lone UTF-16 surrogate escape";
+				return i;
+			}
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				low = i + 11 < len && buf[i + 6] == '\\' && buf[i + 7] == 'u'
+					      ? hex4(buf + i + 8, len - i - 8)
+					      : -1;
+				if (low < 0xdc00 || low > 0xdfff) {
+					*ret_what = "lone UTF-16 surrogate escape";
+					return i;
+				}
+				i += 12;
+				continue;
+			}
+			i += 2;
+			continue;
+		}
+		i += n;
+	}
+	return len;
+}
+
 int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_json **ret,
 		  struct ts_error **err)
 {
 	cleanup_yajl_handle yajl_handle h = NULL;
 	struct parse_ctx ctx = {0};
+	const char *bad = NULL;
 	yajl_status st;
 	size_t pos;
 	int r;
@@ -827,6 +990,19 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 		filename = "<json>";
 	if (buf == NULL || is_blank(buf, len))
 		return ts_error_set(err, 0, "%s: empty document", filename);
+	pos = find_bad_text(buf, len, &bad);
+	if (pos < len) {
+		size_t line, col;
+
+		offset_to_line_col(buf, pos, &line, &col);
+		if (bad == NULL)
+			return ts_error_set(err, 0,
+					    "%s: line %zu column %zu: invalid UTF-8 byte 0x%02x "
+					    "(malformed, overlong or surrogate sequence)",
+					    filename, line, col, (unsigned char)buf[pos]);
+		return ts_error_set(err, 0, "%s: line %zu column %zu: %s '%.6s'", filename, line,
+				    col, bad, buf + pos);
+	}
 	h = yajl_alloc(&parse_callbacks, NULL, &ctx);
 	if (h == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot parse", filename);
@@ -1045,30 +1221,10 @@ int ts_json_serialize(const struct ts_json *j, bool pretty, char **ret_buf, size
 	return 0;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no surrogates, at
- * most U+10FFFF), or 0 if there is none. */
+/* The same for a NUL-terminated s (a NUL is never a continuation byte). */
 static size_t utf8_sequence(const unsigned char *s)
 {
-	unsigned char c = s[0];
-	size_t n;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
+	return utf8_sequence_in(s, 4);
 }
 
 char *ts_json_utf8_sanitize(const char *s)

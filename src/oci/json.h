@@ -19,7 +19,8 @@
  * written again and walked recursively.
  *
  * Implements: RFC 8259 (JSON) as yajl 2.1 accepts it (no comments, one
- * top-level value, UTF-8 validated); RFC 6901 (JSON Pointer) reference
+ * top-level value), with strict RFC 3629 UTF-8 and paired surrogate escapes
+ * (RFC 8259 section 8.2); RFC 6901 (JSON Pointer) reference
  * tokens for the field paths in error messages; RFC 3629 (UTF-8) in
  * ts_json_utf8_sanitize().
  */
@@ -96,8 +97,15 @@ struct ts_json {
  *         must not contain NUL (\u0000)" for a "\u0000" escape in a string or
  *         key, and "nesting deeper than 100 levels" beyond TS_JSON_MAX_DEPTH;
  *         -EINVAL "<filename>: empty document" for an empty/whitespace-only
- *         text; -ENOMEM "<filename>: cannot parse".  Comments, several
- *         top-level values and trailing garbage are refused.
+ *         text; -EINVAL "<filename>: line L column C: invalid UTF-8 byte
+ *         0xc0 (malformed, overlong or surrogate sequence)" for text that is
+ *         not RFC 3629 UTF-8, and "...: lone UTF-16 surrogate escape
+ *         '\ud800'" for a \u escape of a surrogate without its pair (yajl
+ *         accepts both, as bytes and as '?'; runc's Go decoder reads U+FFFD:
+ *         refused so that toposhim, runc and crun never read different
+ *         values; Go engines never write either); -ENOMEM "<filename>:
+ *         cannot parse".  Comments, several top-level values and trailing
+ *         garbage are refused.
  */
 int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_json **ret,
 		  struct ts_error **err);
@@ -195,6 +203,27 @@ int ts_json_object_set(struct ts_json *obj, const char *key, struct ts_json *val
  */
 struct ts_json *ts_json_object_ensure(struct ts_json *obj, const char *key, enum ts_json_type type,
 				      const char *what, struct ts_error **err);
+
+/**
+ * Append the member key: value at the end of obj without looking for an
+ * existing one (a duplicate is kept, as the parser keeps one): O(1), for
+ * converters that check duplicates once with ts_json_object_find_duplicate().
+ * Takes ownership of value, also on failure.
+ * @return 0; -EINVAL "cannot append '<key>': expected object, got <type>";
+ *         -ENOMEM "cannot append '<key>'" (NULL value, OOM).
+ */
+int ts_json_object_append(struct ts_json *obj, const char *key, struct ts_json *value,
+			  struct ts_error **err);
+
+/**
+ * Find a repeated key in O(n log n) (sorting a copy of the keys), for
+ * objects too large for a pairwise comparison.
+ * @param[out] ret_index  the index of the first member, in document order,
+ *                        whose key an earlier member has; written only when
+ *                        one is found.
+ * @return 1 found; 0 none (or obj is not an object); -ENOMEM.
+ */
+int ts_json_object_find_duplicate(const struct ts_json *obj, size_t *ret_index);
 
 /** Remove every member named key. @return how many were removed (0 if none). */
 size_t ts_json_object_remove(struct ts_json *obj, const char *key);

@@ -123,6 +123,13 @@ static void sweep_stale(int dfd, const char *base)
 int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			    struct ts_error **err)
 {
+	return ts_write_file_atomic_owned_at(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1,
+					     err);
+}
+
+int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, size_t len,
+				  mode_t mode, uid_t uid, gid_t gid, struct ts_error **err)
+{
 	cleanup_free char *tmp = NULL;
 	cleanup_close int fd = -EBADF;
 	cleanup_close int dfd = -EBADF;
@@ -140,6 +147,9 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
 	if (fd < 0)
 		return ts_error_set(err, errno, "%s: cannot create temporary file '%s'", name, tmp);
 	r = ts_write_all(fd, buf, len);
+	/* owner first: chown clears set-id bits that fchmod then sets */
+	if (r == 0 && (uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0)
+		r = -errno;
 	if (r == 0 && fchmod(fd, mode & 07777) < 0)
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)

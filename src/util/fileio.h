@@ -54,6 +54,17 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
 			    struct ts_error **err);
 
 /**
+ * ts_write_file_atomic_at(), and the new file gets the owner uid:gid before
+ * it is renamed over name, so it never appears with ours (for a file that
+ * belongs to someone else, e.g. a bundle's config.json).  (uid_t)-1 and
+ * (gid_t)-1 keep the writer's, as for fchown(2).
+ * @return 0; -errno of the failing system call (fchown included), message
+ *         naming name; name is then untouched.
+ */
+int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, size_t len,
+				  mode_t mode, uid_t uid, gid_t gid, struct ts_error **err);
+
+/**
  * Write all of buf to fd, retrying on EINTR and short writes.
  * @return 0, or -errno (no error object: callers add context).
  */

@@ -142,3 +142,49 @@ podman_run() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"unresolvable CDI devices toposhim.test/dev=nope"* ]]
 }
+
+# notype_spec: toposhim.test/notype=plain mounts $WORK/notype.txt with no
+# type and no options, =ro with options [ro] only (issue 14).
+notype_spec() {
+	echo "bound" >"$WORK/notype.txt"
+	cat >"$WORK/cdi/notype.yaml" <<SPEC
+cdiVersion: "0.6.0"
+kind: toposhim.test/notype
+devices:
+  - name: plain
+    containerEdits:
+      mounts:
+        - {hostPath: $WORK/notype.txt, containerPath: /etc/notype.txt}
+  - name: ro
+    containerEdits:
+      mounts:
+        - {hostPath: $WORK/notype.txt, containerPath: /etc/notype-ro.txt, options: [ro]}
+SPEC
+	chmod 0644 "$WORK/cdi/notype.yaml"
+}
+
+NOTYPE_CHECK='cat /etc/notype.txt; echo more >>/etc/notype.txt && echo rw; { echo x >>/etc/notype-ro.txt; } 2>/dev/null || echo ro'
+
+@test "runc: a CDI mount without type or options is a bind mount, ro only when asked" {
+	notype_spec
+	make_bundle "$WORK/b" "$(jq -cn --arg c "$NOTYPE_CHECK" '["sh","-c",$c]')"
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/notype=plain,toposhim.test/notype=ro"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = $'bound\nrw\nro' ] || { echo "$output"; false; }
+	[ "$(cat "$WORK/notype.txt")" = $'bound\nmore' ]
+	run jq -c '[.mounts[] | select(.destination | startswith("/etc/notype"))]' "$WORK/b/config.json"
+	[ "$output" = "[{\"destination\":\"/etc/notype.txt\",\"type\":\"bind\",\"source\":\"$WORK/notype.txt\",\"options\":[\"rbind\"]},{\"destination\":\"/etc/notype-ro.txt\",\"type\":\"bind\",\"source\":\"$WORK/notype.txt\",\"options\":[\"rbind\",\"ro\"]}]" ]
+}
+
+@test "crun: a CDI mount without type or options is a bind mount, ro only when asked" {
+	require_cmd crun
+	notype_spec
+	make_bundle "$WORK/b" "$(jq -cn --arg c "$NOTYPE_CHECK" '["sh","-c",$c]')"
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/notype=plain,toposhim.test/notype=ro"
+	run unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
+		env TOPOSHIM_RUNTIME="$(command -v crun)" "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = $'bound\nrw\nro' ] || { echo "$output"; false; }
+}

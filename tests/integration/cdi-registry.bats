@@ -263,15 +263,20 @@ podman_config() {
 	run jq -c '.linux.devices' "$T"
 	assert_output '[{"path":"/dev/xzero","type":"c","major":1,"minor":5,"fileMode":438}]'
 
-	# cgroup rule, mount, hook: identical.
+	# cgroup rule, mount: identical.
 	for f in "$P" "$T"; do
 		run jq -cS '[.linux.resources.devices[] | select(.allow)]' "$f"
 		assert_output '[{"access":"rwm","allow":true,"major":1,"minor":5,"type":"c"}]'
 		run jq -cS '[.mounts[] | select(.destination == "/etc/cdi-host")]' "$f"
 		assert_output '[{"destination":"/etc/cdi-host","options":["ro","bind"],"source":"/etc/hostname"}]'
-		run jq -c '.hooks' "$f"
-		assert_output '{"prestart":[{"path":"/bin/true","args":["true"]}]}'
 	done
+	# hook: the spec gives it no env; podman leaves it absent (runc would
+	# run a createContainer hook with the container's env), toposhim gives
+	# it a minimal PATH (docs/security.md).
+	run jq -c '.hooks' "$P"
+	assert_output '{"prestart":[{"path":"/bin/true","args":["true"]}]}'
+	run jq -c '.hooks' "$T"
+	assert_output '{"prestart":[{"path":"/bin/true","args":["true"],"env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]}]}'
 
 	# toposhim records what it injected; podman records nothing.
 	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$T"

@@ -171,3 +171,44 @@ CONF
 	cmp "$WORK/before.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
+
+@test "create: config.json restored after a failed commit keeps its owner and mode" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to chown config.json and mount a tmpfs (uid $(id -u))"
+	chown 1234:5678 "$WORK/b/config.json"
+	chmod 0640 "$WORK/b/config.json"
+	mkdir -p "$WORK/state"
+	# the state store cannot be written: a full tmpfs, in a mount namespace of its own
+	run unshare -m --propagation private sh -c '
+		mount -t tmpfs -o size=64k,mode=0700 none "$1" &&
+		dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+		shift
+		exec "$@"' sh "$WORK/state" "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/state: allocations.json: cannot replace: No space left on device" ] ||
+		{ echo "$output"; false; }
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ "$(stat -c '%u:%g %a' "$WORK/b/config.json")" = "1234:5678 640" ]
+	[ ! -e "$WORK/fake.config.json" ]
+}
+
+@test "create: text runc and crun would read differently is refused, config.json untouched" {
+	# overlong '/' (C0 AF): yajl takes the bytes, runc reads U+FFFD
+	printf '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "x": "a\300\257b"}\n' \
+		>"$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: line 1 column 60: invalid UTF-8 byte 0xc0 (malformed, overlong or surrogate sequence)" ] ||
+		{ echo "$output"; false; }
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.config.json" ]
+	# a lone surrogate: yajl makes '?' of it, runc U+FFFD
+	printf '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "x": "a\\ud800b"}\n' \
+		>"$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/orig.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: line 1 column 60: lone UTF-16 surrogate escape '\\ud800'" ] ||
+		{ echo "$output"; false; }
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+}

@@ -139,6 +139,26 @@ static void test_validate(void **state)
 	assert_string_equal(out3, want);
 }
 
+/* --spec-dir with a config that names an index: the index path opts owned
+ * was never freed (24 bytes for the default one, issue 10); contrib/
+ * run-tests.sh runs this under valgrind, where a leak fails it. */
+static void test_spec_dir_with_index_path(void **state)
+{
+	cleanup_free char *out = NULL, *text = NULL;
+	char path[96];
+
+	assert_true(asprintf(&text,
+			     "{\"cdi\":{\"require_root_owned\":false,\"index_path\":\"%s/"
+			     "cdi-index\"}}",
+			     root) > 0);
+	write_file(root, "with-index.json", text);
+	snprintf(path, sizeof(path), "%s/with-index.json", root);
+	setenv("TOPOSHIM_CONFIG", path, 1);
+	assert_int_equal(run(&out, "validate", NULL), 1);
+	setenv("TOPOSHIM_CONFIG", config_path, 1);
+	assert_non_null(strstr(out, "b.json: devices.0.containerEdits.deviceNodes.0.path"));
+}
+
 static void test_resolve(void **state)
 {
 	cleanup_free char *out = NULL;
@@ -148,7 +168,10 @@ static void test_resolve(void **state)
 			    "{\n    \"process\": {\n        \"env\": [\n            "
 			    "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    },\n"
 			    "    \"mounts\": [\n        {\n            \"destination\": \"/c\",\n"
-			    "            \"source\": \"/h\"\n        }\n    ],\n"
+			    "            \"type\": \"bind\",\n"
+			    "            \"source\": \"/h\",\n"
+			    "            \"options\": [\n                \"rbind\"\n            ]\n"
+			    "        }\n    ],\n"
 			    "    \"annotations\": {\n        \"toposhim.io/cdi-injected\": "
 			    "\"v.com/c=d0,v.com/c=d1\"\n    }\n}\n");
 }
@@ -209,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_list_json),
 		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_spec_dir_with_index_path),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_resolve_bundle_diff),
 		cmocka_unit_test(test_resolve_bundle_json),

@@ -17,6 +17,8 @@
 #include "cdi/cdi.h"
 #include "util/cleanup.h"
 
+#define PATH_ENV TS_CDI_HOOK_DEFAULT_ENV
+
 static const struct edit_row {
 	const char *name;
 	const char *config;
@@ -97,20 +99,39 @@ static const struct edit_row {
 	{"mount into empty spec", "{}",
 	 "{\"mounts\":[{\"hostPath\":\"/dev/host-vendorctl\",\"containerPath\":\"/dev/"
 	 "cntr-vendorctl\"}]}",
-	 "{\"mounts\":[{\"destination\":\"/dev/cntr-vendorctl\",\"source\":\"/dev/"
-	 "host-vendorctl\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dev/cntr-vendorctl\",\"type\":\"bind\",\"source\":\"/"
+	 "dev/host-vendorctl\",\"options\":[\"rbind\"]}]}",
 	 0},
+	/* issue 14: no type and no bind option is a bind mount (the reference
+	 * passes it on, and runc fails "no such device"); "ro" only when asked */
+	{"mount without type: options kept after rbind", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/c\",\"options\":[\"ro\","
+	 "\"nosuid\"]}]}",
+	 "{\"mounts\":[{\"destination\":\"/c\",\"type\":\"bind\",\"source\":\"/h\",\"options\":"
+	 "[\"rbind\",\"ro\",\"nosuid\"]}]}",
+	 0},
+	{"mount without type but with bind: as it is", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/c\",\"options\":[\"ro\","
+	 "\"bind\"]}]}",
+	 "{\"mounts\":[{\"destination\":\"/c\",\"source\":\"/h\",\"options\":[\"ro\",\"bind\"]"
+	 "}]}",
+	 0},
+	{"mount with a type and no options: as it is", "{}",
+	 "{\"mounts\":[{\"hostPath\":\"tmpfs\",\"containerPath\":\"/t\",\"type\":\"tmpfs\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/t\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"}]}", 0},
 	{"mounts sorted by depth",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/b\"},{\"destination\":\"/dest/path/a\"}]}",
 	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/edit\"}]}",
-	 "{\"mounts\":[{\"destination\":\"/dest/edit\",\"source\":\"/h\"},{\"destination\":\"/dest/"
-	 "path/b\"},{\"destination\":\"/dest/path/a\"}]}",
+	 "{\"mounts\":[{\"destination\":\"/dest/edit\",\"type\":\"bind\",\"source\":\"/h\","
+	 "\"options\":[\"rbind\"]},{\"destination\":\"/dest/path/b\"},{\"destination\":\"/dest/"
+	 "path/a\"}]}",
 	 0},
 	{"mount sort is stable",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"}]}",
 	 "{\"mounts\":[{\"hostPath\":\"/h\",\"containerPath\":\"/dest/path/a\"}]}",
 	 "{\"mounts\":[{\"destination\":\"/dest/path/c\"},{\"destination\":\"/dest/path/b\"},{"
-	 "\"destination\":\"/dest/path/a\",\"source\":\"/h\"}]}",
+	 "\"destination\":\"/dest/path/a\",\"type\":\"bind\",\"source\":\"/h\",\"options\":["
+	 "\"rbind\"]}]}",
 	 0},
 	{"same destination replaced, type and options kept",
 	 "{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\"},{\"destination\":\"/x/\"},{"
@@ -121,10 +142,12 @@ static const struct edit_row {
 	 "\"destination\":\"/"
 	 "x\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\"]}]}",
 	 0},
-	{"empty type and options omitted", "{}",
+	{"empty type and options: a bind mount", "{}",
 	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
 	 "b\",\"type\":\"\",\"options\":[]}]}",
-	 "{\"mounts\":[{\"destination\":\"/b\",\"source\":\"/a\"}]}", 0},
+	 "{\"mounts\":[{\"destination\":\"/b\",\"type\":\"bind\",\"source\":\"/a\",\"options\":["
+	 "\"rbind\"]}]}",
+	 0},
 	{"user namespace: bind mounts id-mapped (main)",
 	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
 	 "{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/"
@@ -140,8 +163,19 @@ static const struct edit_row {
 	 "\"A=1\"],\"timeout\":5},{\"hookName\":\"poststop\",\"path\":\"/s\"},{\"hookName\":"
 	 "\"createRuntime\",\"path\":\"/c\"},{\"hookName\":\"prestart\",\"path\":\"/p2\"}]}",
 	 "{\"hooks\":{\"prestart\":[{\"path\":\"/old\"},{\"path\":\"/p\",\"args\":[\"p\",\"-v\"],"
-	 "\"env\":[\"A=1\"],\"timeout\":5},{\"path\":\"/p2\"}],\"poststop\":[{\"path\":\"/s\"}],"
-	 "\"createRuntime\":[{\"path\":\"/c\"}]}}",
+	 "\"env\":[\"A=1\"],\"timeout\":5},{\"path\":\"/p2\",\"env\":[\"" PATH_ENV "\"]}],"
+	 "\"poststop\":[{\"path\":\"/s\",\"env\":[\"" PATH_ENV "\"]}],\"createRuntime\":[{"
+	 "\"path\":\"/c\",\"env\":[\"" PATH_ENV "\"]}]}}",
+	 0},
+	/* runc 1.1 gives a hook without env the container's env (the image's LD_PRELOAD):
+	 * absent, null and [] all become the default env */
+	{"hook env absent, null or [] becomes the default", "{}",
+	 "{\"hooks\":[{\"hookName\":\"createContainer\",\"path\":\"/a\"},{\"hookName\":"
+	 "\"createContainer\",\"path\":\"/b\",\"env\":null},{\"hookName\":\"createContainer\","
+	 "\"path\":\"/c\",\"env\":[]}]}",
+	 "{\"hooks\":{\"createContainer\":[{\"path\":\"/a\",\"env\":[\"" PATH_ENV "\"]},{"
+	 "\"path\":\"/b\",\"env\":[\"" PATH_ENV "\"]},{\"path\":\"/c\",\"env\":[\"" PATH_ENV
+	 "\"]}]}}",
 	 0},
 	{"intelRdt replaced",
 	 "{\"linux\":{\"intelRdt\":{\"closID\":\"clos-1\",\"l3CacheSchema\":\"L3:0=ff\","

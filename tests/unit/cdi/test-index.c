@@ -316,6 +316,52 @@ static void test_index_garbage_ignored(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/*
+ * A fresh-looking but inconsistent index (issue 10, finding 9): every
+ * recorded stat still matches, but a "dev" line names a spec that is not
+ * there, a device of another name, or breaks the sort.  Before: the first
+ * made every load fail "out of memory", the second resolved v.com/c=evil
+ * to a's edits.  Now the index is discarded, the dirs scanned, and a sound
+ * index written again.
+ */
+static void test_index_inconsistent_rebuilt(void **state)
+{
+	static const struct {
+		const char *name, *from, *to;
+	} rows[] = {
+		{"spec number out of range", "\ndev 0 0 v.com/c=a\n", "\ndev 7 0 v.com/c=a\n"},
+		{"device index out of range", "\ndev 0 0 v.com/c=a\n", "\ndev 0 3 v.com/c=a\n"},
+		{"name not the device's", "\ndev 0 0 v.com/c=a\n", "\ndev 0 0 v.com/c=evil\n"},
+		{"names out of order", "\ndev 0 0 v.com/c=a\n",
+		 "\ndev 0 0 v.com/c=a\ndev 0 0 v.com/c=a\n"},
+		{"spec record edited under the dev line", "spec 0 v.com/c\nname a\n",
+		 "spec 0 v.com/c\nname a b\n"},
+	};
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *buf = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		struct ts_cdi_registry *reg;
+		const char *const *names;
+
+		print_message("row %s\n", rows[i].name);
+		reg = load(f, false);
+		ts_cdi_registry_free(reg);
+		mark_index(f);
+		edit_index(f, rows[i].from, rows[i].to);
+		reg = load(f, false);
+		/* scanned, not filled: no marker problem, the one real device */
+		assert_string_not_equal(problem(reg, 1), "marker");
+		assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+		assert_string_equal(names[0], "v.com/c=a");
+		ts_cdi_registry_free(reg);
+		assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+		assert_non_null(strstr(buf, "\ndev 0 0 v.com/c=a\nproblem "));
+		assert_null(strstr(buf, "marker"));
+	}
+}
+
 int main(void)
 {
 	const struct ts_test tests[] = {
@@ -331,6 +377,8 @@ int main(void)
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_must_be_root_owned, setup, teardown),
 		 TS_NEEDS_ROOT},
+		{cmocka_unit_test_setup_teardown(test_index_inconsistent_rebuilt, setup, teardown),
+		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
 		 TS_NEEDS_NOTHING},
 	};

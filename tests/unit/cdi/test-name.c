@@ -158,11 +158,76 @@ static void test_requests(void **state)
 	}
 }
 
+/* A config whose annotation cdi.k8s.io/x is value. */
+static struct ts_json *config_with(const char *value)
+{
+	struct ts_json *config = ts_json_new_object(), *ann = ts_json_new_object();
+
+	assert_int_equal(ts_json_object_set(ann, "cdi.k8s.io/x", ts_json_new_string(value), NULL),
+			 0);
+	assert_int_equal(ts_json_object_set(config, "annotations", ann, NULL), 0);
+	return config;
+}
+
+/*
+ * 40,000 and 200,000 names in one annotation (issue 10, finding 7): before,
+ * 9 s and 216 s of duplicate checks, then a 1 to 5.5 MB "unresolvable"
+ * line.  Now the 257th distinct name ends it; repeats of one name cost a
+ * comparison each; a name longer than 1024 bytes is refused, shown cut.
+ */
+static void test_requests_bounded(void **state)
+{
+	static const char name[] = "vendor.com/class=dev";
+	size_t cap = 200000 * (sizeof(name) + 8);
+	cleanup_free char *value = malloc(cap), *big = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_json *config;
+	char **v = NULL;
+	size_t len = 0;
+
+	assert_non_null(value);
+	for (int i = 0; i < 40000; i++)
+		len += (size_t)snprintf(value + len, cap - len, "%s%s%d", i ? "," : "", name, i);
+	config = config_with(value);
+	assert_int_equal(ts_cdi_requests_from_config(config, "config.json", false, &v, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg, "config.json: '/annotations/cdi.k8s.io~1x': more than 256 "
+				      "CDI device names requested");
+	ts_error_clear(&err);
+	ts_json_free(config);
+
+	/* exactly 256 distinct names, then 200,000 repeats of them: accepted */
+	len = 0;
+	for (int i = 0; i < 200000; i++)
+		len += (size_t)snprintf(value + len, cap - len, "%s%s%d", i ? "," : "", name,
+					i % 256);
+	config = config_with(value);
+	assert_int_equal(ts_cdi_requests_from_config(config, "config.json", false, &v, &err), 256);
+	assert_string_equal(v[255], "vendor.com/class=dev255");
+	ts_strv_freep(&v);
+	ts_json_free(config);
+
+	big = malloc(2048);
+	assert_non_null(big);
+	memset(big, 'a', 2047);
+	big[2047] = '\0';
+	memcpy(big, "vendor.com/class=", 17);
+	config = config_with(big);
+	assert_int_equal(ts_cdi_requests_from_config(config, "config.json", false, &v, &err),
+			 -EINVAL);
+	assert_string_equal(err->msg,
+			    "config.json: '/annotations/cdi.k8s.io~1x': device name "
+			    "longer than 1024 bytes 'vendor.com/class=aaaaaaaaaaaaaaaaaaaa"
+			    "aaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
+	ts_json_free(config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qualified_names),
 		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_requests_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

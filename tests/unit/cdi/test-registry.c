@@ -512,8 +512,10 @@ static void test_engine_injected(void **state)
 	assert_false(inj->devices[1].engine_injected);
 	assert_json(ts_json_get_path(config, "process", "env", NULL),
 		    "[\"SPEC=1\",\"D=1\",\"E=1\"]");
+	/* the engine's hook is left as it is; ours gets the default env */
 	assert_json(ts_json_get(config, "hooks"),
-		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/h\"}]}");
+		    "{\"prestart\":[{\"path\":\"/h\"},{\"path\":\"/"
+		    "h\",\"env\":[\"" TS_CDI_HOOK_DEFAULT_ENV "\"]}]}");
 	ts_cdi_injection_free(inj);
 	ts_cdi_registry_free(reg);
 }
@@ -597,6 +599,70 @@ static void test_dir_rules(void **state)
 	assert_string_equal(names[0], "v.com/c=a");
 	assert_int_equal(n_problems(reg), 1);
 	assert_problem(reg, 0, notdir, NULL, "cannot open spec dir: Not a directory");
+	ts_cdi_registry_free(reg);
+}
+
+/* 20 unknown names: the message lists 16 and counts the rest (a request of
+ * 40,000 made a 1 MB line before the request bound existed). */
+static void test_unresolvable_list_is_cut(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_json struct ts_json *config = parse("{}");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_registry *reg = load(f, false);
+	char bufs[20][32], want[1024] = "unresolvable CDI devices ";
+	const char *names[20];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(bufs[i], sizeof(bufs[i]), "v.com/c=d%d", i);
+		names[i] = bufs[i];
+		if (i < 16)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+				 i ? ", " : "", bufs[i]);
+	}
+	strcat(want, " and 4 more");
+	assert_int_equal(ts_cdi_inject(reg, config, names, 20, "config.json", NULL, &err), -EINVAL);
+	assert_string_equal(err->msg, want);
+	ts_cdi_registry_free(reg);
+}
+
+/*
+ * A YAML alias bomb (a 64 KiB scalar aliased 200,000 times) next to a good
+ * spec: a problem of its own file, the registry loads, the good device
+ * injects.  Before: 34 s, 12.8 GB, and the whole load failed "out of memory".
+ */
+static void test_bomb_does_not_fail_the_registry(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_json struct ts_json *config = parse("{}");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_registry *reg;
+	char *bomb, *p;
+
+	bomb = malloc(65536 + 200000 * 3 + 128);
+	assert_non_null(bomb);
+	p = bomb + sprintf(bomb, "cdiVersion: \"0.6.0\"\nkind: evil.test/bomb\nx: &a \"");
+	memset(p, 'A', 65536);
+	p += 65536;
+	p += sprintf(p, "\"\ndevices: [*a");
+	for (int i = 1; i < 200000; i++)
+		p += sprintf(p, ",*a");
+	strcpy(p, "]\n");
+	write_file(f->dirs[0], "bomb.yaml", bomb, 0644);
+	free(bomb);
+	write_file(f->dirs[0], "good.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\n"
+		   "devices: [{name: a, containerEdits: {env: [A=1]}}]\n",
+		   0644);
+	reg = load(f, false);
+	assert_string_equal(resolved_by(reg, "v.com/c=a"), "good.yaml");
+	assert_int_equal(n_problems(reg), 1);
+	assert_problem(reg, 0, f->dirs[0], "bomb.yaml",
+		       "line 3 column 4: document expands to more than 16777216 bytes (aliases)");
+	assert_int_equal(ts_cdi_inject(reg, config, (const char *const[]){"v.com/c=a"}, 1,
+				       "config.json", NULL, &err),
+			 1);
+	assert_json(ts_json_get_path(config, "process", "env", NULL), "[\"A=1\"]");
 	ts_cdi_registry_free(reg);
 }
 
@@ -724,6 +790,11 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_security, setup, teardown), TS_NEEDS_ROOT},
+		{cmocka_unit_test_setup_teardown(test_unresolvable_list_is_cut, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_bomb_does_not_fail_the_registry, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test(test_options_from_config), TS_NEEDS_NOTHING},
 	};
 	return ts_run_selected("test-registry", tests, ARRAY_SIZE(tests));

@@ -208,7 +208,27 @@ static void test_parse_errors(void **state)
 		 "text, "
 		 "comments are not enabled"},
 		{"invalid utf-8", "[\"\xff\"]",
-		 "config.json: line 1 column 3: lexical error: invalid bytes in UTF8 string"},
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xff (malformed, overlong or "
+		 "surrogate sequence)"},
+		/* yajl accepts these; runc (Go) reads U+FFFD, crun (yajl) the bytes or '?' */
+		{"overlong '/'", "{\"a\":\"x\xc0\xafy\"}",
+		 "config.json: line 1 column 8: invalid UTF-8 byte 0xc0 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"utf-8 surrogate", "[\"\xed\xa0\x80\"]",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xed (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"above U+10FFFF", "[\"\xf4\x90\x80\x80\"]",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xf4 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"truncated sequence", "[\"\xe2\x82",
+		 "config.json: line 1 column 3: invalid UTF-8 byte 0xe2 (malformed, overlong or "
+		 "surrogate sequence)"},
+		{"lone high surrogate", "{\"a\":\"\\ud800\"}",
+		 "config.json: line 1 column 7: lone UTF-16 surrogate escape '\\ud800'"},
+		{"high surrogate then not a low one", "[\"\\ud83d\\u0041\"]",
+		 "config.json: line 1 column 3: lone UTF-16 surrogate escape '\\ud83d'"},
+		{"lone low surrogate in a key", "{\"\\uDC00\":1}",
+		 "config.json: line 1 column 3: lone UTF-16 surrogate escape '\\uDC00'"},
 		{"nul in string", "[\"\\u0000\"]",
 		 "config.json: line 1 column 9: strings must not contain NUL (\\u0000)"},
 		{"nul in key", "{\"k\\u0000\":1}",
@@ -228,6 +248,19 @@ static void test_parse_errors(void **state)
 		assert_string_equal(err->msg, rows[i].msg);
 		assert_int_equal(err->errnum, 0);
 	}
+}
+
+/* What the validity check must let through: pairs, escaped backslashes,
+ * well-formed multi-byte text, the text "\\ud800" outside strings' escapes. */
+static void test_parse_valid_text(void **state)
+{
+	cleanup_json struct ts_json *j =
+		parse_ok("{\"e\":\"\\ud83d\\ude00\",\"b\":\"\\\\ud800\",\"u\":\"\xe2\x82\xac "
+			 "\xf0\x9f\x98\x80\",\"q\":\"\\\"\\\\ud800\"}");
+
+	assert_string_equal(ts_json_get_string(j, "e"), "\xf0\x9f\x98\x80");
+	assert_string_equal(ts_json_get_string(j, "b"), "\\ud800");
+	assert_string_equal(ts_json_get_string(j, "q"), "\"\\ud800");
 }
 
 static void test_parse_depth_limit(void **state)
@@ -321,6 +354,46 @@ static void test_object_set_errors(void **state)
 	assert_string_equal(err->msg, "cannot set 'k'");
 	assert_int_equal(err->errnum, ENOMEM);
 	assert_compact(obj, "{}");
+}
+
+static void test_object_append_keeps_duplicates(void **state)
+{
+	cleanup_json struct ts_json *obj = parse_ok("{\"a\":1}"), *arr = parse_ok("[]");
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_json_object_append(obj, "b", ts_json_new_int(2), &err), 0);
+	assert_int_equal(ts_json_object_append(obj, "a", ts_json_new_int(3), &err), 0);
+	assert_compact(obj, "{\"a\":1,\"b\":2,\"a\":3}");
+	assert_int_equal(ts_json_object_append(arr, "k", ts_json_new_int(1), &err), -EINVAL);
+	assert_string_equal(err->msg, "cannot append 'k': expected object, got array");
+	ts_error_clear(&err);
+	assert_int_equal(ts_json_object_append(obj, "k", NULL, &err), -ENOMEM);
+	assert_string_equal(err->msg, "cannot append 'k'");
+}
+
+static void test_object_find_duplicate(void **state)
+{
+	static const struct {
+		const char *name, *in;
+		int want_ret;
+		size_t want_index;
+	} rows[] = {
+		{"none", "{\"a\":1,\"b\":2,\"c\":3}", 0, 0},
+		{"empty", "{}", 0, 0},
+		{"not an object", "[1,1]", 0, 0},
+		{"one repeat", "{\"a\":1,\"b\":2,\"a\":3}", 1, 2},
+		{"the earliest repeat wins", "{\"z\":1,\"a\":1,\"a\":2,\"z\":3,\"a\":4}", 1, 2},
+		{"a later run's second", "{\"b\":1,\"a\":1,\"c\":1,\"b\":2,\"a\":2}", 1, 3},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_json struct ts_json *j = parse_ok(rows[i].in);
+		size_t index = 99;
+
+		print_message("row %s\n", rows[i].name);
+		assert_int_equal(ts_json_object_find_duplicate(j, &index), rows[i].want_ret);
+		assert_int_equal(index, rows[i].want_ret ? rows[i].want_index : 99);
+	}
 }
 
 static void test_object_ensure(void **state)
@@ -696,11 +769,14 @@ int main(void)
 		cmocka_unit_test(test_compact_roundtrip_table),
 		cmocka_unit_test(test_pretty_output),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_valid_text),
 		cmocka_unit_test(test_parse_depth_limit),
 		cmocka_unit_test(test_parse_len_bounded),
 		cmocka_unit_test(test_get_duplicate_returns_last),
 		cmocka_unit_test(test_object_set),
 		cmocka_unit_test(test_object_set_errors),
+		cmocka_unit_test(test_object_append_keeps_duplicates),
+		cmocka_unit_test(test_object_find_duplicate),
 		cmocka_unit_test(test_object_ensure),
 		cmocka_unit_test(test_object_remove),
 		cmocka_unit_test(test_array_mutators),

@@ -79,6 +79,44 @@ static void test_atomic_write_keeps_mode_and_content(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* The owner is the new file's before the rename: as root any uid:gid, set-id
+ * bits kept; unprivileged, another owner fails and leaves the old file. */
+static void test_atomic_write_owned(void **state)
+{
+	char dir[] = "/tmp/ts-fileio-XXXXXX";
+	cleanup_close int dfd = -EBADF;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(
+		ts_write_file_atomic_owned_at(dfd, "f", "old", 3, 0640, (uid_t)-1, (gid_t)-1, &err),
+		0);
+	assert_int_equal(fstatat(dfd, "f", &st, 0), 0);
+	assert_int_equal(st.st_uid, geteuid());
+	if (geteuid() == 0) {
+		assert_int_equal(
+			ts_write_file_atomic_owned_at(dfd, "f", "new", 3, 02750, 1234, 5678, &err),
+			0);
+		assert_int_equal(fstatat(dfd, "f", &st, 0), 0);
+		assert_int_equal(st.st_uid, 1234);
+		assert_int_equal(st.st_gid, 5678);
+		assert_int_equal(st.st_mode & 07777, 02750);
+	} else {
+		assert_int_equal(
+			ts_write_file_atomic_owned_at(dfd, "f", "new", 3, 0640, 0, 0, &err),
+			-EPERM);
+		assert_string_equal(err->msg, "f: cannot replace");
+		assert_int_equal(ts_read_file_at(dfd, "f", 0, &buf, NULL, &err), 0);
+		assert_string_equal(buf, "old");
+	}
+	assert_int_equal(unlinkat(dfd, "f", 0), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_read_missing_file(void **state)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -94,6 +132,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_keeps_mode_and_content),
+		cmocka_unit_test(test_atomic_write_owned),
 		cmocka_unit_test(test_read_missing_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
