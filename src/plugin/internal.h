@@ -15,6 +15,13 @@
 struct ts_plugin_denied_call {
 	const char *group;
 	const char *name;
+	/* Non-zero: the call is denied only when its flags argument (clone's
+	 * or unshare's) holds one of these bits, e.g. CLONE_NEWUSER. */
+	uint64_t flags;
+	/* The errno of a denied call: EPERM, or ENOSYS for clone3, whose flags
+	 * sit in memory the filter cannot read; libc and Go then fall back to
+	 * clone, whose flags it can. */
+	int errnum;
 };
 extern const struct ts_plugin_denied_call ts_plugin_denied_calls[];
 /* Number of entries of ts_plugin_denied_calls (without the terminator). */

@@ -30,8 +30,10 @@
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
  * failing with EPERM the calls of the groups "module", "kexec", "reboot",
- * "ptrace", "bpf", "mount", "keyring" unless sandbox.allow names the group
- * or the call.
+ * "ptrace", "bpf", "mount", "keyring", "namespaces" (unshare and clone with a
+ * CLONE_NEW* flag, setns; clone3 fails with ENOSYS), "userfaultfd", "perf"
+ * (perf_event_open), "io_uring" (setup, enter, register) unless
+ * sandbox.allow names the group or the call.
  *
  * Config (the toposhim config file, root object):
  *   "plugins": [{"type": NAME, "path": ABS, "conf": {...}, "timeout_ms": 2000,

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <linux/filter.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -21,31 +22,53 @@
 #include "plugin/internal.h"
 #include "util/cleanup.h"
 
+/* Namespace flags of clone(2) and unshare(2) (linux/sched.h).  A new user
+ * namespace gives a process every capability inside it, and with them the
+ * kernel's attack surface of mounts, netfilter and the like; the others
+ * need CAP_SYS_ADMIN anyway unless combined with one.  CLONE_NEWTIME is
+ * unshare-only: in clone's flags that bit belongs to the exit signal. */
+#define NS_CLONE_FLAGS                                                                            \
+	((uint64_t)(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
+		    CLONE_NEWPID | CLONE_NEWNET))
+#define NS_CLONE_NEWTIME 0x00000080ULL /* Linux 5.6; absent from older headers */
+#define NS_UNSHARE_FLAGS (NS_CLONE_FLAGS | NS_CLONE_NEWTIME)
+
 const struct ts_plugin_denied_call ts_plugin_denied_calls[] = {
-	{"module", "init_module"},
-	{"module", "finit_module"},
-	{"module", "delete_module"},
-	{"kexec", "kexec_load"},
-	{"kexec", "kexec_file_load"},
-	{"reboot", "reboot"},
-	{"ptrace", "ptrace"},
-	{"bpf", "bpf"},
-	{"mount", "mount"},
-	{"mount", "umount"},
-	{"mount", "umount2"},
-	{"mount", "pivot_root"},
-	{"mount", "fsopen"},
-	{"mount", "fsconfig"},
-	{"mount", "fsmount"},
-	{"mount", "fspick"},
-	{"mount", "move_mount"},
-	{"mount", "open_tree"},
-	{"mount", "mount_setattr"},
-	{"keyring", "add_key"},
-	{"keyring", "request_key"},
-	{"keyring", "keyctl"},
-	{NULL, NULL},
+	{"module", "init_module", 0, EPERM},
+	{"module", "finit_module", 0, EPERM},
+	{"module", "delete_module", 0, EPERM},
+	{"kexec", "kexec_load", 0, EPERM},
+	{"kexec", "kexec_file_load", 0, EPERM},
+	{"reboot", "reboot", 0, EPERM},
+	{"ptrace", "ptrace", 0, EPERM},
+	{"bpf", "bpf", 0, EPERM},
+	{"mount", "mount", 0, EPERM},
+	{"mount", "umount", 0, EPERM},
+	{"mount", "umount2", 0, EPERM},
+	{"mount", "pivot_root", 0, EPERM},
+	{"mount", "fsopen", 0, EPERM},
+	{"mount", "fsconfig", 0, EPERM},
+	{"mount", "fsmount", 0, EPERM},
+	{"mount", "fspick", 0, EPERM},
+	{"mount", "move_mount", 0, EPERM},
+	{"mount", "open_tree", 0, EPERM},
+	{"mount", "mount_setattr", 0, EPERM},
+	{"keyring", "add_key", 0, EPERM},
+	{"keyring", "request_key", 0, EPERM},
+	{"keyring", "keyctl", 0, EPERM},
+	{"namespaces", "unshare", NS_UNSHARE_FLAGS, EPERM},
+	{"namespaces", "clone", NS_CLONE_FLAGS, EPERM},
+	{"namespaces", "clone3", 0, ENOSYS},
+	{"namespaces", "setns", 0, EPERM},
+	{"userfaultfd", "userfaultfd", 0, EPERM},
+	{"perf", "perf_event_open", 0, EPERM},
+	{"io_uring", "io_uring_setup", 0, EPERM},
+	{"io_uring", "io_uring_enter", 0, EPERM},
+	{"io_uring", "io_uring_register", 0, EPERM},
+	{NULL, NULL, 0, 0},
 };
+/* config.c keeps the allowed entries as bits of a uint64_t. */
+_Static_assert(ARRAY_SIZE(ts_plugin_denied_calls) - 1 <= 64, "denied calls exceed 64");
 
 size_t ts_plugin_denied_calls_count(void)
 {
@@ -104,6 +127,43 @@ static int add_arches(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/* Where clone(2) takes its flags: the first argument, but the second on
+ * s390 (its stack and flags are swapped).  unshare(2) has them first
+ * everywhere. */
+static unsigned flags_arg(const struct ts_plugin_denied_call *c)
+{
+	uint32_t native = seccomp_arch_native();
+
+	if (strcmp(c->name, "clone") == 0 &&
+	    (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
+		return 1;
+	return 0;
+}
+
+/* One denied call: always, or (flags != 0) once per flag bit, since a
+ * seccomp comparison tests one masked value: "arg & bit == bit". */
+static int add_rule(scmp_filter_ctx ctx, const struct ts_plugin_denied_call *c)
+{
+	int nr = seccomp_syscall_resolve_name(c->name);
+	int r;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* unknown to this libseccomp: no arch has it */
+	if (c->flags == 0)
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(c->errnum), nr, 0);
+	for (unsigned bit = 0; bit < 64; bit++) {
+		uint64_t m = UINT64_C(1) << bit;
+
+		if (!(c->flags & m))
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(c->errnum), nr, 1,
+				     SCMP_CMP(flags_arg(c), SCMP_CMP_MASKED_EQ, m, m));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *prep,
 			struct ts_error **err)
 {
@@ -118,14 +178,9 @@ static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sand
 	if (r < 0)
 		return ts_error_set(err, -r, "cannot sandbox: seccomp_arch_add");
 	for (size_t i = 0; ts_plugin_denied_calls[i].name != NULL; i++) {
-		int nr;
-
 		if (s->allow & (UINT64_C(1) << i))
 			continue;
-		nr = seccomp_syscall_resolve_name(ts_plugin_denied_calls[i].name);
-		if (nr == __NR_SCMP_ERROR)
-			continue; /* unknown to this libseccomp: no arch has it */
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		r = add_rule(ctx, &ts_plugin_denied_calls[i]);
 		if (r < 0)
 			return ts_error_set(err, -r, "cannot sandbox: seccomp rule for '%s'",
 					    ts_plugin_denied_calls[i].name);

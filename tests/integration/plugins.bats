@@ -7,6 +7,7 @@ load containers
 
 SCRIPTED="$TS_SRCDIR/tests/fixtures/plugins/scripted"
 HOOKS="$TS_BUILDDIR/hooks"
+PROBE="$TS_BUILDDIR/tests/fixtures/plugins/probe"
 
 setup() {
 	require_root
@@ -141,4 +142,17 @@ PLUGIN
 	# the config asked for a quota: without the plugin it would be in force
 	run jq -r '.linux.resources.cpu.quota' "$WORK/b/config.json"
 	[ "$output" = 100000 ]
+}
+
+@test "the sandbox: no new namespaces, userfaultfd, perf events or io_uring for a plugin" {
+	plugins_config "[{\"type\": \"probe\", \"path\": \"$PROBE\", \"stages\": [\"pre-create\"], \"conf\": {\"probe-report\": \"stderr\"}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'probe' ($PROBE): exited with status 1: stderr: '"* ]] || { echo "$output"; false; }
+	for want in unshare=EPERM unshare_net=EPERM unshare_mnt=EPERM clone=EPERM clone_pid=EPERM \
+		"clone3=errno 38" setns=EPERM userfaultfd=EPERM perf_event_open=EPERM \
+		io_uring_setup=EPERM io_uring_enter=EPERM io_uring_register=EPERM clone_plain=ok; do
+		[[ "$output" == *" $want "* ]] || { echo "want $want in: $output"; false; }
+	done
 }

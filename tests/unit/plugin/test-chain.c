@@ -381,14 +381,22 @@ static void test_sandbox_denies_calls(void **state)
 			"\"CAP_SYS_PTRACE\", \"CAP_SYS_MODULE\"]}");
 	for (size_t i = 0; i < ts_plugin_denied_calls_count(); i++) {
 		const char *name = ts_plugin_denied_calls[i].name, *got;
+		const char *want =
+			ts_plugin_denied_calls[i].errnum == ENOSYS ? "errno 38" : "EPERM";
 
 		if (strcmp(name, "umount") == 0)
 			continue; /* x86-64 has umount2 only; the probe tries that */
 		got = meta(&rep, 0, name);
 		assert_non_null(got);
-		if (strcmp(got, "EPERM") != 0)
-			fail_msg("%s: got %s, want EPERM", name, got);
+		if (strcmp(got, want) != 0)
+			fail_msg("%s: got %s, want %s", name, got, want);
 	}
+	/* clone and unshare are denied by their namespace flags only. */
+	assert_string_equal(meta(&rep, 0, "unshare_net"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "unshare_mnt"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "clone_pid"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "clone_plain"), "ok");
+	assert_string_equal(meta(&rep, 0, "unshare_files"), "ok");
 #if defined(__x86_64__)
 	/* The i386 table of the same process is filtered as well. */
 	assert_string_equal(meta(&rep, 0, "ia32_mount"), "EPERM");
@@ -402,15 +410,17 @@ static void test_sandbox_denies_calls(void **state)
 
 static void test_sandbox_allow(void **state)
 {
-	static const char *const allowed[] = {"ptrace", "mount",  "umount2",  "keyctl",
-					      "reboot", "fsopen", "open_tree"};
+	static const char *const allowed[] = {"ptrace",	       "mount",	 "umount2",   "keyctl",
+					      "reboot",	       "fsopen", "open_tree", "unshare",
+					      "unshare_net",   "clone",	 "clone3",    "setns",
+					      "io_uring_setup"};
 	struct ts_plugin_report rep;
 
 	(void)state;
 	require_root();
 	rep = run_probe("{\"capabilities\": [\"CAP_SYS_ADMIN\", \"CAP_SYS_BOOT\", "
 			"\"CAP_SYS_PTRACE\"], \"allow\": [\"ptrace\", \"mount\", \"keyring\", "
-			"\"reboot\"]}");
+			"\"reboot\", \"namespaces\", \"io_uring_setup\"]}");
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
 		const char *got = meta(&rep, 0, allowed[i]);
 
@@ -425,6 +435,8 @@ static void test_sandbox_allow(void **state)
 	/* Not named in allow: still denied. */
 	assert_string_equal(meta(&rep, 0, "bpf"), "EPERM");
 	assert_string_equal(meta(&rep, 0, "init_module"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "io_uring_enter"), "EPERM");
+	assert_string_equal(meta(&rep, 0, "userfaultfd"), "EPERM");
 	ts_plugin_report_release(&rep);
 }
 
