@@ -29,12 +29,27 @@ static int type_error(struct ts_error **err, const char *what, const char *key, 
 			    ts_json_type_name(got->type));
 }
 
-/* Look name up in dirs; *ret_path is malloc'd. */
+/* Look name up in dirs; *ret_path is malloc'd.  Every directory of the
+ * list that exists is checked (ts_plugin_path_check()), not only the one
+ * holding the plugin: a directory earlier in the list that others can
+ * write lets them put a plugin of the same name in front. */
 static int lookup(const char *name, const char *const *dirs, const char *what, char **ret_path,
 		  struct ts_error **err)
 {
 	size_t list_len = 1;
+	int r;
 
+	for (size_t i = 0; dirs[i] != NULL; i++) {
+		struct stat st;
+
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+		if (stat(dirs[i], &st) < 0)
+			continue;
+		r = ts_plugin_path_check(dirs[i], err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s/type': plugin directory", what);
+	}
 	for (size_t i = 0; dirs[i] != NULL; i++) {
 		cleanup_free char *p = NULL;
 		struct stat st;
@@ -439,6 +454,10 @@ static int load_nri(const struct ts_json *config, const char *config_path, const
 	}
 	if (r < 0)
 		return r;
+	/* It names the plugins to run: as much ours as the config file. */
+	r = ts_plugin_path_check(path, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s: '/nri_conf'", config_path);
 	return ts_plugin_nri_conf_parse(text, len, path, dirs, c, err);
 }
 

@@ -248,6 +248,15 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	pid_t pid;
 	int r;
 
+	/* Checked at each run, just before it: the binary is what runs. */
+	r = ts_plugin_path_check(p->path, err);
+	if (r == -ENOENT) {
+		/* as execve would fail; the walk's message names a component */
+		ts_error_clear(err);
+		return ts_error_set(err, ENOENT, "cannot execute");
+	}
+	if (r < 0)
+		return r;
 	r = ts_plugin_sandbox_prepare(&p->sandbox, &prep, err);
 	if (r < 0)
 		return r;

@@ -109,6 +109,24 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 int ts_plugin_adjust_merge(struct ts_json *acc, const struct ts_json *adjust,
 			   struct ts_error **err);
 
+/* ---- trust.c ---- */
+
+/**
+ * Check that only root (or the user we run as) can change what path names:
+ * walking it component by component, through every symbolic link, each
+ * directory must be owned by root or our euid and not writable by group or
+ * others, a sticky directory such as /tmp excepted; the final entry (the
+ * file, or a plugin directory) has the same rule without the sticky
+ * exception; a link must be owned by root or our euid.
+ * @param[in] path  absolute.
+ * @return 0; -EINVAL "unsafe path '<p>' (owner <uid>, mode <octal>): must be
+ *         owned by root and not writable by group or others" naming the first
+ *         offending component (" or uid N" when euid is not 0); -EINVAL "not
+ *         absolute '<path>'"; -errno of lstat/readlink ("<p>: <strerror>"),
+ *         -ELOOP beyond 40 links, -ENOTDIR, -ENAMETOOLONG.
+ */
+int ts_plugin_path_check(const char *path, struct ts_error **err);
+
 /* ---- sandbox.c ---- */
 
 /* Everything the child needs, prepared before fork. */

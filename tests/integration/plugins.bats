@@ -5,15 +5,21 @@
 
 load containers
 
-SCRIPTED="$TS_SRCDIR/tests/fixtures/plugins/scripted"
-HOOKS="$TS_BUILDDIR/hooks"
-PROBE="$TS_BUILDDIR/tests/fixtures/plugins/probe"
-
 setup() {
 	require_root
 	require_cmd runc
 	containers_setup
 	LOG="$WORK/events.jsonl"
+	# toposhim runs only plugins that nobody but root can change: the
+	# checkout and build tree may be another user's, so run copies.
+	HOOKS="$WORK/plugins"
+	install -d -m 0755 "$HOOKS"
+	install -m 0755 "$TS_SRCDIR/tests/fixtures/plugins/scripted" \
+		"$TS_BUILDDIR/tests/fixtures/plugins/probe" "$TS_BUILDDIR/hooks/log" \
+		"$TS_BUILDDIR/hooks/example" "$TS_BUILDDIR/hooks/confine" \
+		"$TS_BUILDDIR/hooks/clearcfs" "$HOOKS/"
+	SCRIPTED="$HOOKS/scripted"
+	PROBE="$HOOKS/probe"
 }
 
 teardown() {
@@ -155,4 +161,37 @@ PLUGIN
 		io_uring_setup=EPERM io_uring_enter=EPERM io_uring_register=EPERM clone_plain=ok; do
 		[[ "$output" == *" $want "* ]] || { echo "want $want in: $output"; false; }
 	done
+}
+
+# An attacker's plugin: it leaves a mark that it ran.
+write_evil() {
+	cat >"$1" <<PLUGIN
+#!/bin/sh
+cat >/dev/null
+echo ran >"$WORK/evil-ran"
+echo '{"plugin": "evil", "version": "0.1", "error": "", "metadata": {}}'
+PLUGIN
+	chmod 0755 "$1"
+}
+
+@test "owner and mode: a world-writable plugin directory is refused" {
+	install -d -m 0777 "$WORK/open"
+	write_evil "$WORK/open/evil"
+	write_config "\"plugin_dirs\": [\"$WORK/open\"], \"plugins\": [{\"type\": \"evil\", \"stages\": [\"pre-create\"]}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/plugins/0/type': plugin directory: unsafe path '$WORK/open' (owner 0, mode 0777): must be owned by root and not writable by group or others" ] || { echo "$output"; false; }
+	[ ! -e "$WORK/evil-ran" ]
+}
+
+@test "owner and mode: a plugin binary of another user is refused" {
+	write_evil "$HOOKS/evil"
+	chown 1000 "$HOOKS/evil"
+	plugins_config "[{\"type\": \"evil\", \"path\": \"$HOOKS/evil\", \"stages\": [\"pre-create\"]}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$output" = "toposhim: plugin 'evil' ($HOOKS/evil): unsafe path '$HOOKS/evil' (owner 1000, mode 0755): must be owned by root and not writable by group or others" ] || { echo "$output"; false; }
+	[ ! -e "$WORK/evil-ran" ]
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -18,24 +19,46 @@
 #include "util/cleanup.h"
 
 static char *scripted, *probe;
+static char dir[] = "/tmp/ts-chain-XXXXXX";
+
+/* Copy a fixture into dir: the chain runs only binaries that nobody but
+ * root (or the user running the tests) can change, and a checkout may be
+ * another user's. */
+static int install(const char *from, const char *name, mode_t mode, char **ret)
+{
+	char cmd[1024];
+
+	if (asprintf(ret, "%s/%s", dir, name) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod %o '%s'", from, *ret, (unsigned)mode,
+		 *ret);
+	return system(cmd) == 0 ? 0 : -1;
+}
 
 static int setup(void **state)
 {
 	const char *src = getenv("TS_SRCDIR"), *build = getenv("TS_BUILDDIR");
+	char from[512];
 
 	(void)state;
-	if (asprintf(&scripted, "%s/tests/fixtures/plugins/scripted", src ? src : ".") < 0 ||
-	    asprintf(&probe, "%s/tests/fixtures/plugins/probe", build ? build : ".") < 0)
+	if (mkdtemp(dir) == NULL || chmod(dir, 0755) < 0)
 		return -1;
-	return 0;
+	snprintf(from, sizeof(from), "%s/tests/fixtures/plugins/scripted", src ? src : ".");
+	if (install(from, "scripted", 0755, &scripted) < 0)
+		return -1;
+	snprintf(from, sizeof(from), "%s/tests/fixtures/plugins/probe", build ? build : ".");
+	return install(from, "probe", 0755, &probe);
 }
 
 static int teardown(void **state)
 {
+	char cmd[128];
+
 	(void)state;
 	free(scripted);
 	free(probe);
-	return 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Load a chain from config text in which every "@S" is the scripted
@@ -296,6 +319,31 @@ static void test_exec_failure(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* A binary others may write is not run: they would choose what runs. */
+static void test_unsafe_binary(void **state)
+{
+	cleanup_free char *loose = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c;
+	char cfg[512], want[1024], uid[32] = "";
+
+	(void)state;
+	assert_int_equal(install(scripted, "loose", 0777, &loose), 0);
+	snprintf(cfg, sizeof(cfg), "{\"plugins\": [{\"type\": \"loose\", \"path\": \"%s\"}]}",
+		 loose);
+	c = load(cfg);
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, NULL, &err),
+			 -EINVAL);
+	if (geteuid() != 0)
+		snprintf(uid, sizeof(uid), " or uid %u", (unsigned)geteuid());
+	snprintf(want, sizeof(want),
+		 "plugin 'loose' (%s): unsafe path '%s' (owner %u, mode 0777): must be owned by "
+		 "root%s and not writable by group or others",
+		 loose, loose, (unsigned)geteuid(), uid);
+	assert_string_equal(err->msg, want);
+	ts_plugin_chain_free(c);
+}
+
 static void test_pre_create_adjust_merged(void **state)
 {
 	struct ts_plugin_chain *c = load(
@@ -493,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_clean_environment),
 		cmocka_unit_test(test_closed_stdio),
 		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_unsafe_binary),
 		cmocka_unit_test(test_pre_create_adjust_merged),
 		cmocka_unit_test(test_pre_create_adjust_refused),
 		cmocka_unit_test(test_sandbox_denies_calls),

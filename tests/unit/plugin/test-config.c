@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -248,6 +249,72 @@ static void test_nri_conf_from_config(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* "must be owned by root" and, run as another user, " or uid N". */
+static void unsafe_msg(char *buf, size_t size, const char *prefix, const char *path,
+		       const char *mode)
+{
+	char uid[32] = "";
+
+	if (geteuid() != 0)
+		snprintf(uid, sizeof(uid), " or uid %u", (unsigned)geteuid());
+	snprintf(buf, size,
+		 "%sunsafe path '%s' (owner %u, mode %s): must be owned by root%s and not writable "
+		 "by group or others",
+		 prefix, path, (unsigned)geteuid(), mode, uid);
+}
+
+/* A world-writable directory of plugin_dirs is refused even when the
+ * plugin is found in a later one: whoever writes there could put one of
+ * the same name in front. */
+static void test_unsafe_plugin_dir(void **state)
+{
+	char dir[] = "/tmp/ts-plugin-dir-XXXXXX", text[512], want[512];
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(text, sizeof(text),
+		 "{\"plugin_dirs\": [\"%s\", \"/bin\"], \"plugins\": [{\"type\": \"true\"}]}", dir);
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), -EINVAL);
+	unsafe_msg(want, sizeof(want), "c.json: '/plugins/0/type': plugin directory: ", dir,
+		   "0777");
+	assert_string_equal(err->msg, want);
+	assert_null(c);
+	/* Once only root can write it, the lookup goes on to /bin. */
+	assert_int_equal(chmod(dir, 0755), 0);
+	ts_error_clear(&err);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), 0);
+	assert_string_equal(c->plugins[0].path, "/bin/true");
+	ts_plugin_chain_free(c);
+	rmdir(dir);
+}
+
+static void test_unsafe_nri_conf(void **state)
+{
+	char path[] = "/tmp/ts-nri-conf-XXXXXX", text[512], want[512];
+	static const char nri[] = "{\"version\": \"0.1\", \"plugins\": []}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, nri, strlen(nri)), (ssize_t)strlen(nri));
+	close(fd);
+	assert_int_equal(chmod(path, 0666), 0);
+	snprintf(text, sizeof(text), "{\"nri_conf\": \"%s\"}", path);
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), -EINVAL);
+	unlink(path);
+	unsafe_msg(want, sizeof(want), "c.json: '/nri_conf': ", path, "0666");
+	assert_string_equal(err->msg, want);
+}
+
 /* Without "plugin_dirs": the install dir, then the fixed defaults, once each. */
 static void test_default_dirs(void **state)
 {
@@ -285,9 +352,14 @@ static void test_stage_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_config_rows),  cmocka_unit_test(test_config_fields),
-		cmocka_unit_test(test_nri_conf),     cmocka_unit_test(test_nri_conf_from_config),
-		cmocka_unit_test(test_default_dirs), cmocka_unit_test(test_stage_names),
+		cmocka_unit_test(test_config_rows),
+		cmocka_unit_test(test_config_fields),
+		cmocka_unit_test(test_nri_conf),
+		cmocka_unit_test(test_nri_conf_from_config),
+		cmocka_unit_test(test_default_dirs),
+		cmocka_unit_test(test_stage_names),
+		cmocka_unit_test(test_unsafe_plugin_dir),
+		cmocka_unit_test(test_unsafe_nri_conf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
