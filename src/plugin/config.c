@@ -185,6 +185,21 @@ static int parse_caps(const struct ts_json *v, const char *what, uint64_t *ret,
 	return 0;
 }
 
+static int parse_user(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+		      struct ts_error **err)
+{
+	if (v->type != TS_JSON_STRING)
+		return type_error(err, what, "sandbox/user", "string", v);
+	if (!name_valid(v->u.string))
+		return ts_error_set(err, 0, "%s/sandbox/user': invalid user name '%s'", what,
+				    v->u.string);
+	free(sb->user);
+	sb->user = strdup(v->u.string);
+	if (sb->user == NULL)
+		return ts_error_set(err, ENOMEM, "%s/sandbox/user'", what);
+	return 0;
+}
+
 static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
 			 struct ts_error **err)
 {
@@ -204,11 +219,16 @@ static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_pl
 			r = parse_id(val, what, "sandbox/uid", &sb->uid, err);
 		else if (strcmp(key, "gid") == 0)
 			r = parse_id(val, what, "sandbox/gid", &sb->gid, err);
+		else if (strcmp(key, "user") == 0)
+			r = parse_user(val, what, sb, err);
 		else
 			r = ts_error_set(err, 0, "%s/sandbox': unknown key '%s'", what, key);
 		if (r < 0)
 			return r;
 	}
+	if (sb->user != NULL && sb->uid >= 0)
+		return ts_error_set(err, 0, "%s/sandbox/user': conflicts with 'uid' '%s'", what,
+				    sb->user);
 	return 0;
 }
 
@@ -274,6 +294,7 @@ void ts_plugin_release(struct ts_plugin *p)
 	free(p->type);
 	free(p->path);
 	ts_json_free(p->conf);
+	free(p->sandbox.user);
 	*p = (struct ts_plugin){0};
 }
 

@@ -30,8 +30,9 @@ size_t ts_plugin_denied_calls_count(void);
 struct ts_plugin_sandbox {
 	uint64_t caps;	/* bit n set: keep capability n */
 	uint64_t allow; /* bit i set: ts_plugin_denied_calls[i] is allowed */
-	int64_t uid;	/* -1: keep */
-	int64_t gid;	/* -1: keep */
+	int64_t uid;	/* -1: not configured (see ts_plugin_sandbox_ids()) */
+	int64_t gid;	/* -1: not configured */
+	char *user;	/* "user": a passwd name; NULL: not configured */
 };
 
 struct ts_plugin {
@@ -138,6 +139,22 @@ struct ts_plugin_sandbox_prep {
 	bool can_setpcap; /* we hold CAP_SETPCAP: the bounding set can be cut */
 	int64_t uid, gid;
 };
+
+/**
+ * The uid and gid a plugin runs as.  Run as root, toposhim never leaves a
+ * plugin root by default: without "uid" and "user" the plugin runs as the
+ * user TS_PLUGIN_USER_DEFAULT; "user" names another; "uid" gives a number
+ * (0 only as an explicit opt-in).  Without "gid", the gid is the primary
+ * group of the uid's passwd entry.  Run as another user (tests), toposhim
+ * cannot change ids: unconfigured ids stay as they are (-1), configured
+ * ones are tried and fail at setuid/setgid as the kernel says.
+ * @param[out] ret_uid, ret_gid  -1: keep.
+ * @return 0; -ENOENT "cannot sandbox: user '<name>' does not exist (create it
+ *         with useradd --system <name>, or set sandbox.uid)"; -ENOENT
+ *         "cannot sandbox: uid N has no passwd entry: set sandbox.gid".
+ */
+int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, int64_t *ret_gid,
+			  struct ts_error **err);
 
 int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *ret,
 			      struct ts_error **err);

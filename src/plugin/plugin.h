@@ -25,8 +25,9 @@
  * Sandbox (applied in the forked child between fork and exec, with only
  * async-signal-safe calls; everything is prepared before fork): a clean
  * environment (PATH only), working directory /, fds 0-2 only, its own
- * process group, optional
- * setgroups/setgid/setuid, capabilities limited to sandbox.capabilities
+ * process group, setgroups/setgid/setuid to the user TS_PLUGIN_USER_DEFAULT
+ * or the one sandbox.user or sandbox.uid names (root only when configured;
+ * see ts_plugin_sandbox_ids() in internal.h), capabilities limited to sandbox.capabilities
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
  * failing with EPERM the calls of the groups "module", "kexec", "reboot",
@@ -39,7 +40,7 @@
  *   "plugins": [{"type": NAME, "path": ABS, "conf": {...}, "timeout_ms": 2000,
  *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
- *                            "uid": 0, "gid": 0}}],
+ *                            "user": NAME | "uid": N, "gid": N}}],
  *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
  *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
@@ -64,6 +65,9 @@
 #define TS_PLUGIN_STDOUT_MAX (1024 * 1024)
 #define TS_PLUGIN_STDERR_MAX (64 * 1024)
 #define TS_PLUGIN_NRI_CONF_DEFAULT "/etc/nri/conf.json"
+/* The system user plugins run as by default (contrib/plugin-user.sh, run by
+ * `make install` and contrib/setup-debian.sh, creates it). */
+#define TS_PLUGIN_USER_DEFAULT "toposhim-plugin"
 /* The environment of every plugin: nothing of ours or the engine's leaks. */
 #define TS_PLUGIN_ENV_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <grp.h>
+#include <pwd.h>
 
 #include "plugin/internal.h"
 #include "util/cleanup.h"
@@ -206,18 +207,58 @@ static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sand
 	return 0;
 }
 
+int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, int64_t *ret_gid,
+			  struct ts_error **err)
+{
+	const char *name = s->user;
+	int64_t uid = s->uid, gid = s->gid;
+	struct passwd *pw = NULL;
+
+	if (uid < 0 && name == NULL && geteuid() != 0) {
+		/* Not root: the plugin has our rights, which we cannot change. */
+		*ret_uid = -1;
+		*ret_gid = gid;
+		return 0;
+	}
+	if (uid < 0 && name == NULL)
+		name = TS_PLUGIN_USER_DEFAULT;
+	if (name != NULL) {
+		errno = 0;
+		pw = getpwnam(name);
+		if (pw == NULL)
+			return ts_error_set(err, errno != 0 ? errno : ENOENT,
+					    "cannot sandbox: user '%s' does not exist (create it "
+					    "with useradd --system %s, or set sandbox.uid)",
+					    name, name);
+		uid = pw->pw_uid;
+	} else if (gid < 0) {
+		errno = 0;
+		pw = getpwuid((uid_t)uid);
+		if (pw == NULL)
+			return ts_error_set(err, errno != 0 ? errno : ENOENT,
+					    "cannot sandbox: uid %lld has no passwd entry: set "
+					    "sandbox.gid",
+					    (long long)uid);
+	}
+	*ret_uid = uid;
+	*ret_gid = gid >= 0 ? gid : (int64_t)pw->pw_gid;
+	return 0;
+}
+
 int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *ret,
 			      struct ts_error **err)
 {
 	struct ts_plugin_sandbox_prep prep = {
 		.caps = s->caps,
-		.uid = s->uid,
-		.gid = s->gid,
 		.cap_last = (int)cap_max_bits() - 1,
 	};
 	cleanup_cap cap_t cur = cap_get_proc();
 	cap_flag_value_t v = CAP_CLEAR;
 	int r;
+
+	r = ts_plugin_sandbox_ids(s, &prep.uid, &prep.gid, err);
+	if (r < 0)
+		return r;
 
 	if (cur != NULL && cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &v) == 0)
 		prep.can_setpcap = v == CAP_SET;

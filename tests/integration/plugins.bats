@@ -8,8 +8,12 @@ load containers
 setup() {
 	require_root
 	require_cmd runc
+	getent passwd toposhim-plugin >/dev/null ||
+		skip "no user toposhim-plugin, which plugins run as (contrib/plugin-user.sh creates it)"
 	containers_setup
-	LOG="$WORK/events.jsonl"
+	# Plugins run as toposhim-plugin: what they write goes here.
+	install -d -m 0755 -o toposhim-plugin "$WORK/out"
+	LOG="$WORK/out/events.jsonl"
 	# toposhim runs only plugins that nobody but root can change: the
 	# checkout and build tree may be another user's, so run copies.
 	HOOKS="$WORK/plugins"
@@ -23,6 +27,7 @@ setup() {
 }
 
 teardown() {
+	delete_test_containers
 	containers_teardown
 }
 
@@ -53,14 +58,14 @@ log_plugin() {
 }
 
 @test "a hanging plugin is killed at its timeout" {
-	plugins_config "[{\"type\": \"hang\", \"path\": \"$SCRIPTED\", \"timeout_ms\": 1000, \"conf\": {\"mode\": \"hang\", \"pidfile\": \"$WORK/hang.pid\"}}]"
+	plugins_config "[{\"type\": \"hang\", \"path\": \"$SCRIPTED\", \"timeout_ms\": 1000, \"conf\": {\"mode\": \"hang\"}}]"
 	make_bundle "$WORK/b" '["true"]'
 	SECONDS=0
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -ne 0 ]
 	[ "$SECONDS" -lt 30 ]
-	[[ "$output" == *"plugin 'hang' ($SCRIPTED): timed out after 1000 ms"* ]] || { echo "$output"; false; }
-	pid=$(cat "$WORK/hang.pid")
+	[[ "$output" =~ "plugin 'hang' ($SCRIPTED): timed out after 1000 ms: stderr: 'hang: pid "([0-9]+)"'" ]] || { echo "$output"; false; }
+	pid=${BASH_REMATCH[1]}
 	for _ in $(seq 100); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.05; done
 	! kill -0 -- "-$pid" 2>/dev/null
 }
@@ -92,19 +97,20 @@ log_plugin() {
 
 @test "confine keeps the reserved CPUs out of the container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-	plugins_config "[{\"type\": \"confine\", \"path\": \"$HOOKS/confine\", \"conf\": {\"reserved\": \"0\"}}]"
+	# confine writes the container's cgroup files, which are root's.
+	plugins_config "[{\"type\": \"confine\", \"path\": \"$HOOKS/confine\", \"conf\": {\"reserved\": \"0\"}, \"sandbox\": {\"uid\": 0}}]"
 	make_bundle "$WORK/b" '["grep","Cpus_allowed_list","/proc/self/status"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$output" = "Cpus_allowed_list:	1-$(($(nproc) - 1))" ] || [ "$output" = "Cpus_allowed_list:	1" ]
 }
 
-@test "the sandbox: a plugin runs without capabilities, with no_new_privs and seccomp" {
+@test "the sandbox: a plugin runs as toposhim-plugin without capabilities, with no_new_privs and seccomp" {
 	cat >"$WORK/sandboxed" <<PLUGIN
 #!/bin/sh
 cat >/dev/null
-grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/\$\$/status >"$WORK/sandbox.txt"
-env >"$WORK/sandbox-env.txt"
+grep -E '^(Uid|Gid|Groups|CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/\$\$/status >"$WORK/out/sandbox.txt"
+env >"$WORK/out/sandbox-env.txt"
 echo '{"plugin": "sandboxed", "version": "0.1", "error": "", "metadata": {}}'
 PLUGIN
 	chmod 0755 "$WORK/sandboxed"
@@ -112,8 +118,9 @@ PLUGIN
 	make_bundle "$WORK/b" '["true"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$(cat "$WORK/sandbox.txt")" = "$(printf 'CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2')" ]
-	run grep -c -v -E '^(PATH|PWD)=' "$WORK/sandbox-env.txt"
+	uid=$(id -u toposhim-plugin) gid=$(id -g toposhim-plugin)
+	[ "$(cat "$WORK/out/sandbox.txt")" = "$(printf 'Uid:\t%s\t%s\t%s\t%s\nGid:\t%s\t%s\t%s\t%s\nGroups:\t%s \nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2' "$uid" "$uid" "$uid" "$uid" "$gid" "$gid" "$gid" "$gid" "$gid")" ] || { cat "$WORK/out/sandbox.txt"; false; }
+	run grep -c -v -E '^(PATH|PWD)=' "$WORK/out/sandbox-env.txt"
 	[ "$output" = 0 ]
 }
 
@@ -137,7 +144,7 @@ PLUGIN
 
 @test "clearcfs removes the CFS quota of a critical container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for one exclusive CPU"
-	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\"}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
+	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\", \"sandbox\": {\"uid\": 0}}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
 	make_bundle "$WORK/b" '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d\" \" -f1 /sys/fs/cgroup/cpu.max"]'
 	jq '.linux.resources.cpu += {"quota": 100000, "period": 100000, "shares": 1024}' \
 		"$WORK/b/config.json" >"$WORK/b.json" && mv "$WORK/b.json" "$WORK/b/config.json"
@@ -194,4 +201,38 @@ PLUGIN
 	[ "$status" -ne 0 ]
 	[ "$output" = "toposhim: plugin 'evil' ($HOOKS/evil): unsafe path '$HOOKS/evil' (owner 1000, mode 0755): must be owned by root and not writable by group or others" ] || { echo "$output"; false; }
 	[ ! -e "$WORK/evil-ran" ]
+}
+
+# write_forger FILE: a plugin that replaces the state dir's allocations.json
+# with a record whose runtime is itself (which a later rebalance would
+# execute as root), and fails with the shell's message when it cannot.
+write_forger() {
+	cat >"$1" <<PLUGIN
+#!/bin/sh
+cat >/dev/null
+printf '{"version": 1, "allocations": [{"container_id": "x", "runtime": "%s"}]}' "\$0" \
+	>"$WORK/state/allocations.json" || exit 1
+echo '{"plugin": "forger", "version": "0.1", "error": "", "metadata": {}}'
+PLUGIN
+	chmod 0755 "$1"
+}
+
+# state_with_one_container: a running container whose allocation is in
+# $WORK/state, and a copy of the state file to compare with.
+state_with_one_container() {
+	write_config
+	make_bundle "$WORK/a" '["sleep","60"]'
+	"$TOPOSHIM" create --bundle "$WORK/a" "$ID-a" </dev/null >/dev/null 2>&1
+	cp "$WORK/state/allocations.json" "$WORK/allocations.before"
+}
+
+@test "a plugin cannot write the state dir (runs as toposhim-plugin)" {
+	state_with_one_container
+	write_forger "$HOOKS/forger"
+	plugins_config "[{\"type\": \"forger\", \"path\": \"$HOOKS/forger\", \"stages\": [\"pre-create\"]}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'forger' ($HOOKS/forger): exited with status 1: stderr: '$HOOKS/forger: 3: cannot create $WORK/state/allocations.json: Permission denied'" ]] || { echo "$output"; false; }
+	cmp "$WORK/allocations.before" "$WORK/state/allocations.json"
 }
