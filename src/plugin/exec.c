@@ -25,6 +25,7 @@
 struct child_status {
 	int errnum;
 	const char *step;
+	const char *arg; /* a path of the sandbox config, or NULL */
 };
 
 struct child_args {
@@ -33,7 +34,7 @@ struct child_args {
 	const char *path;
 	char *const *argv;
 	char *const *envp;
-	const struct ts_plugin_sandbox_prep *prep;
+	struct ts_plugin_sandbox_prep *prep;
 	sigset_t empty_mask;
 };
 
@@ -46,9 +47,9 @@ void ts_plugin_output_release(struct ts_plugin_output *o)
 	*o = (struct ts_plugin_output){0};
 }
 
-static void child_fail(int fd, int errnum, const char *step)
+static void child_fail(int fd, int errnum, const char *step, const char *arg)
 {
-	struct child_status st = {errnum, step};
+	struct child_status st = {errnum, step, arg};
 
 	(void)!write(fd, &st, sizeof(st));
 	_exit(127);
@@ -58,43 +59,43 @@ static void child_fail(int fd, int errnum, const char *step)
 static void child_main(const struct child_args *a)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	const char *step = NULL;
+	const char *step = NULL, *arg = NULL;
 	int status_fd = a->status_fd;
 	int r;
 
 	if (setpgid(0, 0) < 0)
-		child_fail(status_fd, errno, "setpgid");
+		child_fail(status_fd, errno, "setpgid", NULL);
 	if (chdir("/") < 0)
-		child_fail(status_fd, errno, "chdir");
+		child_fail(status_fd, errno, "chdir", NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL); /* fails for SIGKILL/SIGSTOP and RT internals */
 	if (sigprocmask(SIG_SETMASK, &a->empty_mask, NULL) < 0)
-		child_fail(status_fd, errno, "sigprocmask");
+		child_fail(status_fd, errno, "sigprocmask", NULL);
 	/* When we were started with fds 0-2 closed, our pipes may sit there:
 	 * move every one above 2 first, so that no dup2() below can land on a
 	 * pipe still needed or keep a close-on-exec flag (dup2(fd, fd) does). */
 	int fds[4] = {a->in_fd, a->out_fd, a->err_fd, status_fd};
 	for (size_t i = 0; i < 4; i++) {
 		if (fds[i] < 3 && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			child_fail(status_fd, errno, "fcntl(F_DUPFD_CLOEXEC)");
+			child_fail(status_fd, errno, "fcntl(F_DUPFD_CLOEXEC)", NULL);
 	}
 	status_fd = fds[3];
 	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
-		child_fail(status_fd, errno, "dup2");
+		child_fail(status_fd, errno, "dup2", NULL);
 	if (status_fd != 3) {
 		if (dup3(status_fd, 3, O_CLOEXEC) < 0)
-			child_fail(status_fd, errno, "dup3");
+			child_fail(status_fd, errno, "dup3", NULL);
 		status_fd = 3;
 	}
 	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0) {
 		for (unsigned fd = 4; fd <= a->max_fd; fd++)
 			(void)close((int)fd);
 	}
-	r = ts_plugin_sandbox_apply(a->prep, &step);
+	r = ts_plugin_sandbox_apply(a->prep, &step, &arg);
 	if (r < 0)
-		child_fail(status_fd, -r, step);
+		child_fail(status_fd, -r, step, arg);
 	execve(a->path, a->argv, a->envp);
-	child_fail(status_fd, errno, NULL);
+	child_fail(status_fd, errno, NULL, NULL);
 }
 
 static uint64_t now_ms(void)
@@ -241,7 +242,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	char *const argv[] = {(char *)p->path, (char *)"invoke", NULL};
 	char *const envp[] = {(char *)TS_PLUGIN_ENV_PATH, NULL};
 	struct ts_plugin_output o = {0};
-	struct child_status st = {0, NULL};
+	struct child_status st = {0, NULL, NULL};
 	struct rlimit rl = {1024, 1024};
 	int sv[2], fds[2];
 	ssize_t n;
@@ -318,7 +319,10 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		if (st.step != NULL)
+		if (st.step != NULL && st.arg != NULL)
+			r = ts_error_set(err, st.errnum, "cannot sandbox: %s '%s'", st.step,
+					 st.arg);
+		else if (st.step != NULL)
 			r = ts_error_set(err, st.errnum, "cannot sandbox: %s", st.step);
 		else
 			r = ts_error_set(err, st.errnum, "cannot execute");

@@ -28,11 +28,12 @@ extern const struct ts_plugin_denied_call ts_plugin_denied_calls[];
 size_t ts_plugin_denied_calls_count(void);
 
 struct ts_plugin_sandbox {
-	uint64_t caps;	/* bit n set: keep capability n */
-	uint64_t allow; /* bit i set: ts_plugin_denied_calls[i] is allowed */
-	int64_t uid;	/* -1: not configured (see ts_plugin_sandbox_ids()) */
-	int64_t gid;	/* -1: not configured */
-	char *user;	/* "user": a passwd name; NULL: not configured */
+	uint64_t caps;	 /* bit n set: keep capability n */
+	uint64_t allow;	 /* bit i set: ts_plugin_denied_calls[i] is allowed */
+	int64_t uid;	 /* -1: not configured (see ts_plugin_sandbox_ids()) */
+	int64_t gid;	 /* -1: not configured */
+	char *user;	 /* "user": a passwd name; NULL: not configured */
+	char **writable; /* NULL-terminated resolved paths the plugin may write; NULL: none */
 };
 
 struct ts_plugin {
@@ -128,6 +129,39 @@ int ts_plugin_adjust_merge(struct ts_json *acc, const struct ts_json *adjust,
  */
 int ts_plugin_path_check(const char *path, struct ts_error **err);
 
+/* ---- fsview.c ---- */
+
+/* The file system view of one plugin run, prepared before fork; the child
+ * fills tree_fds and ruleset_fd in its own copy. */
+struct ts_plugin_fsview {
+	const char *const *writable; /* borrowed from the sandbox */
+	size_t n_writable;
+	bool mount_ns;	  /* run as root: a read-only mount namespace */
+	int landlock_abi; /* 0: no Landlock */
+	int *tree_fds;	  /* n_writable entries, malloc'd */
+	int ruleset_fd;
+};
+
+/** The kernel's Landlock ABI version, 0 when it has none (or it is off). */
+int ts_plugin_landlock_abi(void);
+
+/** Prepare a view for s.  @return 0; -ENOMEM. */
+int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_fsview *ret,
+			     struct ts_error **err);
+void ts_plugin_fsview_release(struct ts_plugin_fsview *v);
+
+/* In the child, async-signal-safe; each returns 0 or -errno with the step
+ * and the path it was at (or NULL). */
+/** As root: own mount namespace, everything read-only but v->writable. */
+int ts_plugin_fsview_mounts(struct ts_plugin_fsview *v, const char **ret_step,
+			    const char **ret_arg);
+/** Build the Landlock ruleset (before dropping root: it opens the paths). */
+int ts_plugin_fsview_landlock(struct ts_plugin_fsview *v, const char **ret_step,
+			      const char **ret_arg);
+/** Enforce it (after no_new_privs). */
+int ts_plugin_fsview_restrict(struct ts_plugin_fsview *v, const char **ret_step,
+			      const char **ret_arg);
+
 /* ---- sandbox.c ---- */
 
 /* Everything the child needs, prepared before fork. */
@@ -138,6 +172,7 @@ struct ts_plugin_sandbox_prep {
 	int cap_last;	  /* highest capability the kernel knows */
 	bool can_setpcap; /* we hold CAP_SETPCAP: the bounding set can be cut */
 	int64_t uid, gid;
+	struct ts_plugin_fsview fsview;
 };
 
 /**
@@ -163,9 +198,11 @@ void ts_plugin_sandbox_prep_release(struct ts_plugin_sandbox_prep *prep);
 /**
  * Apply the sandbox in the forked child; async-signal-safe.
  * @param[out] ret_step  name of the failing step.
+ * @param[out] ret_arg   the path it failed at, or NULL.
  * @return 0 or -errno.
  */
-int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const char **ret_step);
+int ts_plugin_sandbox_apply(struct ts_plugin_sandbox_prep *prep, const char **ret_step,
+			    const char **ret_arg);
 
 /** Capability number of name ("CAP_CHOWN", "cap_chown", "chown"), or -1. */
 int ts_plugin_cap_from_name(const char *name);

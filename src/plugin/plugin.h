@@ -27,7 +27,9 @@
  * environment (PATH only), working directory /, fds 0-2 only, its own
  * process group, setgroups/setgid/setuid to the user TS_PLUGIN_USER_DEFAULT
  * or the one sandbox.user or sandbox.uid names (root only when configured;
- * see ts_plugin_sandbox_ids() in internal.h), capabilities limited to sandbox.capabilities
+ * see ts_plugin_sandbox_ids() in internal.h), a mount namespace where all
+ * is read-only but sandbox.writable, Landlock denying writes outside it
+ * (fsview.c), capabilities limited to sandbox.capabilities
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
  * failing with EPERM the calls of the groups "module", "kexec", "reboot",
@@ -40,7 +42,8 @@
  *   "plugins": [{"type": NAME, "path": ABS, "conf": {...}, "timeout_ms": 2000,
  *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
- *                            "user": NAME | "uid": N, "gid": N}}],
+ *                            "user": NAME | "uid": N, "gid": N,
+ *                            "writable": [ABS, ...]}}],
  *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
  *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1

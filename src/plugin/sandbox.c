@@ -267,6 +267,8 @@ int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugi
 	if (prep.cap_last > 63)
 		prep.cap_last = 63;
 	r = build_filter(s, &prep, err);
+	if (r >= 0)
+		r = ts_plugin_fsview_prepare(s, &prep.fsview, err);
 	if (r < 0) {
 		ts_plugin_sandbox_prep_release(&prep);
 		return r;
@@ -281,6 +283,7 @@ void ts_plugin_sandbox_prep_release(struct ts_plugin_sandbox_prep *prep)
 		return;
 	free(prep->filter);
 	prep->filter = NULL;
+	ts_plugin_fsview_release(&prep->fsview);
 }
 
 /* The kernel's capset ABI, version 3 (two 32-bit words per set). */
@@ -301,13 +304,23 @@ struct cap_data {
 		}                           \
 	} while (0)
 
-int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const char **ret_step)
+int ts_plugin_sandbox_apply(struct ts_plugin_sandbox_prep *prep, const char **ret_step,
+			    const char **ret_arg)
 {
 	struct cap_header hdr = {CAP_VERSION_3, 0};
 	struct cap_data data[2];
 	struct sock_fprog prog = {prep->filter_len, prep->filter};
 	uint32_t lo = (uint32_t)prep->caps, hi = (uint32_t)(prep->caps >> 32);
+	int r;
 
+	*ret_arg = NULL;
+	/* Both need root: the mounts CAP_SYS_ADMIN, the ruleset opens the
+	 * writable paths, which the plugin's user may not reach. */
+	r = ts_plugin_fsview_mounts(&prep->fsview, ret_step, ret_arg);
+	if (r >= 0)
+		r = ts_plugin_fsview_landlock(&prep->fsview, ret_step, ret_arg);
+	if (r < 0)
+		return r;
 	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
 	if (prep->can_setpcap) {
 		for (int c = 0; c <= prep->cap_last; c++) {
@@ -337,6 +350,9 @@ int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const cha
 			     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0));
 	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
 	STEP("prctl(PR_SET_NO_NEW_PRIVS)", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	r = ts_plugin_fsview_restrict(&prep->fsview, ret_step, ret_arg);
+	if (r < 0)
+		return r;
 	STEP("seccomp", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0));
 	return 0;
 }

@@ -37,7 +37,7 @@ plugins_config() {
 }
 
 log_plugin() {
-	echo "{\"type\": \"log\", \"path\": \"$HOOKS/log\", \"conf\": {\"path\": \"$LOG\"}, \"stages\": [\"create\", \"delete\"]}"
+	echo "{\"type\": \"log\", \"path\": \"$HOOKS/log\", \"conf\": {\"path\": \"$LOG\"}, \"stages\": [\"create\", \"delete\"], \"sandbox\": {\"writable\": [\"$WORK/out\"]}}"
 }
 
 @test "a two-plugin chain: the second sees the first's result" {
@@ -97,8 +97,9 @@ log_plugin() {
 
 @test "confine keeps the reserved CPUs out of the container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-	# confine writes the container's cgroup files, which are root's.
-	plugins_config "[{\"type\": \"confine\", \"path\": \"$HOOKS/confine\", \"conf\": {\"reserved\": \"0\"}, \"sandbox\": {\"uid\": 0}}]"
+	# confine writes the container's cgroup files, which are root's and
+	# read-only for a plugin unless made writable.
+	plugins_config "[{\"type\": \"confine\", \"path\": \"$HOOKS/confine\", \"conf\": {\"reserved\": \"0\"}, \"sandbox\": {\"uid\": 0, \"writable\": [\"/sys/fs/cgroup\"]}}]"
 	make_bundle "$WORK/b" '["grep","Cpus_allowed_list","/proc/self/status"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -114,7 +115,7 @@ env >"$WORK/out/sandbox-env.txt"
 echo '{"plugin": "sandboxed", "version": "0.1", "error": "", "metadata": {}}'
 PLUGIN
 	chmod 0755 "$WORK/sandboxed"
-	plugins_config "[{\"type\": \"sandboxed\", \"path\": \"$WORK/sandboxed\"}]"
+	plugins_config "[{\"type\": \"sandboxed\", \"path\": \"$WORK/sandboxed\", \"sandbox\": {\"writable\": [\"$WORK/out\"]}}]"
 	make_bundle "$WORK/b" '["true"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -144,7 +145,7 @@ PLUGIN
 
 @test "clearcfs removes the CFS quota of a critical container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for one exclusive CPU"
-	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\", \"sandbox\": {\"uid\": 0}}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
+	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\", \"sandbox\": {\"uid\": 0, \"writable\": [\"/sys/fs/cgroup\"]}}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
 	make_bundle "$WORK/b" '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d\" \" -f1 /sys/fs/cgroup/cpu.max"]'
 	jq '.linux.resources.cpu += {"quota": 100000, "period": 100000, "shares": 1024}' \
 		"$WORK/b/config.json" >"$WORK/b.json" && mv "$WORK/b.json" "$WORK/b/config.json"
@@ -235,4 +236,24 @@ state_with_one_container() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"plugin 'forger' ($HOOKS/forger): exited with status 1: stderr: '$HOOKS/forger: 3: cannot create $WORK/state/allocations.json: Permission denied'" ]] || { echo "$output"; false; }
 	cmp "$WORK/allocations.before" "$WORK/state/allocations.json"
+}
+
+@test "a root plugin cannot write the state dir either (read-only mount namespace)" {
+	state_with_one_container
+	write_forger "$HOOKS/forger"
+	plugins_config "[{\"type\": \"forger\", \"path\": \"$HOOKS/forger\", \"stages\": [\"pre-create\"], \"sandbox\": {\"uid\": 0}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plugin 'forger' ($HOOKS/forger): exited with status 1: stderr: '$HOOKS/forger: 3: cannot create $WORK/state/allocations.json: Read-only file system'" ]] || { echo "$output"; false; }
+	cmp "$WORK/allocations.before" "$WORK/state/allocations.json"
+}
+
+@test "the state dir cannot be made writable for a plugin" {
+	write_forger "$HOOKS/forger"
+	plugins_config "[{\"type\": \"forger\", \"path\": \"$HOOKS/forger\", \"stages\": [\"pre-create\"], \"sandbox\": {\"uid\": 0, \"writable\": [\"$WORK\"]}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/plugins/0/sandbox/writable/0': overlaps the state dir $WORK/state '$WORK'" ] || { echo "$output"; false; }
 }

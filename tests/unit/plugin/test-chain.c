@@ -577,6 +577,104 @@ static void test_sandbox_ids(void **state)
 	ts_plugin_report_release(&rep);
 }
 
+/* ---- the file system view ---- */
+
+/* Run the scripted fixture once with sandbox and conf; the metadata value
+ * of key. */
+static char *run_scripted(const char *sandbox, const char *conf, const char *key)
+{
+	char cfg[2048];
+	struct ts_plugin_report rep = {0};
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c;
+	char *v;
+
+	snprintf(cfg, sizeof(cfg),
+		 "{\"plugins\": [{\"type\": \"s\", \"path\": \"@S\", \"timeout_ms\": 30000, "
+		 "\"sandbox\": %s, \"conf\": %s}]}",
+		 sandbox, conf);
+	c = load(cfg);
+	if (ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, &rep, &err) < 0)
+		fail_msg("scripted: %s", err->msg);
+	v = strdup(meta(&rep, 0, key));
+	assert_non_null(v);
+	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+	return v;
+}
+
+static void assert_ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+
+	if (ls < lx || strcmp(s + ls - lx, suffix) != 0)
+		fail_msg("'%s' does not end with '%s'", s, suffix);
+}
+
+/* Run as root: a mount namespace where all is read-only but "writable". */
+static void test_fsview_read_only(void **state)
+{
+	char out[256], file[300], conf[512], sandbox[512], want[512];
+	cleanup_free char *got = NULL;
+
+	(void)state;
+	require_root();
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(file, sizeof(file), "%s/f", out);
+	/* Writable for everyone by its mode: only the sandbox stops a write. */
+	assert_int_equal(mkdir(out, 0777), 0);
+	assert_int_equal(chmod(out, 0777), 0);
+	snprintf(conf, sizeof(conf), "{\"mode\": \"write\", \"path\": \"%s\"}", file);
+	snprintf(want, sizeof(want), "cannot create %s: Read-only file system", file);
+	got = run_scripted("{}", conf, "write");
+	assert_ends_with(got, want);
+	free(got);
+	/* root, without capabilities, owns the host's files: read-only still */
+	got = run_scripted("{\"uid\": 0}", conf, "write");
+	assert_ends_with(got, want);
+	free(got);
+	assert_int_equal(access(file, F_OK), -1);
+	snprintf(sandbox, sizeof(sandbox), "{\"writable\": [\"%s\"]}", out);
+	got = run_scripted(sandbox, conf, "write");
+	assert_string_equal(got, "ok");
+	assert_int_equal(access(file, F_OK), 0);
+	unlink(file);
+	rmdir(out);
+}
+
+/* Landlock: device nodes, which a read-only mount leaves writable, and
+ * signals to processes outside the sandbox. */
+static void test_fsview_landlock(void **state)
+{
+	int abi = ts_plugin_landlock_abi();
+	cleanup_free char *got = NULL;
+	char conf[256];
+
+	(void)state;
+	require_root();
+	if (abi <= 0) {
+		print_message("# skip: the kernel has no Landlock (or it is not enabled)\n");
+		skip();
+	}
+	got = run_scripted("{\"uid\": 0}", "{\"mode\": \"write\", \"path\": \"/dev/full\"}",
+			   "write");
+	assert_ends_with(got, "cannot create /dev/full: Permission denied");
+	free(got);
+	/* /dev/null takes what scripts throw away */
+	got = run_scripted("{\"uid\": 0}", "{\"mode\": \"write\", \"path\": \"/dev/null\"}",
+			   "write");
+	assert_string_equal(got, "ok");
+	if (abi < 6) {
+		print_message("# skip: Landlock ABI %d has no signal scoping (6)\n", abi);
+		return;
+	}
+	free(got);
+	/* This test runs as root: only Landlock stops a uid 0 plugin. */
+	snprintf(conf, sizeof(conf), "{\"mode\": \"signal\", \"pid\": %d}", (int)getpid());
+	got = run_scripted("{\"uid\": 0}", conf, "signal");
+	assert_ends_with(got, "kill: Operation not permitted");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +695,8 @@ int main(void)
 		cmocka_unit_test(test_sandbox_ids),
 		cmocka_unit_test(test_sandbox_default_user),
 		cmocka_unit_test(test_sandbox_missing_user),
+		cmocka_unit_test(test_fsview_read_only),
+		cmocka_unit_test(test_fsview_landlock),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -83,11 +83,55 @@ static const struct config_row {
 	{"nri_conf type", "{\"nri_conf\": 1}", -EINVAL,
 	 "c.json: '/nri_conf': expected string or boolean, got number"},
 	{"nri_conf absent file", "{\"nri_conf\": \"/nonexistent/conf.json\"}", 0, NULL},
+	{"user and uid",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"uid\": 5, "
+	 "\"user\": \"nobody\"}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/user': conflicts with 'uid' 'nobody'"},
+	{"user name",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"user\": \"a/b\"}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/user': invalid user name 'a/b'"},
+	{"writable relative",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"tmp\"]}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/writable/0': not absolute 'tmp'"},
+	{"writable missing",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"/nonexistent/x\"]}}]}",
+	 -ENOENT, "c.json: '/plugins/0/sandbox/writable/0': cannot resolve '/nonexistent/x'"},
+	{"writable holds the state dir",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugins\": [{\"type\": \"a\", \"path\": "
+	 "\"/a\", \"sandbox\": {\"writable\": [\"/proc/..\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the state dir /nonexistent/state '/'"},
+	{"writable inside the state dir",
+	 "{\"state_dir\": \"/usr\", \"plugins\": [{\"type\": \"a\", \"path\": \"/a\", "
+	 "\"sandbox\": {\"writable\": [\"/usr/share\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the state dir /usr '/usr/share'"},
+	{"writable holds a plugin dir",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugin_dirs\": [\"/usr/bin\"], \"plugins\": "
+	 "[{\"type\": \"true\", \"sandbox\": {\"writable\": [\"/usr\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the plugin dir /usr/bin '/usr'"},
+	{"writable holds a binary",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugins\": [{\"type\": \"a\", \"path\": "
+	 "\"/usr/lib/a\"}, {\"type\": \"b\", \"path\": \"/b\", \"sandbox\": {\"writable\": "
+	 "[\"/usr/lib\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/1/sandbox/writable/0': overlaps the plugin binary dir /usr/lib "
+	 "'/usr/lib'"},
+	{"writable more than 16",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/"
+	 "\",\"/\",\"/\"]}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/writable': more than 16 entries"},
 };
 
 static void test_config_rows(void **state)
 {
 	(void)state;
+	/* the rows name their state dir; the environment would win */
+	unsetenv("TOPOSHIM_STATE_DIR");
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		cleanup_json struct ts_json *config = NULL;
 		cleanup_error struct ts_error *err = NULL;
@@ -249,6 +293,28 @@ static void test_nri_conf_from_config(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* writable paths are kept resolved: the kernel's view is what counts. */
+static void test_writable_resolved(void **state)
+{
+	static const char text[] =
+		"{\"state_dir\": \"/nonexistent/state\", \"plugins\": ["
+		"{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"user\": "
+		"\"nobody\", \"writable\": [\"/proc/../tmp/\", \"/dev/shm\"]}}]}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+
+	(void)state;
+	unsetenv("TOPOSHIM_STATE_DIR");
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), 0);
+	assert_string_equal(c->plugins[0].sandbox.writable[0], "/tmp");
+	assert_string_equal(c->plugins[0].sandbox.writable[1], "/dev/shm");
+	assert_null(c->plugins[0].sandbox.writable[2]);
+	assert_string_equal(c->plugins[0].sandbox.user, "nobody");
+	ts_plugin_chain_free(c);
+}
+
 /* "must be owned by root" and, run as another user, " or uid N". */
 static void unsafe_msg(char *buf, size_t size, const char *prefix, const char *path,
 		       const char *mode)
@@ -360,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_stage_names),
 		cmocka_unit_test(test_unsafe_plugin_dir),
 		cmocka_unit_test(test_unsafe_nri_conf),
+		cmocka_unit_test(test_writable_resolved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
