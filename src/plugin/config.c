@@ -24,6 +24,11 @@ static const char *const default_dirs[] = {TS_LIBEXECDIR "/toposhim/plugins",
 #define TIMEOUT_MS_MAX 600000
 /* Most entries of sandbox.writable. */
 #define WRITABLE_MAX 16
+/* Bounds of the cgroup limits: below 4 MiB no dynamic binary starts; the
+ * pids bound is the kernel's PID_MAX_LIMIT. */
+#define MEMORY_MIN_BYTES (4ULL * 1024 * 1024)
+#define MEMORY_MAX_BYTES (1ULL << 50)
+#define PIDS_MAX 4194304
 
 static int type_error(struct ts_error **err, const char *what, const char *key, const char *want,
 		      const struct ts_json *got)
@@ -203,6 +208,23 @@ static int parse_user(const struct ts_json *v, const char *what, struct ts_plugi
 	return 0;
 }
 
+/* sandbox.memory_max_bytes, pids_max: an integer in [min, max]. */
+static int parse_limit(const struct ts_json *v, const char *what, const char *key, uint64_t min,
+		       uint64_t max, uint64_t *ret, struct ts_error **err)
+{
+	uint64_t n;
+
+	if (v->type != TS_JSON_NUMBER)
+		return ts_error_set(err, 0, "%s/sandbox/%s': expected number, got %s", what, key,
+				    ts_json_type_name(v->type));
+	if (ts_json_get_uint64(v, &n) < 0 || n < min || n > max)
+		return ts_error_set(
+			err, 0, "%s/sandbox/%s': invalid limit '%s' (expected %llu to %llu)", what,
+			key, v->u.number, (unsigned long long)min, (unsigned long long)max);
+	*ret = n;
+	return 0;
+}
+
 /* "writable": existing absolute paths, kept resolved (realpath): the mount
  * namespace and Landlock work on what the kernel resolves, and the overlap
  * checks of check_writable() compare resolved paths. */
@@ -261,6 +283,11 @@ static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_pl
 			r = parse_user(val, what, sb, err);
 		else if (strcmp(key, "writable") == 0)
 			r = parse_writable(val, what, sb, err);
+		else if (strcmp(key, "memory_max_bytes") == 0)
+			r = parse_limit(val, what, key, MEMORY_MIN_BYTES, MEMORY_MAX_BYTES,
+					&sb->memory_max_bytes, err);
+		else if (strcmp(key, "pids_max") == 0)
+			r = parse_limit(val, what, key, 1, PIDS_MAX, &sb->pids_max, err);
 		else
 			r = ts_error_set(err, 0, "%s/sandbox': unknown key '%s'", what, key);
 		if (r < 0)
@@ -345,7 +372,10 @@ int ts_plugin_parse(const struct ts_json *entry, const char *what, bool nri,
 	struct ts_plugin p = {
 		.timeout_ms = TS_PLUGIN_DEFAULT_TIMEOUT_MS,
 		.stages = (1u << TS_PLUGIN_STAGE_CREATE) | (1u << TS_PLUGIN_STAGE_DELETE),
-		.sandbox = {.uid = -1, .gid = -1},
+		.sandbox = {.uid = -1,
+			    .gid = -1,
+			    .memory_max_bytes = TS_PLUGIN_MEMORY_MAX_DEFAULT,
+			    .pids_max = TS_PLUGIN_PIDS_MAX_DEFAULT},
 	};
 	const char *type = NULL, *path = NULL, *key;
 	struct ts_json *val;

@@ -35,6 +35,7 @@ struct child_args {
 	char *const *argv;
 	char *const *envp;
 	struct ts_plugin_sandbox_prep *prep;
+	const struct ts_plugin_cgroup *cgroup;
 	sigset_t empty_mask;
 };
 
@@ -63,6 +64,11 @@ static void child_main(const struct child_args *a)
 	int status_fd = a->status_fd;
 	int r;
 
+	/* First: whatever it becomes is in its cgroup, and the fds of the
+	 * cgroup files are where the parent opened them. */
+	r = ts_plugin_cgroup_join(a->cgroup, &arg);
+	if (r < 0)
+		child_fail(status_fd, -r, "join cgroup", arg);
 	if (setpgid(0, 0) < 0)
 		child_fail(status_fd, errno, "setpgid", NULL);
 	if (chdir("/") < 0)
@@ -142,14 +148,17 @@ struct io {
 	size_t req_len, sent;
 };
 
-static void kill_group(pid_t pid)
+/* The group, and the cgroup, which holds what left the group (setsid). */
+static void kill_group(pid_t pid, const struct ts_plugin_cgroup *cg)
 {
 	(void)kill(-pid, SIGKILL); /* ESRCH once every member is gone */
 	(void)kill(pid, SIGKILL);
+	ts_plugin_cgroup_kill(cg);
 }
 
 /* Poll until the plugin exited and closed its output, or the deadline. */
-static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_plugin_output *o)
+static void supervise(pid_t pid, struct io *io, unsigned timeout_ms,
+		      const struct ts_plugin_cgroup *cg, struct ts_plugin_output *o)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
 	bool exited = false;
@@ -160,7 +169,7 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 		uint64_t now = now_ms();
 
 		if (now >= deadline) {
-			kill_group(pid);
+			kill_group(pid, cg);
 			o->timed_out = true;
 			break;
 		}
@@ -201,7 +210,7 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 			int r = drain(io->out, &o->out, &o->out_len, TS_PLUGIN_STDOUT_MAX, true);
 
 			if (r < 0) {
-				kill_group(pid);
+				kill_group(pid, cg);
 				o->overflow = true;
 				break;
 			}
@@ -214,8 +223,10 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 		if (!exited && (idx_pid < 0 || fds[idx_pid].revents != 0) &&
 		    waitpid(pid, &o->wait_status, WNOHANG) == pid) {
 			exited = true;
-			/* Whatever it left behind in its group goes with it. */
+			/* Whatever it left behind goes with it: its group, and
+			 * what left the group but not the cgroup. */
 			(void)kill(-pid, SIGKILL);
+			ts_plugin_cgroup_kill(cg);
 		}
 	}
 	if (!exited)
@@ -236,6 +247,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 		   struct ts_plugin_output *ret, struct ts_error **err)
 {
 	struct ts_plugin_sandbox_prep prep = {0};
+	struct ts_plugin_cgroup cg = {0};
 	cleanup_close int in_p = -EBADF, in_c = -EBADF, out_p = -EBADF, out_c = -EBADF;
 	cleanup_close int err_p = -EBADF, err_c = -EBADF, st_p = -EBADF, st_c = -EBADF;
 	cleanup_close int pidfd = -EBADF;
@@ -261,6 +273,9 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	r = ts_plugin_sandbox_prepare(&p->sandbox, &prep, err);
 	if (r < 0)
 		return r;
+	r = ts_plugin_cgroup_create(&p->sandbox, &cg, err);
+	if (r < 0)
+		goto out;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = ts_error_set(err, errno, "cannot execute: socketpair");
 		goto out;
@@ -297,6 +312,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 		.argv = argv,
 		.envp = envp,
 		.prep = &prep,
+		.cgroup = &cg,
 	};
 	sigemptyset(&a.empty_mask);
 	pid = fork();
@@ -334,7 +350,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	if (request_len == 0)
 		(void)close(TAKE_FD(in_p));
 	struct io io = {in_p, out_p, err_p, pidfd, request, request_len, 0};
-	supervise(pid, &io, p->timeout_ms, &o);
+	supervise(pid, &io, p->timeout_ms, &cg, &o);
 	/* supervise() closed what reached EOF; the cleanups close the rest once. */
 	if (io.in < 0)
 		in_p = -EBADF;
@@ -350,6 +366,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	*ret = o;
 	r = 0;
 out:
+	ts_plugin_cgroup_destroy(&cg);
 	ts_plugin_sandbox_prep_release(&prep);
 	return r;
 }

@@ -34,6 +34,8 @@ struct ts_plugin_sandbox {
 	int64_t gid;	 /* -1: not configured */
 	char *user;	 /* "user": a passwd name; NULL: not configured */
 	char **writable; /* NULL-terminated resolved paths the plugin may write; NULL: none */
+	uint64_t memory_max_bytes; /* > 0 */
+	uint64_t pids_max;	   /* > 0 */
 };
 
 struct ts_plugin {
@@ -129,6 +131,38 @@ int ts_plugin_adjust_merge(struct ts_json *acc, const struct ts_json *adjust,
  */
 int ts_plugin_path_check(const char *path, struct ts_error **err);
 
+/* ---- cgroup.c ---- */
+
+#define TS_PLUGIN_CGROUP_DIRS_MAX 3
+
+/* The cgroup directories of one plugin run (see cgroup.c for where). */
+struct ts_plugin_cgroup {
+	char *dirs[TS_PLUGIN_CGROUP_DIRS_MAX];
+	int procs_fds[TS_PLUGIN_CGROUP_DIRS_MAX]; /* their cgroup.procs, for the child */
+	size_t n;
+	const char *track; /* one of dirs that holds every member: kill and wait there */
+};
+
+/**
+ * Create the cgroup of one run with s's limits (before fork).  Run as
+ * another user than root: nothing (n == 0).
+ * @return 0; -errno "cannot sandbox: cgroup: cannot create <dir>", "...:
+ *         <dir>/<file>: cannot write '<value>'", "...: cannot open <dir>/
+ *         cgroup.procs", "...: no hierarchy under /sys/fs/cgroup".
+ */
+int ts_plugin_cgroup_create(const struct ts_plugin_sandbox *s, struct ts_plugin_cgroup *ret,
+			    struct ts_error **err);
+
+/** In the child: join every directory; async-signal-safe.  @return 0 or
+ *  -errno with the directory in *ret_arg. */
+int ts_plugin_cgroup_join(const struct ts_plugin_cgroup *cg, const char **ret_arg);
+
+/** SIGKILL every member (cgroup.kill, or each pid of cgroup.procs). */
+void ts_plugin_cgroup_kill(const struct ts_plugin_cgroup *cg);
+
+/** Kill, wait (at most 2 s) until empty, remove and release (NULL accepted). */
+void ts_plugin_cgroup_destroy(struct ts_plugin_cgroup *cg);
+
 /* ---- fsview.c ---- */
 
 /* The file system view of one plugin run, prepared before fork; the child
@@ -172,6 +206,7 @@ struct ts_plugin_sandbox_prep {
 	int cap_last;	  /* highest capability the kernel knows */
 	bool can_setpcap; /* we hold CAP_SETPCAP: the bounding set can be cut */
 	int64_t uid, gid;
+	pid_t parent; /* toposhim: the plugin dies with it (PR_SET_PDEATHSIG) */
 	struct ts_plugin_fsview fsview;
 };
 

@@ -29,7 +29,9 @@
  * or the one sandbox.user or sandbox.uid names (root only when configured;
  * see ts_plugin_sandbox_ids() in internal.h), a mount namespace where all
  * is read-only but sandbox.writable, Landlock denying writes outside it
- * (fsview.c), capabilities limited to sandbox.capabilities
+ * (fsview.c), a cgroup of its own with sandbox.memory_max_bytes and
+ * sandbox.pids_max, killed as a whole when the plugin ends (cgroup.c),
+ * PR_SET_PDEATHSIG, capabilities limited to sandbox.capabilities
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
  * failing with EPERM the calls of the groups "module", "kexec", "reboot",
@@ -43,7 +45,8 @@
  *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
  *                            "user": NAME | "uid": N, "gid": N,
- *                            "writable": [ABS, ...]}}],
+ *                            "writable": [ABS, ...], "memory_max_bytes": N,
+ *                            "pids_max": N}}],
  *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
  *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
@@ -68,6 +71,9 @@
 #define TS_PLUGIN_STDOUT_MAX (1024 * 1024)
 #define TS_PLUGIN_STDERR_MAX (64 * 1024)
 #define TS_PLUGIN_NRI_CONF_DEFAULT "/etc/nri/conf.json"
+/* The cgroup limits of a plugin run (sandbox.memory_max_bytes, pids_max). */
+#define TS_PLUGIN_MEMORY_MAX_DEFAULT (256ULL * 1024 * 1024)
+#define TS_PLUGIN_PIDS_MAX_DEFAULT 128
 /* The system user plugins run as by default (contrib/plugin-user.sh, run by
  * `make install` and contrib/setup-debian.sh, creates it). */
 #define TS_PLUGIN_USER_DEFAULT "toposhim-plugin"

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <grp.h>
+#include <signal.h>
 #include <pwd.h>
 
 #include "plugin/internal.h"
@@ -251,6 +252,7 @@ int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugi
 	struct ts_plugin_sandbox_prep prep = {
 		.caps = s->caps,
 		.cap_last = (int)cap_max_bits() - 1,
+		.parent = getpid(),
 	};
 	cleanup_cap cap_t cur = cap_get_proc();
 	cap_flag_value_t v = CAP_CLEAR;
@@ -339,6 +341,13 @@ int ts_plugin_sandbox_apply(struct ts_plugin_sandbox_prep *prep, const char **re
 	if (prep->uid >= 0)
 		STEP("setuid",
 		     syscall(SYS_setresuid, (uid_t)prep->uid, (uid_t)prep->uid, (uid_t)prep->uid));
+	/* After setuid, which clears it: if toposhim dies, so does the
+	 * plugin (its children are killed with its cgroup by the next run). */
+	STEP("prctl(PR_SET_PDEATHSIG)", prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
+	if (getppid() != prep->parent) {
+		*ret_step = "getppid";
+		return -ESRCH;
+	}
 	data[0] = (struct cap_data){lo, lo, lo};
 	data[1] = (struct cap_data){hi, hi, hi};
 	STEP("capset", syscall(SYS_capset, &hdr, data));

@@ -257,3 +257,48 @@ state_with_one_container() {
 	[ "$status" -ne 0 ]
 	[ "$output" = "toposhim: $WORK/toposhim.json: '/plugins/0/sandbox/writable/0': overlaps the state dir $WORK/state '$WORK'" ] || { echo "$output"; false; }
 }
+
+# gone PID: the process is gone, or a zombie waiting for init.
+gone() {
+	[ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" = Z ]
+}
+
+@test "a plugin's setsid child does not outlive it (its cgroup is killed)" {
+	cat >"$HOOKS/leaver" <<'PLUGIN'
+#!/bin/sh
+cat >/dev/null
+setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+# exit only once the child is in a session of its own
+for _ in $(seq 200); do
+	[ "$(cut -d' ' -f6 "/proc/$!/stat")" = "$!" ] && break
+	sleep 0.01
+done
+echo "left pid $!" >&2
+exit 1
+PLUGIN
+	chmod 0755 "$HOOKS/leaver"
+	plugins_config "[{\"type\": \"leaver\", \"path\": \"$HOOKS/leaver\", \"stages\": [\"pre-create\"]}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" =~ "plugin 'leaver' ($HOOKS/leaver): exited with status 1: stderr: 'left pid "([0-9]+)"'" ]] || { echo "$output"; false; }
+	pid=${BASH_REMATCH[1]}
+	for _ in $(seq 100); do gone "$pid" && break; sleep 0.05; done
+	gone "$pid" || { kill -9 "$pid"; false; }
+}
+
+@test "a plugin's cgroup limits its pids and memory" {
+	[ -e /sys/fs/cgroup/pids/cgroup.procs ] || grep -qw pids /sys/fs/cgroup/cgroup.controllers ||
+		skip "the host has no pids cgroup controller"
+	[ -e /sys/fs/cgroup/memory/cgroup.procs ] || grep -qw memory /sys/fs/cgroup/cgroup.controllers ||
+		skip "the host has no memory cgroup controller"
+	plugins_config "[{\"type\": \"forks\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"sandbox\": {\"pids_max\": 10}, \"conf\": {\"mode\": \"forks\", \"count\": 30}}]"
+	make_bundle "$WORK/b" '["true"]'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == "toposhim: plugin 'forks' ($SCRIPTED): exited with status 2: stderr: '$SCRIPTED: "*": Cannot fork'" ]] || { echo "$output"; false; }
+	plugins_config "[{\"type\": \"hog\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"timeout_ms\": 30000, \"sandbox\": {\"memory_max_bytes\": 16777216}, \"conf\": {\"mode\": \"hog\", \"bytes\": 67108864}}]"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == "toposhim: plugin 'hog' ($SCRIPTED): killed by signal 9"* ]] || { echo "$output"; false; }
+}

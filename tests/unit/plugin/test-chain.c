@@ -1,5 +1,6 @@
 /* Unit tests of src/plugin/chain.c and exec.c: real plugin processes (the
  * fixtures tests/fixtures/plugins/scripted and probe) run through the chain. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -675,6 +676,123 @@ static void test_fsview_landlock(void **state)
 	assert_ends_with(got, "kill: Operation not permitted");
 }
 
+/* ---- the cgroup of a run ---- */
+
+/* Whether pid is gone (or a zombie, all that is left until init reaps it). */
+static bool gone(pid_t pid)
+{
+	char path[64], stat[512];
+	FILE *f;
+	bool zombie = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return true;
+	if (fgets(stat, sizeof(stat), f) != NULL) {
+		const char *p = strrchr(stat, ')');
+
+		zombie = p != NULL && p[1] == ' ' && p[2] == 'Z';
+	}
+	fclose(f);
+	return zombie;
+}
+
+/* The directories this process left under the plugins' cgroup parents. */
+static size_t cgroups_left(void)
+{
+	static const char *const bases[] = {
+		"/sys/fs/cgroup/toposhim-plugins", "/sys/fs/cgroup/unified/toposhim-plugins",
+		"/sys/fs/cgroup/memory/toposhim-plugins", "/sys/fs/cgroup/pids/toposhim-plugins"};
+	char prefix[32];
+	size_t n = 0;
+
+	snprintf(prefix, sizeof(prefix), "%d.", (int)getpid());
+	for (size_t i = 0; i < ARRAY_SIZE(bases); i++) {
+		cleanup_closedir DIR *d = opendir(bases[i]);
+		struct dirent *e;
+
+		while (d != NULL && (e = readdir(d)) != NULL)
+			n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	}
+	return n;
+}
+
+/* A child that leaves the process group (setsid) dies with the plugin. */
+static void test_cgroup_kills_setsid_child(void **state)
+{
+	cleanup_free char *pid = NULL;
+	pid_t p;
+
+	(void)state;
+	require_root();
+	pid = run_scripted("{}", "{\"mode\": \"setsid\"}", "pid");
+	p = (pid_t)atoi(pid);
+	assert_true(p > 1);
+	for (int i = 0; i < 200 && !gone(p); i++)
+		usleep(10000);
+	assert_true(gone(p));
+	assert_int_equal(cgroups_left(), 0);
+}
+
+/* Whether the host has the controller: a v1 hierarchy, or listed by the
+ * cgroup2 root (the host's cgroup2 may sit at /sys/fs/cgroup or, hybrid,
+ * hold no controller at /sys/fs/cgroup/unified). */
+static bool controller_available(const char *name)
+{
+	char path[128], line[256] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", name);
+	if (access(path, F_OK) == 0)
+		return true;
+	f = fopen("/sys/fs/cgroup/cgroup.controllers", "re");
+	if (f == NULL)
+		return false;
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	for (char *tok = strtok(line, " \n"); tok != NULL; tok = strtok(NULL, " \n"))
+		if (strcmp(tok, name) == 0)
+			return true;
+	return false;
+}
+
+static void test_cgroup_limits(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c;
+	char want[512];
+
+	(void)state;
+	require_root();
+	if (!controller_available("pids") || !controller_available("memory")) {
+		print_message("# skip: the host has no pids or memory cgroup controller\n");
+		skip();
+	}
+	c = load("{\"plugins\": [{\"type\": \"s\", \"path\": \"@S\", \"timeout_ms\": 30000, "
+		 "\"sandbox\": {\"pids_max\": 10}, \"conf\": {\"mode\": \"forks\", \"count\": "
+		 "30}}]}");
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, NULL, &err),
+			 -EINVAL);
+	snprintf(want, sizeof(want),
+		 "plugin 's' (%s): exited with status 2: stderr: '%s: ", scripted, scripted);
+	assert_int_equal(strncmp(err->msg, want, strlen(want)), 0);
+	assert_ends_with(err->msg, ": Cannot fork'");
+	ts_plugin_chain_free(c);
+	ts_error_clear(&err);
+	/* 64 MiB in a 16 MiB cgroup: the kernel's OOM killer ends it. */
+	c = load("{\"plugins\": [{\"type\": \"s\", \"path\": \"@S\", \"timeout_ms\": 30000, "
+		 "\"sandbox\": {\"memory_max_bytes\": 16777216}, \"conf\": {\"mode\": \"hog\", "
+		 "\"bytes\": 67108864}}]}");
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_CREATE, &event, NULL, &err),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "plugin 's' (%s): killed by signal 9", scripted);
+	assert_int_equal(strncmp(err->msg, want, strlen(want)), 0);
+	ts_plugin_chain_free(c);
+	assert_int_equal(cgroups_left(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -697,6 +815,8 @@ int main(void)
 		cmocka_unit_test(test_sandbox_missing_user),
 		cmocka_unit_test(test_fsview_read_only),
 		cmocka_unit_test(test_fsview_landlock),
+		cmocka_unit_test(test_cgroup_kills_setsid_child),
+		cmocka_unit_test(test_cgroup_limits),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
