@@ -208,6 +208,59 @@ static int parse_user(const struct ts_json *v, const char *what, struct ts_plugi
 	return 0;
 }
 
+#define ANNOTATIONS_PREFIX "annotations:"
+
+/* sandbox.adjust: "devices", "unified", "annotations",
+ * "annotations:<prefix>". */
+static int parse_adjust(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+			struct ts_error **err)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"devices", TS_PLUGIN_ADJUST_DEVICES},
+		     {"unified", TS_PLUGIN_ADJUST_UNIFIED},
+		     {"annotations", TS_PLUGIN_ADJUST_ANNOTATIONS}};
+	struct ts_json *item;
+	size_t i, n = 0;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "sandbox/adjust", "array", v);
+	ts_strv_freep(&sb->annotation_prefixes);
+	sb->annotation_prefixes = calloc(v->u.array.len + 1, sizeof(char *));
+	if (sb->annotation_prefixes == NULL)
+		return ts_error_set(err, ENOMEM, "%s/sandbox/adjust'", what);
+	sb->adjust = 0;
+	ts_json_array_foreach (v, i, item) {
+		const char *s = item->type == TS_JSON_STRING ? item->u.string : NULL;
+		bool found = false;
+
+		if (s == NULL)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/adjust/%zu': expected string, got %s", what,
+					    i, ts_json_type_name(item->type));
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+			if (strcmp(s, names[k].name) == 0) {
+				sb->adjust |= names[k].bit;
+				found = true;
+			}
+		}
+		if (!found && strncmp(s, ANNOTATIONS_PREFIX, strlen(ANNOTATIONS_PREFIX)) == 0 &&
+		    s[strlen(ANNOTATIONS_PREFIX)] != '\0') {
+			sb->annotation_prefixes[n] = strdup(s + strlen(ANNOTATIONS_PREFIX));
+			if (sb->annotation_prefixes[n++] == NULL)
+				return ts_error_set(err, ENOMEM, "%s/sandbox/adjust'", what);
+			found = true;
+		}
+		if (!found)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/adjust/%zu': unknown field '%s' (expected "
+					    "devices, unified, annotations or annotations:PREFIX)",
+					    what, i, s);
+	}
+	return 0;
+}
+
 /* sandbox.memory_max_bytes, pids_max: an integer in [min, max]. */
 static int parse_limit(const struct ts_json *v, const char *what, const char *key, uint64_t min,
 		       uint64_t max, uint64_t *ret, struct ts_error **err)
@@ -288,6 +341,8 @@ static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_pl
 					&sb->memory_max_bytes, err);
 		else if (strcmp(key, "pids_max") == 0)
 			r = parse_limit(val, what, key, 1, PIDS_MAX, &sb->pids_max, err);
+		else if (strcmp(key, "adjust") == 0)
+			r = parse_adjust(val, what, sb, err);
 		else
 			r = ts_error_set(err, 0, "%s/sandbox': unknown key '%s'", what, key);
 		if (r < 0)
@@ -363,6 +418,7 @@ void ts_plugin_release(struct ts_plugin *p)
 	ts_json_free(p->conf);
 	free(p->sandbox.user);
 	ts_strv_freep(&p->sandbox.writable);
+	ts_strv_freep(&p->sandbox.annotation_prefixes);
 	*p = (struct ts_plugin){0};
 }
 

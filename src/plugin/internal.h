@@ -34,8 +34,10 @@ struct ts_plugin_sandbox {
 	int64_t gid;	 /* -1: not configured */
 	char *user;	 /* "user": a passwd name; NULL: not configured */
 	char **writable; /* NULL-terminated resolved paths the plugin may write; NULL: none */
-	uint64_t memory_max_bytes; /* > 0 */
-	uint64_t pids_max;	   /* > 0 */
+	uint64_t memory_max_bytes;  /* > 0 */
+	uint64_t pids_max;	    /* > 0 */
+	unsigned adjust;	    /* sandbox.adjust: TS_PLUGIN_ADJUST_* the plugin may edit */
+	char **annotation_prefixes; /* "annotations:<prefix>" entries; NULL: none */
 };
 
 struct ts_plugin {
@@ -107,6 +109,23 @@ int ts_plugin_result_check(const struct ts_plugin *p, enum ts_plugin_stage stage
  */
 int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t request_len,
 		   struct ts_plugin_output *ret, struct ts_error **err);
+
+/**
+ * Refuse the privilege-widening edits of a validated adjust that the
+ * plugin's sandbox.adjust does not allow: any /linux/resources/devices
+ * (it replaces the whole list, deny-all and CDI rules included, and so can
+ * allow every device), any key of /linux/resources/unified (arbitrary
+ * cgroup files), any annotation (runtimes act on some, such as crun's
+ * run.oci.seccomp.receiver) unless "annotations" or an "annotations:
+ * <prefix>" entry allows its key; toposhim's own "toposhim.io/"
+ * annotations always.
+ * @return 0; -EINVAL "adjust: '<pointer>': not allowed without \"<name>\"
+ *         in sandbox.adjust '<value>'" and "adjust: '<pointer>': toposhim's
+ *         own annotation, never from a plugin '<value>'" (values bounded to
+ *         200 bytes).
+ */
+int ts_plugin_adjust_check_privileges(const struct ts_json *adjust,
+				      const struct ts_plugin_sandbox *sb, struct ts_error **err);
 
 /* Merge one validated adjust into the chain's accumulated one (an object):
  * later plugins win member by member, env entries are collected in order. */

@@ -46,7 +46,8 @@
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
  *                            "user": NAME | "uid": N, "gid": N,
  *                            "writable": [ABS, ...], "memory_max_bytes": N,
- *                            "pids_max": N}}],
+ *                            "pids_max": N, "adjust": ["devices", "unified",
+ *                            "annotations", "annotations:PREFIX"]}}],
  *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
  *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
@@ -86,6 +87,19 @@ enum ts_plugin_stage {
 	TS_PLUGIN_STAGE_DELETE,
 	_TS_PLUGIN_STAGE_MAX,
 	TS_PLUGIN_STAGE_INVALID = -EINVAL,
+};
+
+/* What an adjust edits (see ts_plugin_adjust_fields()); also the bits of
+ * sandbox.adjust, which names the privilege-widening ones a plugin may
+ * edit: "devices", "unified", "annotations". */
+enum ts_plugin_adjust_field {
+	TS_PLUGIN_ADJUST_CPUS = 1u << 0,	/* /linux/resources/cpu/cpus */
+	TS_PLUGIN_ADJUST_MEMS = 1u << 1,	/* /linux/resources/cpu/mems */
+	TS_PLUGIN_ADJUST_DEVICES = 1u << 2,	/* /linux/resources/devices */
+	TS_PLUGIN_ADJUST_UNIFIED = 1u << 3,	/* /linux/resources/unified */
+	TS_PLUGIN_ADJUST_ANNOTATIONS = 1u << 4, /* /annotations */
+	TS_PLUGIN_ADJUST_ENV = 1u << 5,		/* /process/env */
+	TS_PLUGIN_ADJUST_LIMITS = 1u << 6,	/* any other /linux/resources member */
 };
 
 /** "pre-create", "create", "delete"; NULL for anything else. */
@@ -167,7 +181,12 @@ size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_sta
  *         result: <stdout>: line L column C: <reason>", "result: '<pointer>':
  *         ...", "reported error '<text>'", -EFBIG "output exceeds N bytes",
  *         "cannot sandbox: <step>" (errno kept), "cannot execute" (errno
- *         kept), "adjust: ..." (see ts_plugin_adjust_validate()); the plugin's
+ *         kept), "adjust: ..." (see ts_plugin_adjust_validate()), "adjust:
+ *         '<pointer>': not allowed without \"<field>\" in sandbox.adjust
+ *         '<value>'" for a privilege-widening edit the plugin may not make,
+ *         "adjust: '/annotations/toposhim.io~1<k>': toposhim's own
+ *         annotation, never from a plugin '<value>'", "unsafe path '<p>'
+ *         (owner N, mode M): ..." (see the header's sandbox); the plugin's
  *         last stderr line is appended as ": stderr: '<line>'" when it wrote
  *         one.  -EINVAL when ev has no container_id or stage is invalid.
  */
@@ -181,6 +200,9 @@ int ts_plugin_chain_run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
  *    cpu (cpus and mems as cpu lists), blockIO, hugepageLimits, network,
  *    pids, rdma, unified}}, "process": {"env": ["NAME=VALUE", ...]},
  *    "annotations": {"key": "string", ...}}
+ * This is the shape only: the chain also refuses, per plugin, the edits
+ * that widen privileges (devices, unified, annotations) unless its
+ * sandbox.adjust allows them (see ts_plugin_chain_run()).
  * @param[in] adjust  the object; borrowed.
  * @param[in] what    its location for messages, e.g. "plugin 'x' (/p/x): adjust".
  * @return 0; -EINVAL "<what>: '<pointer>': not allowed", "<what>: '<pointer>':

@@ -126,7 +126,7 @@ PLUGIN
 }
 
 @test "pre-create: an adjust reaches config.json and the container" {
-	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"env\": [\"FROM_PLUGIN=yes\"]}, \"annotations\": {\"example.com/adjusted\": \"1\"}}}}]"
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"sandbox\": {\"adjust\": [\"annotations:example.com/\"]}, \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"process\": {\"env\": [\"FROM_PLUGIN=yes\"]}, \"annotations\": {\"example.com/adjusted\": \"1\"}}}}]"
 	make_bundle "$WORK/b" '["sh","-c","echo $FROM_PLUGIN"]'
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -301,4 +301,47 @@ PLUGIN
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == "toposhim: plugin 'hog' ($SCRIPTED): killed by signal 9"* ]] || { echo "$output"; false; }
+}
+
+# adjust_plugin ADJUST_JSON [SANDBOX_JSON]: a pre-create plugin returning it.
+adjust_plugin() {
+	plugins_config "[{\"type\": \"adj\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"sandbox\": ${2:-{\}}, \"conf\": {\"mode\": \"adjust\", \"adjust\": $1}}]"
+}
+
+@test "pre-create: a plugin cannot allow every device without the opt-in" {
+	make_bundle "$WORK/b" '["true"]'
+	cp "$WORK/b/config.json" "$WORK/config.before"
+	adjust_plugin '{"linux": {"resources": {"devices": [{"allow": true, "access": "rwm"}]}}}'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$output" = "toposhim: plugin 'adj' ($SCRIPTED): adjust: '/linux/resources/devices': not allowed without \"devices\" in sandbox.adjust '[{\"allow\":true,\"access\":\"rwm\"}]'" ] || { echo "$output"; false; }
+	cmp "$WORK/config.before" "$WORK/b/config.json"
+	# with the opt-in, the list is the plugin's
+	adjust_plugin '{"linux": {"resources": {"devices": [{"allow": true, "access": "rwm"}]}}}' '{"adjust": ["devices"]}'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run jq -c .linux.resources.devices "$WORK/b/config.json"
+	[ "$output" = '[{"allow":true,"access":"rwm"}]' ]
+}
+
+@test "pre-create: a plugin cannot set unified cgroup keys without the opt-in" {
+	make_bundle "$WORK/b" '["true"]'
+	cp "$WORK/b/config.json" "$WORK/config.before"
+	adjust_plugin '{"linux": {"resources": {"unified": {"memory.max": "max"}}}}'
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$output" = "toposhim: plugin 'adj' ($SCRIPTED): adjust: '/linux/resources/unified/memory.max': not allowed without \"unified\" in sandbox.adjust 'max'" ] || { echo "$output"; false; }
+	cmp "$WORK/config.before" "$WORK/b/config.json"
+}
+
+@test "pre-create: a plugin cannot set a seccomp receiver annotation without the opt-in" {
+	make_bundle "$WORK/b" '["true"]'
+	cp "$WORK/b/config.json" "$WORK/config.before"
+	for sandbox in '{}' '{"adjust": ["annotations:example.com/"]}'; do
+		adjust_plugin '{"annotations": {"run.oci.seccomp.receiver": "/run/evil.sock"}}' "$sandbox"
+		run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+		[ "$status" -ne 0 ]
+		[ "$output" = "toposhim: plugin 'adj' ($SCRIPTED): adjust: '/annotations/run.oci.seccomp.receiver': not allowed without \"annotations\" in sandbox.adjust '/run/evil.sock'" ] || { echo "$output"; false; }
+		cmp "$WORK/config.before" "$WORK/b/config.json"
+	done
 }

@@ -344,12 +344,12 @@ static void test_pre_create_adjust_merged(void **state)
 	struct ts_plugin_chain *c = load(
 		"{\"plugins\": ["
 		"{\"type\": \"a\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
-		"[\"pre-create\"], \"conf\": "
+		"[\"pre-create\"], \"sandbox\": {\"adjust\": [\"annotations\"]}, \"conf\": "
 		"{\"mode\": \"adjust\","
 		" \"adjust\": {\"process\": {\"env\": [\"A=1\"]}, \"annotations\": {\"k\": "
 		"\"1\"}}}},"
 		"{\"type\": \"b\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
-		"[\"pre-create\"], \"conf\": "
+		"[\"pre-create\"], \"sandbox\": {\"adjust\": [\"annotations:k\"]}, \"conf\": "
 		"{\"mode\": \"adjust\","
 		" \"adjust\": {\"process\": {\"env\": [\"B=2\"]}, \"annotations\": {\"k\": \"2\"},"
 		" \"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"1-2\"}}}}}}]}");
@@ -364,6 +364,32 @@ static void test_pre_create_adjust_merged(void **state)
 		text, "{\"annotations\":{\"k\":\"2\"},\"process\":{\"env\":[\"A=1\",\"B=2\"]},"
 		      "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1-2\"}}}}");
 	ts_plugin_report_release(&rep);
+	ts_plugin_chain_free(c);
+}
+
+/* An edit that widens privileges needs the plugin's own opt-in; a later
+ * plugin's opt-in does not cover an earlier one. */
+static void test_pre_create_adjust_widening(void **state)
+{
+	struct ts_plugin_chain *c = load(
+		"{\"plugins\": ["
+		"{\"type\": \"ok\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
+		"[\"pre-create\"], \"sandbox\": {\"adjust\": [\"devices\"]}, \"conf\": {\"mode\": "
+		"\"ok\"}},"
+		"{\"type\": \"wide\", \"path\": \"@S\", \"timeout_ms\": 30000, \"stages\": "
+		"[\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"adjust\": {\"linux\": "
+		"{\"resources\": {\"devices\": [{\"allow\": true, \"access\": \"rwm\"}]}}}}}]}");
+	cleanup_error struct ts_error *err = NULL;
+	char want[512];
+
+	(void)state;
+	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_PRE_CREATE, &event, NULL, &err),
+			 -EINVAL);
+	snprintf(want, sizeof(want),
+		 "plugin 'wide' (%s): adjust: '/linux/resources/devices': not allowed without "
+		 "\"devices\" in sandbox.adjust '[{\"allow\":true,\"access\":\"rwm\"}]'",
+		 scripted);
+	assert_string_equal(err->msg, want);
 	ts_plugin_chain_free(c);
 }
 
@@ -807,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_unsafe_binary),
 		cmocka_unit_test(test_pre_create_adjust_merged),
 		cmocka_unit_test(test_pre_create_adjust_refused),
+		cmocka_unit_test(test_pre_create_adjust_widening),
 		cmocka_unit_test(test_sandbox_denies_calls),
 		cmocka_unit_test(test_sandbox_allow),
 		cmocka_unit_test(test_sandbox_capabilities_fds_env),

@@ -120,6 +120,28 @@ static const struct config_row {
 	 -EINVAL,
 	 "c.json: '/plugins/1/sandbox/writable/0': overlaps the plugin binary dir /usr/lib "
 	 "'/usr/lib'"},
+	{"adjust field",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"adjust\": "
+	 "[\"devices\", \"cpus\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/adjust/1': unknown field 'cpus' (expected devices, unified, "
+	 "annotations or annotations:PREFIX)"},
+	{"adjust empty prefix",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"adjust\": "
+	 "[\"annotations:\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/adjust/0': unknown field 'annotations:' (expected devices, "
+	 "unified, annotations or annotations:PREFIX)"},
+	{"pids_max zero",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"pids_max\": 0}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/pids_max': invalid limit '0' (expected 1 to 4194304)"},
+	{"memory_max_bytes small",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"memory_max_bytes\": "
+	 "4096}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/memory_max_bytes': invalid limit '4096' (expected 4194304 to "
+	 "1125899906842624)"},
 	{"writable more than 16",
 	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
 	 "[\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/"
