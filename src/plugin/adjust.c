@@ -285,6 +285,49 @@ int ts_plugin_adjust_check_privileges(const struct ts_json *adjust,
 	return 0;
 }
 
+unsigned ts_plugin_adjust_fields(const struct ts_json *adjust)
+{
+	struct ts_json *res = ts_json_get_path(adjust, "linux", "resources", NULL), *v;
+	unsigned fields = 0;
+	const char *key;
+	size_t i;
+
+	if (ts_json_get(adjust, "annotations") != NULL)
+		fields |= TS_PLUGIN_ADJUST_ANNOTATIONS;
+	if (ts_json_get_path(adjust, "process", "env", NULL) != NULL)
+		fields |= TS_PLUGIN_ADJUST_ENV;
+	ts_json_object_foreach (res, i, key, v) {
+		if (strcmp(key, "devices") == 0)
+			fields |= TS_PLUGIN_ADJUST_DEVICES;
+		else if (strcmp(key, "unified") == 0)
+			fields |= TS_PLUGIN_ADJUST_UNIFIED;
+		else if (strcmp(key, "cpu") != 0)
+			fields |= TS_PLUGIN_ADJUST_LIMITS;
+	}
+	ts_json_object_foreach (ts_json_get(res, "cpu"), i, key, v) {
+		if (strcmp(key, "cpus") == 0)
+			fields |= TS_PLUGIN_ADJUST_CPUS;
+		else if (strcmp(key, "mems") == 0)
+			fields |= TS_PLUGIN_ADJUST_MEMS;
+		else
+			fields |= TS_PLUGIN_ADJUST_LIMITS;
+	}
+	(void)v; /* the loops name members only */
+	return fields;
+}
+
+const char *ts_plugin_adjust_cpus(const struct ts_json *adjust)
+{
+	return ts_json_get_string(ts_json_get_path(adjust, "linux", "resources", "cpu", NULL),
+				  "cpus");
+}
+
+const char *ts_plugin_adjust_mems(const struct ts_json *adjust)
+{
+	return ts_json_get_string(ts_json_get_path(adjust, "linux", "resources", "cpu", NULL),
+				  "mems");
+}
+
 /* Merge src's members into dst: objects member by member, anything else replaced. */
 static int merge(struct ts_json *dst, const struct ts_json *src, struct ts_error **err)
 {

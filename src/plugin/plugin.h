@@ -129,6 +129,10 @@ struct ts_plugin_report {
 	struct ts_json *adjust;	 /* pre-create: the merged, validated adjust; NULL if none */
 	char **ignored;		 /* NULL-terminated messages of failures of on_error "ignore"
 				  * plugins, for the caller to log as warnings; NULL if none */
+	unsigned adjust_fields;	 /* ts_plugin_adjust_fields(adjust); 0 without adjust */
+	char *cpus_from;	 /* "plugin '<type>' (<path>)" whose cpu.cpus the merged
+				  * adjust holds (the last to set it); NULL if none */
+	char *mems_from;	 /* the same for cpu.mems */
 };
 
 /** Free what a report holds and zero it (NULL accepted). */
@@ -212,6 +216,34 @@ int ts_plugin_chain_run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
  */
 int ts_plugin_adjust_validate(const struct ts_json *adjust, const char *what,
 			      struct ts_error **err);
+
+/**
+ * What a validated adjust edits.
+ * @param[in] adjust  borrowed; NULL gives 0.
+ * @return TS_PLUGIN_ADJUST_* bits: CPUS and MEMS when
+ *         /linux/resources/cpu/cpus (mems) is present, DEVICES, UNIFIED,
+ *         ANNOTATIONS, ENV for those members, LIMITS for any other member
+ *         of /linux/resources or of /linux/resources/cpu.
+ *
+ * The placement interface.  cpus and mems from a plugin must pass the same
+ * allocator checks as toposhim's own placement before config.json gets
+ * them: the create path (src/cli/cmd-create.c) calls this on the merged
+ * adjust of the pre-create stage, and when CPUS or MEMS is set, takes the
+ * values (ts_plugin_adjust_cpus(), ts_plugin_adjust_mems()), checks them
+ * against the allocation it made and the other containers' exclusive
+ * CPUs, and records what it accepts; a refusal names the plugin, which
+ * the chain's report gives (cpus_from, mems_from).  The chain itself
+ * checks only that they are cpu lists.
+ */
+unsigned ts_plugin_adjust_fields(const struct ts_json *adjust);
+
+/** /linux/resources/cpu/cpus of a validated adjust, e.g. "2-3"; NULL when
+ *  absent.  Borrowed from adjust. */
+const char *ts_plugin_adjust_cpus(const struct ts_json *adjust);
+
+/** /linux/resources/cpu/mems of a validated adjust, e.g. "0"; NULL when
+ *  absent.  Borrowed from adjust. */
+const char *ts_plugin_adjust_mems(const struct ts_json *adjust);
 
 /**
  * Validate adjust (as ts_plugin_adjust_validate()) and apply it to a

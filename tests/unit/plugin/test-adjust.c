@@ -256,6 +256,44 @@ static void test_privilege_quote_bounded(void **state)
 	assert_non_null(strstr(err->msg, "vvv...'"));
 }
 
+static const struct fields_row {
+	const char *name;
+	const char *adjust;
+	unsigned want;
+} fields_rows[] = {
+	{"empty", "{}", 0},
+	{"cpus and mems",
+	 "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"1\", \"mems\": \"0\"}}}}",
+	 TS_PLUGIN_ADJUST_CPUS | TS_PLUGIN_ADJUST_MEMS},
+	{"cpu shares are limits", "{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 2}}}}",
+	 TS_PLUGIN_ADJUST_LIMITS},
+	{"everything",
+	 "{\"linux\": {\"resources\": {\"devices\": [], \"unified\": {}, \"pids\": {\"limit\": 1},"
+	 " \"cpu\": {\"mems\": \"0\"}}}, \"process\": {\"env\": []}, \"annotations\": {}}",
+	 TS_PLUGIN_ADJUST_MEMS | TS_PLUGIN_ADJUST_DEVICES | TS_PLUGIN_ADJUST_UNIFIED |
+		 TS_PLUGIN_ADJUST_LIMITS | TS_PLUGIN_ADJUST_ENV | TS_PLUGIN_ADJUST_ANNOTATIONS},
+};
+
+static void test_fields(void **state)
+{
+	cleanup_json struct ts_json *a = parse("{\"linux\": {\"resources\": {\"cpu\": "
+					       "{\"cpus\": \"2-3\", \"mems\": \"1\"}}}}");
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(fields_rows); i++) {
+		cleanup_json struct ts_json *adjust = parse(fields_rows[i].adjust);
+		unsigned got = ts_plugin_adjust_fields(adjust);
+
+		if (got != fields_rows[i].want)
+			fail_msg("%s: got %#x, want %#x", fields_rows[i].name, got,
+				 fields_rows[i].want);
+	}
+	assert_int_equal(ts_plugin_adjust_fields(NULL), 0);
+	assert_string_equal(ts_plugin_adjust_cpus(a), "2-3");
+	assert_string_equal(ts_plugin_adjust_mems(a), "1");
+	assert_null(ts_plugin_adjust_cpus(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_privilege_rows),
 		cmocka_unit_test(test_privilege_quote_bounded),
+		cmocka_unit_test(test_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -356,6 +356,7 @@ static void test_pre_create_adjust_merged(void **state)
 	struct ts_plugin_report rep = {0};
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *text = NULL;
+	char want[512];
 
 	(void)state;
 	assert_int_equal(ts_plugin_chain_run(c, TS_PLUGIN_STAGE_PRE_CREATE, &event, &rep, &err), 0);
@@ -363,6 +364,14 @@ static void test_pre_create_adjust_merged(void **state)
 	assert_string_equal(
 		text, "{\"annotations\":{\"k\":\"2\"},\"process\":{\"env\":[\"A=1\",\"B=2\"]},"
 		      "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"1-2\"}}}}");
+	/* What the create must check before config.json gets it. */
+	assert_int_equal(rep.adjust_fields, TS_PLUGIN_ADJUST_CPUS | TS_PLUGIN_ADJUST_ENV |
+						    TS_PLUGIN_ADJUST_ANNOTATIONS);
+	assert_string_equal(ts_plugin_adjust_cpus(rep.adjust), "1-2");
+	assert_null(ts_plugin_adjust_mems(rep.adjust));
+	snprintf(want, sizeof(want), "plugin 'b' (%s)", scripted);
+	assert_string_equal(rep.cpus_from, want);
+	assert_null(rep.mems_from);
 	ts_plugin_report_release(&rep);
 	ts_plugin_chain_free(c);
 }
