@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "plugin/internal.h"
+#include "select.h"
 #include "util/cleanup.h"
 
 static char *scripted, *probe;
@@ -441,13 +442,34 @@ static struct ts_plugin_report run_probe(const char *sandbox)
 	return rep;
 }
 
-static void require_root(void)
+/* Requirements (select.h): NULL when met, else why not. */
+static const char *needs_root(void)
 {
-	if (geteuid() != 0) {
-		print_message("# skip: the sandbox tests need root (uid %u)\n",
-			      (unsigned)geteuid());
-		skip();
-	}
+	return geteuid() == 0 ? NULL : "the sandbox tests need root";
+}
+
+static const char *needs_user(void)
+{
+	if (needs_root() != NULL)
+		return needs_root();
+	return getpwnam(TS_PLUGIN_USER_DEFAULT) != NULL ? NULL
+							: "no user " TS_PLUGIN_USER_DEFAULT
+							  " (contrib/plugin-user.sh creates it)";
+}
+
+static const char *needs_landlock_scope(void)
+{
+	if (needs_root() != NULL)
+		return needs_root();
+	return ts_plugin_landlock_abi() >= 6 ? NULL : "Landlock has no signal scoping (ABI 6) here";
+}
+
+static const char *needs_landlock(void)
+{
+	if (needs_root() != NULL)
+		return needs_root();
+	return ts_plugin_landlock_abi() > 0 ? NULL
+					    : "the kernel has no Landlock (or it is not enabled)";
 }
 
 static void test_sandbox_denies_calls(void **state)
@@ -455,7 +477,6 @@ static void test_sandbox_denies_calls(void **state)
 	struct ts_plugin_report rep;
 
 	(void)state;
-	require_root();
 	/* With the capabilities these calls check kept, EPERM can only come
 	 * from the seccomp filter. */
 	rep = run_probe("{\"capabilities\": [\"CAP_SYS_ADMIN\", \"CAP_SYS_BOOT\", "
@@ -498,7 +519,6 @@ static void test_sandbox_allow(void **state)
 	struct ts_plugin_report rep;
 
 	(void)state;
-	require_root();
 	rep = run_probe("{\"capabilities\": [\"CAP_SYS_ADMIN\", \"CAP_SYS_BOOT\", "
 			"\"CAP_SYS_PTRACE\"], \"allow\": [\"ptrace\", \"mount\", \"keyring\", "
 			"\"reboot\", \"namespaces\", \"io_uring_setup\"]}");
@@ -526,7 +546,6 @@ static void test_sandbox_capabilities_fds_env(void **state)
 	struct ts_plugin_report rep;
 
 	(void)state;
-	require_root();
 	rep = run_probe("{}");
 	assert_string_equal(meta(&rep, 0, "capeff"), "0000000000000000");
 	assert_string_equal(meta(&rep, 0, "capprm"), "0000000000000000");
@@ -553,12 +572,7 @@ static void test_sandbox_default_user(void **state)
 	char uid[32], gid[32];
 
 	(void)state;
-	require_root();
-	if (pw == NULL) {
-		print_message("# skip: no user '%s' (contrib/plugin-user.sh creates it)\n",
-			      TS_PLUGIN_USER_DEFAULT);
-		skip();
-	}
+	assert_non_null(pw);
 	snprintf(uid, sizeof(uid), "%u", (unsigned)pw->pw_uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned)pw->pw_gid);
 	rep = run_probe("{}");
@@ -601,9 +615,6 @@ static void test_sandbox_ids(void **state)
 	struct ts_plugin_report rep;
 
 	(void)state;
-	require_root();
-	if (access(probe, X_OK) != 0)
-		skip();
 	rep = run_probe("{\"uid\": 65534, \"gid\": 65533, \"capabilities\": [\"CAP_CHOWN\"]}");
 	assert_string_equal(meta(&rep, 0, "uid"), "65534");
 	assert_string_equal(meta(&rep, 0, "gid"), "65533");
@@ -654,7 +665,6 @@ static void test_fsview_read_only(void **state)
 	cleanup_free char *got = NULL;
 
 	(void)state;
-	require_root();
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(file, sizeof(file), "%s/f", out);
 	/* Writable for everyone by its mode: only the sandbox stops a write. */
@@ -682,16 +692,9 @@ static void test_fsview_read_only(void **state)
  * signals to processes outside the sandbox. */
 static void test_fsview_landlock(void **state)
 {
-	int abi = ts_plugin_landlock_abi();
 	cleanup_free char *got = NULL;
-	char conf[256];
 
 	(void)state;
-	require_root();
-	if (abi <= 0) {
-		print_message("# skip: the kernel has no Landlock (or it is not enabled)\n");
-		skip();
-	}
 	got = run_scripted("{\"uid\": 0}", "{\"mode\": \"write\", \"path\": \"/dev/full\"}",
 			   "write");
 	assert_ends_with(got, "cannot create /dev/full: Permission denied");
@@ -700,12 +703,16 @@ static void test_fsview_landlock(void **state)
 	got = run_scripted("{\"uid\": 0}", "{\"mode\": \"write\", \"path\": \"/dev/null\"}",
 			   "write");
 	assert_string_equal(got, "ok");
-	if (abi < 6) {
-		print_message("# skip: Landlock ABI %d has no signal scoping (6)\n", abi);
-		return;
-	}
-	free(got);
-	/* This test runs as root: only Landlock stops a uid 0 plugin. */
+}
+
+/* This test runs as root: only Landlock's scoping (ABI 6) stops a uid 0
+ * plugin from signalling it. */
+static void test_fsview_landlock_signal(void **state)
+{
+	cleanup_free char *got = NULL;
+	char conf[256];
+
+	(void)state;
 	snprintf(conf, sizeof(conf), "{\"mode\": \"signal\", \"pid\": %d}", (int)getpid());
 	got = run_scripted("{\"uid\": 0}", conf, "signal");
 	assert_ends_with(got, "kill: Operation not permitted");
@@ -760,7 +767,6 @@ static void test_cgroup_kills_setsid_child(void **state)
 	pid_t p;
 
 	(void)state;
-	require_root();
 	pid = run_scripted("{}", "{\"mode\": \"setsid\"}", "pid");
 	p = (pid_t)atoi(pid);
 	assert_true(p > 1);
@@ -793,6 +799,15 @@ static bool controller_available(const char *name)
 	return false;
 }
 
+static const char *needs_controllers(void)
+{
+	if (needs_root() != NULL)
+		return needs_root();
+	return controller_available("pids") && controller_available("memory")
+		       ? NULL
+		       : "the host has no pids or memory cgroup controller";
+}
+
 static void test_cgroup_limits(void **state)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -800,11 +815,6 @@ static void test_cgroup_limits(void **state)
 	char want[512];
 
 	(void)state;
-	require_root();
-	if (!controller_available("pids") || !controller_available("memory")) {
-		print_message("# skip: the host has no pids or memory cgroup controller\n");
-		skip();
-	}
 	c = load("{\"plugins\": [{\"type\": \"s\", \"path\": \"@S\", \"timeout_ms\": 30000, "
 		 "\"sandbox\": {\"pids_max\": 10}, \"conf\": {\"mode\": \"forks\", \"count\": "
 		 "30}}]}");
@@ -830,30 +840,31 @@ static void test_cgroup_limits(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_chain_sees_earlier_results),
-		cmocka_unit_test(test_stages_filter),
-		cmocka_unit_test(test_failures_name_the_plugin),
-		cmocka_unit_test(test_ignore_continues),
-		cmocka_unit_test(test_timeout_kills_process_group),
-		cmocka_unit_test(test_clean_environment),
-		cmocka_unit_test(test_closed_stdio),
-		cmocka_unit_test(test_exec_failure),
-		cmocka_unit_test(test_unsafe_binary),
-		cmocka_unit_test(test_pre_create_adjust_merged),
-		cmocka_unit_test(test_pre_create_adjust_refused),
-		cmocka_unit_test(test_pre_create_adjust_widening),
-		cmocka_unit_test(test_sandbox_denies_calls),
-		cmocka_unit_test(test_sandbox_allow),
-		cmocka_unit_test(test_sandbox_capabilities_fds_env),
-		cmocka_unit_test(test_sandbox_ids),
-		cmocka_unit_test(test_sandbox_default_user),
-		cmocka_unit_test(test_sandbox_missing_user),
-		cmocka_unit_test(test_fsview_read_only),
-		cmocka_unit_test(test_fsview_landlock),
-		cmocka_unit_test(test_cgroup_kills_setsid_child),
-		cmocka_unit_test(test_cgroup_limits),
+	static const struct ts_plugin_test tests[] = {
+		{cmocka_unit_test(test_chain_sees_earlier_results), NULL},
+		{cmocka_unit_test(test_stages_filter), NULL},
+		{cmocka_unit_test(test_failures_name_the_plugin), NULL},
+		{cmocka_unit_test(test_ignore_continues), NULL},
+		{cmocka_unit_test(test_timeout_kills_process_group), NULL},
+		{cmocka_unit_test(test_clean_environment), NULL},
+		{cmocka_unit_test(test_closed_stdio), NULL},
+		{cmocka_unit_test(test_exec_failure), NULL},
+		{cmocka_unit_test(test_unsafe_binary), NULL},
+		{cmocka_unit_test(test_pre_create_adjust_merged), NULL},
+		{cmocka_unit_test(test_pre_create_adjust_refused), NULL},
+		{cmocka_unit_test(test_pre_create_adjust_widening), NULL},
+		{cmocka_unit_test(test_sandbox_denies_calls), needs_root},
+		{cmocka_unit_test(test_sandbox_allow), needs_root},
+		{cmocka_unit_test(test_sandbox_capabilities_fds_env), needs_root},
+		{cmocka_unit_test(test_sandbox_ids), needs_root},
+		{cmocka_unit_test(test_sandbox_default_user), needs_user},
+		{cmocka_unit_test(test_sandbox_missing_user), NULL},
+		{cmocka_unit_test(test_fsview_read_only), needs_root},
+		{cmocka_unit_test(test_fsview_landlock), needs_landlock},
+		{cmocka_unit_test(test_fsview_landlock_signal), needs_landlock_scope},
+		{cmocka_unit_test(test_cgroup_kills_setsid_child), needs_root},
+		{cmocka_unit_test(test_cgroup_limits), needs_controllers},
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return ts_plugin_run_selected("test-chain", tests, ARRAY_SIZE(tests), setup, teardown);
 }
