@@ -50,7 +50,13 @@ void ts_plugin_output_release(struct ts_plugin_output *o)
 
 static void child_fail(int fd, int errnum, const char *step, const char *arg)
 {
-	struct child_status st = {errnum, step, arg};
+	struct child_status st;
+
+	/* no padding byte of our stack goes through the pipe uninitialised */
+	memset(&st, 0, sizeof(st));
+	st.errnum = errnum;
+	st.step = step;
+	st.arg = arg;
 
 	(void)!write(fd, &st, sizeof(st));
 	_exit(127);

@@ -7,7 +7,11 @@
  *     private and read-only (mount_setattr(2) AT_RECURSIVE, Linux 5.12),
  *     then each writable path put back as a clone of the host's mounts
  *     there, made before the read-only pass (open_tree(2) OPEN_TREE_CLONE,
- *     move_mount(2), Linux 5.2), so it keeps the host's own flags.
+ *     move_mount(2), Linux 5.2), so it keeps the host's own flags.  Where
+ *     mount_setattr is missing (older kernels, valgrind), mount(2) does the
+ *     same: each writable path bind-mounted onto itself first, then every
+ *     other mount point of /proc/self/mountinfo remounted read-only with
+ *     its own flags kept (MS_REMOUNT | MS_BIND | MS_RDONLY).
  *  2. Landlock (Documentation/userspace-api/landlock.rst), when the kernel
  *     has it: every write access the kernel's ABI knows (write, truncate,
  *     create, remove, rename, device ioctl) is denied outside the writable
@@ -25,11 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "plugin/internal.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 /* linux/mount.h, kept here: glibc's sys/mount.h and the kernel's header
  * clash on the older toolchains we build on. */
@@ -108,6 +115,66 @@ int ts_plugin_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
+/* mountinfo escapes blanks and backslashes in paths as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s != '\0'; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* The mount points of our mount namespace, in mountinfo's order (parents
+ * before children): the fifth field of each line. */
+int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err)
+{
+	cleanup_free char *text = NULL;
+	cleanup_strv char **v = NULL;
+	size_t len, n = 0;
+	int r;
+
+	r = ts_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &text, &len, err);
+	if (r < 0)
+		return ts_error_prefix(err, "cannot sandbox");
+	for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+		char *field = line, **nv;
+
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		for (int i = 0; i < 4 && field != NULL; i++) {
+			field = strchr(field, ' ');
+			if (field != NULL)
+				field++;
+		}
+		if (field == NULL)
+			continue;
+		field[strcspn(field, " ")] = '\0';
+		unescape(field);
+		nv = reallocarray(v, n + 2, sizeof(*v));
+		if (nv == NULL)
+			return ts_error_set(err, ENOMEM, "cannot sandbox");
+		v = nv;
+		v[n] = strdup(field);
+		v[++n] = NULL;
+		if (v[n - 1] == NULL)
+			return ts_error_set(err, ENOMEM, "cannot sandbox");
+	}
+	if (v == NULL)
+		return ts_error_set(err, ENOENT,
+				    "cannot sandbox: no mount in /proc/self/mountinfo");
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
 int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_fsview *ret,
 			     struct ts_error **err)
 {
@@ -125,6 +192,17 @@ int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin
 		if (v.tree_fds == NULL)
 			return ts_error_set(err, ENOMEM, "cannot sandbox");
 	}
+	/* An invalid fd tells a kernel that has the call (EBADF) from one
+	 * that has not (ENOSYS). */
+	if (v.mount_ns && syscall(SYS_mount_setattr, -1, "", 0, NULL, (size_t)0) < 0 &&
+	    errno == ENOSYS) {
+		int r = ts_plugin_fsview_read_mounts(&v.mounts, err);
+
+		if (r < 0) {
+			ts_plugin_fsview_release(&v);
+			return r;
+		}
+	}
 	*ret = v;
 	return 0;
 }
@@ -135,6 +213,7 @@ void ts_plugin_fsview_release(struct ts_plugin_fsview *v)
 		return;
 	free(v->tree_fds);
 	v->tree_fds = NULL;
+	ts_strv_freep(&v->mounts);
 }
 
 #define STEP(name, arg_, expr)              \
@@ -146,6 +225,53 @@ void ts_plugin_fsview_release(struct ts_plugin_fsview *v)
 		}                           \
 	} while (0)
 
+/* path is a, or lies below it. */
+static bool below(const char *path, const char *a)
+{
+	size_t la = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(path, a, la) == 0 && (path[la] == '\0' || path[la] == '/');
+}
+
+/* statfs(2) ST_* flags to the MS_* ones a remount must repeat; only
+ * ST_RELATIME differs in value. */
+static unsigned long remount_flags(const struct statfs *st)
+{
+	unsigned long keep = ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_SYNCHRONOUS | ST_MANDLOCK |
+			     ST_NOATIME | ST_NODIRATIME;
+	unsigned long f = (unsigned long)st->f_flags & keep;
+
+	if (st->f_flags & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+/* The same view with mount(2) only. */
+static int mounts_legacy(struct ts_plugin_fsview *v, const char **ret_step, const char **ret_arg)
+{
+	for (size_t i = 0; i < v->n_writable; i++)
+		STEP("mount(MS_BIND)", v->writable[i],
+		     mount(v->writable[i], v->writable[i], "none", MS_BIND | MS_REC, NULL));
+	for (char **m = v->mounts; *m != NULL; m++) {
+		bool skip = false;
+		struct statfs st;
+
+		for (size_t i = 0; i < v->n_writable && !skip; i++)
+			skip = below(*m, v->writable[i]);
+		if (skip)
+			continue;
+		if (syscall(SYS_statfs, *m, &st) < 0 && errno == ENOENT)
+			continue; /* hidden or gone: nothing reaches it by that path */
+		STEP("statfs", *m, syscall(SYS_statfs, *m, &st));
+		STEP("mount(MS_REMOUNT)", *m,
+		     mount("none", *m, "none",
+			   MS_REMOUNT | MS_BIND | MS_RDONLY | remount_flags(&st), NULL));
+	}
+	return 0;
+}
+
 int ts_plugin_fsview_mounts(struct ts_plugin_fsview *v, const char **ret_step, const char **ret_arg)
 {
 	struct fs_mount_attr priv = {.propagation = MS_PRIVATE};
@@ -154,6 +280,11 @@ int ts_plugin_fsview_mounts(struct ts_plugin_fsview *v, const char **ret_step, c
 	if (!v->mount_ns)
 		return 0;
 	STEP("unshare(CLONE_NEWNS)", NULL, unshare(CLONE_NEWNS));
+	if (v->mounts != NULL) {
+		STEP("mount(MS_PRIVATE)", NULL,
+		     mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL));
+		return mounts_legacy(v, ret_step, ret_arg);
+	}
 	/* Nothing we do here reaches the host, nothing the host mounts
 	 * later reaches the plugin. */
 	STEP("mount_setattr(MS_PRIVATE)", NULL,

@@ -192,13 +192,24 @@ struct ts_plugin_fsview {
 	bool mount_ns;	  /* run as root: a read-only mount namespace */
 	int landlock_abi; /* 0: no Landlock */
 	int *tree_fds;	  /* n_writable entries, malloc'd */
+	/* Without mount_setattr (Linux < 5.12, or valgrind): the host's mount
+	 * points from /proc/self/mountinfo, remounted one by one; else NULL. */
+	char **mounts;
 	int ruleset_fd;
 };
 
 /** The kernel's Landlock ABI version, 0 when it has none (or it is off). */
 int ts_plugin_landlock_abi(void);
 
-/** Prepare a view for s.  @return 0; -ENOMEM. */
+/**
+ * The mount points of /proc/self/mountinfo (unescaped), parents first.
+ * @param[out] ret  NULL-terminated, malloc'd (free each and the vector).
+ * @return 0; -errno of reading it ("cannot sandbox: ..."); -ENOMEM.
+ */
+int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err);
+
+/** Prepare a view for s (reading the mount points when the kernel lacks
+ *  mount_setattr).  @return 0; -ENOMEM; errors of the read. */
 int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_fsview *ret,
 			     struct ts_error **err);
 void ts_plugin_fsview_release(struct ts_plugin_fsview *v);
