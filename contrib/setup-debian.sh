@@ -32,3 +32,5 @@ if [ -n "$need_vm" ]; then
 	# shellcheck disable=SC2086
 	apt-get install $apt_opts --no-install-recommends $need_vm
 fi
+# The unprivileged user toposhim runs plugins as (the tests need it too).
+sh "$(dirname "$0")/plugin-user.sh"

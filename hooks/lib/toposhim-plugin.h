@@ -10,6 +10,13 @@
  * most plugins need: cpu lists ("0-3,8", the cpuset list format of the
  * kernel's Documentation/admin-guide/cgroup-v2.rst) and cgroup files.
  *
+ * A plugin runs sandboxed (toposhim-plugin(7), SANDBOX): as the user
+ * toposhim-plugin unless its config says otherwise, with the host's file
+ * systems read-only but its sandbox.writable paths, in a cgroup that is
+ * killed when it exits (no child outlives it), without capabilities and
+ * under seccomp.  tsp_cgroup_write() therefore needs "sandbox": {"uid": 0,
+ * "writable": ["/sys/fs/cgroup"]}, as confine and clearcfs do.
+ *
  * Every fallible function follows toposhim's convention: it returns 0 (or a
  * count) on success, a negative errno on failure, and then sets *err (a
  * struct ts_error, freed with ts_error_free()).  JSON values are the tree of

@@ -7,7 +7,9 @@
  * (classes default: ["critical"], the built-in exclusive class).  At create, for a container whose
  * toposhim class is listed: cgroup v2 cpu.max <- "max" (the period is
  * kept), cgroup v1 cpu.cfs_quota_us <- "-1".  metadata: {"cfs": "cleared"}
- * or {"cfs": "kept"}.
+ * or {"cfs": "kept"}.  Like confine, its entry needs "sandbox": {"uid": 0,
+ * "writable": ["/sys/fs/cgroup"]}: cgroup files are root's and read-only
+ * in the plugin sandbox.
  */
 #include <errno.h>
 #include <string.h>

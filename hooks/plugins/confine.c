@@ -6,6 +6,8 @@
  * when that is empty on cgroup v2) minus the reserved CPUs is written to the
  * cgroup's cpuset.cpus.  A container left with no CPU fails the create.
  * Other stages do nothing.  metadata: {"cpus": the cpuset written}.
+ * The cgroup files are root's and read-only in the plugin sandbox: its
+ * entry needs "sandbox": {"uid": 0, "writable": ["/sys/fs/cgroup"]}.
  */
 #include <errno.h>
 #include <string.h>

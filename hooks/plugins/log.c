@@ -6,6 +6,9 @@
  * "class", "cpus", "mems", "cgroupPath" (when given), "results": the
  * plugins that ran before it}.  The file is opened O_APPEND and each line
  * written with one write(), so lines of concurrent events do not mix.
+ * The plugin sandbox lets it write only its sandbox.writable paths, as the
+ * user toposhim-plugin: give it a directory of that user's there, e.g.
+ * "sandbox": {"writable": ["/var/log/toposhim"]}.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -204,6 +204,130 @@ int ts_plugin_adjust_validate(const struct ts_json *adjust, const char *what, st
 	return 0;
 }
 
+/* Annotations of toposhim's own (oci/spec.h TS_OCI_ANNOTATION_*): what
+ * toposhim placed, which its hooks read back.  No plugin writes them. */
+#define OWN_ANNOTATION_PREFIX "toposhim.io/"
+/* Longest value a refusal quotes. */
+#define QUOTE_MAX 200
+
+/* v, bounded and printable, for a message: a string as it is, anything
+ * else as compact JSON; malloc'd, NULL on OOM. */
+static char *quote(const struct ts_json *v)
+{
+	cleanup_free char *text = NULL, *clean = NULL;
+	size_t len;
+	cleanup_error struct ts_error *ignored = NULL;
+
+	if (v->type == TS_JSON_STRING)
+		text = strdup(v->u.string);
+	else if (ts_json_serialize(v, false, &text, &len, &ignored) < 0)
+		return NULL;
+	if (text == NULL)
+		return NULL;
+	if (strlen(text) > QUOTE_MAX)
+		strcpy(text + QUOTE_MAX - 3, "...");
+	clean = ts_json_utf8_sanitize(text);
+	return TAKE_PTR(clean);
+}
+
+static int refuse(const char *pointer, const char *key, const char *name, const struct ts_json *v,
+		  struct ts_error **err)
+{
+	cleanup_free char *esc = key != NULL ? ts_json_pointer_escape(key) : NULL;
+	cleanup_free char *value = quote(v);
+
+	if (name == NULL)
+		return ts_error_set(err, 0,
+				    "adjust: '%s/%s': toposhim's own annotation, never from a "
+				    "plugin '%s'",
+				    pointer, esc != NULL ? esc : "?", value != NULL ? value : "?");
+	return ts_error_set(err, 0,
+			    "adjust: '%s%s%s': not allowed without \"%s\" in sandbox.adjust '%s'",
+			    pointer, key != NULL ? "/" : "", esc != NULL ? esc : "", name,
+			    value != NULL ? value : "?");
+}
+
+static bool annotation_allowed(const struct ts_plugin_sandbox *sb, const char *key)
+{
+	if (sb->adjust & TS_PLUGIN_ADJUST_ANNOTATIONS)
+		return true;
+	for (char **p = sb->annotation_prefixes; p != NULL && *p != NULL; p++)
+		if (strncmp(key, *p, strlen(*p)) == 0)
+			return true;
+	return false;
+}
+
+int ts_plugin_adjust_check_privileges(const struct ts_json *adjust,
+				      const struct ts_plugin_sandbox *sb, struct ts_error **err)
+{
+	struct ts_json *res = ts_json_get_path(adjust, "linux", "resources", NULL);
+	struct ts_json *devices = ts_json_get(res, "devices");
+	struct ts_json *unified = ts_json_get(res, "unified");
+	struct ts_json *ann = ts_json_get(adjust, "annotations"), *v;
+	const char *key;
+	size_t i;
+
+	if (devices != NULL && !(sb->adjust & TS_PLUGIN_ADJUST_DEVICES))
+		return refuse("/linux/resources/devices", NULL, "devices", devices, err);
+	if (unified != NULL && unified->type == TS_JSON_OBJECT &&
+	    !(sb->adjust & TS_PLUGIN_ADJUST_UNIFIED)) {
+		ts_json_object_foreach (unified, i, key, v)
+			return refuse("/linux/resources/unified", key, "unified", v, err);
+	} else if (unified != NULL && !(sb->adjust & TS_PLUGIN_ADJUST_UNIFIED)) {
+		return refuse("/linux/resources/unified", NULL, "unified", unified, err);
+	}
+	ts_json_object_foreach (ann, i, key, v) {
+		if (strncmp(key, OWN_ANNOTATION_PREFIX, strlen(OWN_ANNOTATION_PREFIX)) == 0)
+			return refuse("/annotations", key, NULL, v, err);
+		if (!annotation_allowed(sb, key))
+			return refuse("/annotations", key, "annotations", v, err);
+	}
+	return 0;
+}
+
+unsigned ts_plugin_adjust_fields(const struct ts_json *adjust)
+{
+	struct ts_json *res = ts_json_get_path(adjust, "linux", "resources", NULL), *v;
+	unsigned fields = 0;
+	const char *key;
+	size_t i;
+
+	if (ts_json_get(adjust, "annotations") != NULL)
+		fields |= TS_PLUGIN_ADJUST_ANNOTATIONS;
+	if (ts_json_get_path(adjust, "process", "env", NULL) != NULL)
+		fields |= TS_PLUGIN_ADJUST_ENV;
+	ts_json_object_foreach (res, i, key, v) {
+		if (strcmp(key, "devices") == 0)
+			fields |= TS_PLUGIN_ADJUST_DEVICES;
+		else if (strcmp(key, "unified") == 0)
+			fields |= TS_PLUGIN_ADJUST_UNIFIED;
+		else if (strcmp(key, "cpu") != 0)
+			fields |= TS_PLUGIN_ADJUST_LIMITS;
+	}
+	ts_json_object_foreach (ts_json_get(res, "cpu"), i, key, v) {
+		if (strcmp(key, "cpus") == 0)
+			fields |= TS_PLUGIN_ADJUST_CPUS;
+		else if (strcmp(key, "mems") == 0)
+			fields |= TS_PLUGIN_ADJUST_MEMS;
+		else
+			fields |= TS_PLUGIN_ADJUST_LIMITS;
+	}
+	(void)v; /* the loops name members only */
+	return fields;
+}
+
+const char *ts_plugin_adjust_cpus(const struct ts_json *adjust)
+{
+	return ts_json_get_string(ts_json_get_path(adjust, "linux", "resources", "cpu", NULL),
+				  "cpus");
+}
+
+const char *ts_plugin_adjust_mems(const struct ts_json *adjust)
+{
+	return ts_json_get_string(ts_json_get_path(adjust, "linux", "resources", "cpu", NULL),
+				  "mems");
+}
+
 /* Merge src's members into dst: objects member by member, anything else replaced. */
 static int merge(struct ts_json *dst, const struct ts_json *src, struct ts_error **err)
 {

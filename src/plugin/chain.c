@@ -19,6 +19,8 @@ void ts_plugin_report_release(struct ts_plugin_report *r)
 		for (size_t i = 0; r->ignored[i] != NULL; i++)
 			free(r->ignored[i]);
 	free(r->ignored);
+	free(r->cpus_from);
+	free(r->mems_from);
 	*r = (struct ts_plugin_report){0};
 }
 
@@ -60,6 +62,27 @@ static int note_ignored(struct ts_plugin_report *rep, size_t *n, struct ts_error
 	return 0;
 }
 
+/* Remember which plugin set cpus or mems last: the create checks them
+ * and names it when it refuses. */
+static int note_placement(struct ts_plugin_report *rep, const struct ts_plugin *p, unsigned fields)
+{
+	char **slots[2] = {&rep->cpus_from, &rep->mems_from};
+	unsigned bits[2] = {TS_PLUGIN_ADJUST_CPUS, TS_PLUGIN_ADJUST_MEMS};
+
+	for (size_t i = 0; i < 2; i++) {
+		char *from;
+
+		if (!(fields & bits[i]))
+			continue;
+		if (asprintf(&from, "plugin '%s' (%s)", p->type, p->path) < 0)
+			return -ENOMEM;
+		free(*slots[i]);
+		*slots[i] = from;
+	}
+	rep->adjust_fields = ts_plugin_adjust_fields(rep->adjust);
+	return 0;
+}
+
 static int run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
 	       const struct ts_plugin_event *ev, struct ts_plugin_report *rep,
 	       struct ts_error **err)
@@ -91,6 +114,10 @@ static int run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
 			if (rep->adjust == NULL && (rep->adjust = ts_json_new_object()) == NULL)
 				return ts_error_set(err, ENOMEM, "plugin chain");
 			r = ts_plugin_adjust_merge(rep->adjust, adjust, err);
+			if (r >= 0)
+				r = note_placement(rep, p, ts_plugin_adjust_fields(adjust));
+			if (r == -ENOMEM)
+				return ts_error_set(err, ENOMEM, "plugin chain");
 			if (r < 0)
 				return ts_error_prefix(err, "plugin '%s' (%s)", p->type, p->path);
 		}

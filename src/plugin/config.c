@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "plugin/internal.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -21,6 +22,13 @@ static const char *const default_dirs[] = {TS_LIBEXECDIR "/toposhim/plugins",
 
 /* Largest timeout accepted: a hook that blocks a create for minutes is a mistake. */
 #define TIMEOUT_MS_MAX 600000
+/* Most entries of sandbox.writable. */
+#define WRITABLE_MAX 16
+/* Bounds of the cgroup limits: below 4 MiB no dynamic binary starts; the
+ * pids bound is the kernel's PID_MAX_LIMIT. */
+#define MEMORY_MIN_BYTES (4ULL * 1024 * 1024)
+#define MEMORY_MAX_BYTES (1ULL << 50)
+#define PIDS_MAX 4194304
 
 static int type_error(struct ts_error **err, const char *what, const char *key, const char *want,
 		      const struct ts_json *got)
@@ -29,12 +37,27 @@ static int type_error(struct ts_error **err, const char *what, const char *key, 
 			    ts_json_type_name(got->type));
 }
 
-/* Look name up in dirs; *ret_path is malloc'd. */
+/* Look name up in dirs; *ret_path is malloc'd.  Every directory of the
+ * list that exists is checked (ts_plugin_path_check()), not only the one
+ * holding the plugin: a directory earlier in the list that others can
+ * write lets them put a plugin of the same name in front. */
 static int lookup(const char *name, const char *const *dirs, const char *what, char **ret_path,
 		  struct ts_error **err)
 {
 	size_t list_len = 1;
+	int r;
 
+	for (size_t i = 0; dirs[i] != NULL; i++) {
+		struct stat st;
+
+		if (i > 0 && strcmp(dirs[i], dirs[i - 1]) == 0)
+			continue;
+		if (stat(dirs[i], &st) < 0)
+			continue;
+		r = ts_plugin_path_check(dirs[i], err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s/type': plugin directory", what);
+	}
 	for (size_t i = 0; dirs[i] != NULL; i++) {
 		cleanup_free char *p = NULL;
 		struct stat st;
@@ -170,6 +193,126 @@ static int parse_caps(const struct ts_json *v, const char *what, uint64_t *ret,
 	return 0;
 }
 
+static int parse_user(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+		      struct ts_error **err)
+{
+	if (v->type != TS_JSON_STRING)
+		return type_error(err, what, "sandbox/user", "string", v);
+	if (!name_valid(v->u.string))
+		return ts_error_set(err, 0, "%s/sandbox/user': invalid user name '%s'", what,
+				    v->u.string);
+	free(sb->user);
+	sb->user = strdup(v->u.string);
+	if (sb->user == NULL)
+		return ts_error_set(err, ENOMEM, "%s/sandbox/user'", what);
+	return 0;
+}
+
+#define ANNOTATIONS_PREFIX "annotations:"
+
+/* sandbox.adjust: "devices", "unified", "annotations",
+ * "annotations:<prefix>". */
+static int parse_adjust(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+			struct ts_error **err)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"devices", TS_PLUGIN_ADJUST_DEVICES},
+		     {"unified", TS_PLUGIN_ADJUST_UNIFIED},
+		     {"annotations", TS_PLUGIN_ADJUST_ANNOTATIONS}};
+	struct ts_json *item;
+	size_t i, n = 0;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "sandbox/adjust", "array", v);
+	ts_strv_freep(&sb->annotation_prefixes);
+	sb->annotation_prefixes = calloc(v->u.array.len + 1, sizeof(char *));
+	if (sb->annotation_prefixes == NULL)
+		return ts_error_set(err, ENOMEM, "%s/sandbox/adjust'", what);
+	sb->adjust = 0;
+	ts_json_array_foreach (v, i, item) {
+		const char *s = item->type == TS_JSON_STRING ? item->u.string : NULL;
+		bool found = false;
+
+		if (s == NULL)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/adjust/%zu': expected string, got %s", what,
+					    i, ts_json_type_name(item->type));
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+			if (strcmp(s, names[k].name) == 0) {
+				sb->adjust |= names[k].bit;
+				found = true;
+			}
+		}
+		if (!found && strncmp(s, ANNOTATIONS_PREFIX, strlen(ANNOTATIONS_PREFIX)) == 0 &&
+		    s[strlen(ANNOTATIONS_PREFIX)] != '\0') {
+			sb->annotation_prefixes[n] = strdup(s + strlen(ANNOTATIONS_PREFIX));
+			if (sb->annotation_prefixes[n++] == NULL)
+				return ts_error_set(err, ENOMEM, "%s/sandbox/adjust'", what);
+			found = true;
+		}
+		if (!found)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/adjust/%zu': unknown field '%s' (expected "
+					    "devices, unified, annotations or annotations:PREFIX)",
+					    what, i, s);
+	}
+	return 0;
+}
+
+/* sandbox.memory_max_bytes, pids_max: an integer in [min, max]. */
+static int parse_limit(const struct ts_json *v, const char *what, const char *key, uint64_t min,
+		       uint64_t max, uint64_t *ret, struct ts_error **err)
+{
+	uint64_t n;
+
+	if (v->type != TS_JSON_NUMBER)
+		return ts_error_set(err, 0, "%s/sandbox/%s': expected number, got %s", what, key,
+				    ts_json_type_name(v->type));
+	if (ts_json_get_uint64(v, &n) < 0 || n < min || n > max)
+		return ts_error_set(
+			err, 0, "%s/sandbox/%s': invalid limit '%s' (expected %llu to %llu)", what,
+			key, v->u.number, (unsigned long long)min, (unsigned long long)max);
+	*ret = n;
+	return 0;
+}
+
+/* "writable": existing absolute paths, kept resolved (realpath): the mount
+ * namespace and Landlock work on what the kernel resolves, and the overlap
+ * checks of check_writable() compare resolved paths. */
+static int parse_writable(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
+			  struct ts_error **err)
+{
+	struct ts_json *item;
+	size_t i;
+
+	if (v->type != TS_JSON_ARRAY)
+		return type_error(err, what, "sandbox/writable", "array", v);
+	if (v->u.array.len > WRITABLE_MAX)
+		return ts_error_set(err, 0, "%s/sandbox/writable': more than %d entries", what,
+				    WRITABLE_MAX);
+	ts_strv_freep(&sb->writable);
+	sb->writable = calloc(v->u.array.len + 1, sizeof(*sb->writable));
+	if (sb->writable == NULL)
+		return ts_error_set(err, ENOMEM, "%s/sandbox/writable'", what);
+	ts_json_array_foreach (v, i, item) {
+		if (item->type != TS_JSON_STRING)
+			return ts_error_set(err, 0,
+					    "%s/sandbox/writable/%zu': expected string, got %s",
+					    what, i, ts_json_type_name(item->type));
+		if (item->u.string[0] != '/')
+			return ts_error_set(err, 0, "%s/sandbox/writable/%zu': not absolute '%s'",
+					    what, i, item->u.string);
+		sb->writable[i] = realpath(item->u.string, NULL);
+		if (sb->writable[i] == NULL)
+			return ts_error_set(err, errno,
+					    "%s/sandbox/writable/%zu': cannot resolve '%s'", what,
+					    i, item->u.string);
+	}
+	return 0;
+}
+
 static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_plugin_sandbox *sb,
 			 struct ts_error **err)
 {
@@ -189,11 +332,25 @@ static int parse_sandbox(const struct ts_json *v, const char *what, struct ts_pl
 			r = parse_id(val, what, "sandbox/uid", &sb->uid, err);
 		else if (strcmp(key, "gid") == 0)
 			r = parse_id(val, what, "sandbox/gid", &sb->gid, err);
+		else if (strcmp(key, "user") == 0)
+			r = parse_user(val, what, sb, err);
+		else if (strcmp(key, "writable") == 0)
+			r = parse_writable(val, what, sb, err);
+		else if (strcmp(key, "memory_max_bytes") == 0)
+			r = parse_limit(val, what, key, MEMORY_MIN_BYTES, MEMORY_MAX_BYTES,
+					&sb->memory_max_bytes, err);
+		else if (strcmp(key, "pids_max") == 0)
+			r = parse_limit(val, what, key, 1, PIDS_MAX, &sb->pids_max, err);
+		else if (strcmp(key, "adjust") == 0)
+			r = parse_adjust(val, what, sb, err);
 		else
 			r = ts_error_set(err, 0, "%s/sandbox': unknown key '%s'", what, key);
 		if (r < 0)
 			return r;
 	}
+	if (sb->user != NULL && sb->uid >= 0)
+		return ts_error_set(err, 0, "%s/sandbox/user': conflicts with 'uid' '%s'", what,
+				    sb->user);
 	return 0;
 }
 
@@ -259,6 +416,9 @@ void ts_plugin_release(struct ts_plugin *p)
 	free(p->type);
 	free(p->path);
 	ts_json_free(p->conf);
+	free(p->sandbox.user);
+	ts_strv_freep(&p->sandbox.writable);
+	ts_strv_freep(&p->sandbox.annotation_prefixes);
 	*p = (struct ts_plugin){0};
 }
 
@@ -268,7 +428,10 @@ int ts_plugin_parse(const struct ts_json *entry, const char *what, bool nri,
 	struct ts_plugin p = {
 		.timeout_ms = TS_PLUGIN_DEFAULT_TIMEOUT_MS,
 		.stages = (1u << TS_PLUGIN_STAGE_CREATE) | (1u << TS_PLUGIN_STAGE_DELETE),
-		.sandbox = {.uid = -1, .gid = -1},
+		.sandbox = {.uid = -1,
+			    .gid = -1,
+			    .memory_max_bytes = TS_PLUGIN_MEMORY_MAX_DEFAULT,
+			    .pids_max = TS_PLUGIN_PIDS_MAX_DEFAULT},
 	};
 	const char *type = NULL, *path = NULL, *key;
 	struct ts_json *val;
@@ -439,7 +602,122 @@ static int load_nri(const struct ts_json *config, const char *config_path, const
 	}
 	if (r < 0)
 		return r;
+	/* It names the plugins to run: as much ours as the config file. */
+	r = ts_plugin_path_check(path, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s: '/nri_conf'", config_path);
 	return ts_plugin_nri_conf_parse(text, len, path, dirs, c, err);
+}
+
+/* What no plugin may write, resolved where it exists: toposhim's state and
+ * config, and what decides which plugins run. */
+struct guarded {
+	char *path;
+	const char *label;
+	bool inside; /* no writable path inside it either (toposhim's own tree) */
+};
+
+static void guarded_free(struct guarded *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(g[i].path);
+	free(g);
+}
+
+static int guard(struct guarded **g, size_t *n, const char *path, bool parent, bool inside,
+		 const char *label)
+{
+	cleanup_free char *copy = strdup(path);
+	struct guarded *v;
+	char *real;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	if (parent) {
+		char *slash = strrchr(copy, '/');
+
+		if (slash == NULL)
+			return 0;
+		if (slash == copy)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	real = realpath(copy, NULL);
+	if (real == NULL && (real = strdup(copy)) == NULL)
+		return -ENOMEM;
+	v = reallocarray(*g, *n + 1, sizeof(*v));
+	if (v == NULL) {
+		free(real);
+		return -ENOMEM;
+	}
+	*g = v;
+	v[(*n)++] = (struct guarded){real, label, inside};
+	return 0;
+}
+
+/* dir is a, or lies below it. */
+static bool below(const char *dir, const char *a)
+{
+	size_t la = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(dir, a, la) == 0 && (dir[la] == '\0' || dir[la] == '/');
+}
+
+/* A writable path w reaches what lies below it; guarded files are the
+ * entries of g (or, inside set, its whole tree). */
+static bool overlaps(const char *w, const struct guarded *g)
+{
+	return below(g->path, w) || (g->inside && below(w, g->path));
+}
+
+static int check_writable(const struct ts_json *config, const char *config_path,
+			  const char *const *dirs, const struct ts_plugin_chain *c,
+			  struct ts_error **err)
+{
+	const char *state_dir = ts_state_dir_resolve(ts_json_get_string(config, "state_dir"));
+	const char *nri = ts_json_get_string(config, "nri_conf");
+	struct guarded *g = NULL;
+	size_t n = 0;
+	int r;
+
+	r = guard(&g, &n, state_dir, false, true, "the state dir");
+	if (r >= 0 && config_path[0] == '/')
+		r = guard(&g, &n, config_path, true, false, "the config dir");
+	if (r >= 0 && (nri != NULL || ts_json_get(config, "nri_conf") != NULL))
+		r = guard(&g, &n, nri != NULL ? nri : TS_PLUGIN_NRI_CONF_DEFAULT, true, false,
+			  "the NRI conf dir");
+	for (size_t i = 0; r >= 0 && dirs[i] != NULL; i++)
+		r = guard(&g, &n, dirs[i], false, false, "the plugin dir");
+	for (size_t i = 0; r >= 0 && i < c->len; i++)
+		r = guard(&g, &n, c->plugins[i].path, true, false, "the plugin binary dir");
+	if (r < 0) {
+		guarded_free(g, n);
+		return ts_error_set(err, -r, "%s: cannot load plugin chain", config_path);
+	}
+	/* Plugins from the config come first in the chain, at their own
+	 * index; NRI ones have no sandbox. */
+	for (size_t i = 0; i < c->len; i++) {
+		char *const *w = c->plugins[i].sandbox.writable;
+
+		for (size_t k = 0; w != NULL && w[k] != NULL; k++) {
+			for (size_t j = 0; j < n; j++) {
+				if (!overlaps(w[k], &g[j]))
+					continue;
+				r = ts_error_set(
+					err, 0,
+					"%s: '/plugins/%zu/sandbox/writable/%zu': overlaps "
+					"%s %s '%s'",
+					config_path, i, k, g[j].label, g[j].path, w[k]);
+				guarded_free(g, n);
+				return r;
+			}
+		}
+	}
+	guarded_free(g, n);
+	return 0;
 }
 
 int ts_plugin_chain_load(const struct ts_json *config, const char *config_path,
@@ -480,6 +758,8 @@ int ts_plugin_chain_load(const struct ts_json *config, const char *config_path,
 			goto fail;
 	}
 	r = load_nri(config, config_path, d, c, err);
+	if (r >= 0)
+		r = check_writable(config, config_path, d, c, err);
 	if (r < 0)
 		goto fail;
 	*ret = c;

@@ -25,6 +25,7 @@
 struct child_status {
 	int errnum;
 	const char *step;
+	const char *arg; /* a path of the sandbox config, or NULL */
 };
 
 struct child_args {
@@ -33,7 +34,8 @@ struct child_args {
 	const char *path;
 	char *const *argv;
 	char *const *envp;
-	const struct ts_plugin_sandbox_prep *prep;
+	struct ts_plugin_sandbox_prep *prep;
+	const struct ts_plugin_cgroup *cgroup;
 	sigset_t empty_mask;
 };
 
@@ -46,9 +48,15 @@ void ts_plugin_output_release(struct ts_plugin_output *o)
 	*o = (struct ts_plugin_output){0};
 }
 
-static void child_fail(int fd, int errnum, const char *step)
+static void child_fail(int fd, int errnum, const char *step, const char *arg)
 {
-	struct child_status st = {errnum, step};
+	struct child_status st;
+
+	/* no padding byte of our stack goes through the pipe uninitialised */
+	memset(&st, 0, sizeof(st));
+	st.errnum = errnum;
+	st.step = step;
+	st.arg = arg;
 
 	(void)!write(fd, &st, sizeof(st));
 	_exit(127);
@@ -58,43 +66,48 @@ static void child_fail(int fd, int errnum, const char *step)
 static void child_main(const struct child_args *a)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	const char *step = NULL;
+	const char *step = NULL, *arg = NULL;
 	int status_fd = a->status_fd;
 	int r;
 
+	/* First: whatever it becomes is in its cgroup, and the fds of the
+	 * cgroup files are where the parent opened them. */
+	r = ts_plugin_cgroup_join(a->cgroup, &arg);
+	if (r < 0)
+		child_fail(status_fd, -r, "join cgroup", arg);
 	if (setpgid(0, 0) < 0)
-		child_fail(status_fd, errno, "setpgid");
+		child_fail(status_fd, errno, "setpgid", NULL);
 	if (chdir("/") < 0)
-		child_fail(status_fd, errno, "chdir");
+		child_fail(status_fd, errno, "chdir", NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL); /* fails for SIGKILL/SIGSTOP and RT internals */
 	if (sigprocmask(SIG_SETMASK, &a->empty_mask, NULL) < 0)
-		child_fail(status_fd, errno, "sigprocmask");
+		child_fail(status_fd, errno, "sigprocmask", NULL);
 	/* When we were started with fds 0-2 closed, our pipes may sit there:
 	 * move every one above 2 first, so that no dup2() below can land on a
 	 * pipe still needed or keep a close-on-exec flag (dup2(fd, fd) does). */
 	int fds[4] = {a->in_fd, a->out_fd, a->err_fd, status_fd};
 	for (size_t i = 0; i < 4; i++) {
 		if (fds[i] < 3 && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			child_fail(status_fd, errno, "fcntl(F_DUPFD_CLOEXEC)");
+			child_fail(status_fd, errno, "fcntl(F_DUPFD_CLOEXEC)", NULL);
 	}
 	status_fd = fds[3];
 	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
-		child_fail(status_fd, errno, "dup2");
+		child_fail(status_fd, errno, "dup2", NULL);
 	if (status_fd != 3) {
 		if (dup3(status_fd, 3, O_CLOEXEC) < 0)
-			child_fail(status_fd, errno, "dup3");
+			child_fail(status_fd, errno, "dup3", NULL);
 		status_fd = 3;
 	}
 	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0) {
 		for (unsigned fd = 4; fd <= a->max_fd; fd++)
 			(void)close((int)fd);
 	}
-	r = ts_plugin_sandbox_apply(a->prep, &step);
+	r = ts_plugin_sandbox_apply(a->prep, &step, &arg);
 	if (r < 0)
-		child_fail(status_fd, -r, step);
+		child_fail(status_fd, -r, step, arg);
 	execve(a->path, a->argv, a->envp);
-	child_fail(status_fd, errno, NULL);
+	child_fail(status_fd, errno, NULL, NULL);
 }
 
 static uint64_t now_ms(void)
@@ -141,14 +154,17 @@ struct io {
 	size_t req_len, sent;
 };
 
-static void kill_group(pid_t pid)
+/* The group, and the cgroup, which holds what left the group (setsid). */
+static void kill_group(pid_t pid, const struct ts_plugin_cgroup *cg)
 {
 	(void)kill(-pid, SIGKILL); /* ESRCH once every member is gone */
 	(void)kill(pid, SIGKILL);
+	ts_plugin_cgroup_kill(cg);
 }
 
 /* Poll until the plugin exited and closed its output, or the deadline. */
-static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_plugin_output *o)
+static void supervise(pid_t pid, struct io *io, unsigned timeout_ms,
+		      const struct ts_plugin_cgroup *cg, struct ts_plugin_output *o)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
 	bool exited = false;
@@ -159,7 +175,7 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 		uint64_t now = now_ms();
 
 		if (now >= deadline) {
-			kill_group(pid);
+			kill_group(pid, cg);
 			o->timed_out = true;
 			break;
 		}
@@ -200,7 +216,7 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 			int r = drain(io->out, &o->out, &o->out_len, TS_PLUGIN_STDOUT_MAX, true);
 
 			if (r < 0) {
-				kill_group(pid);
+				kill_group(pid, cg);
 				o->overflow = true;
 				break;
 			}
@@ -213,8 +229,10 @@ static void supervise(pid_t pid, struct io *io, unsigned timeout_ms, struct ts_p
 		if (!exited && (idx_pid < 0 || fds[idx_pid].revents != 0) &&
 		    waitpid(pid, &o->wait_status, WNOHANG) == pid) {
 			exited = true;
-			/* Whatever it left behind in its group goes with it. */
+			/* Whatever it left behind goes with it: its group, and
+			 * what left the group but not the cgroup. */
 			(void)kill(-pid, SIGKILL);
+			ts_plugin_cgroup_kill(cg);
 		}
 	}
 	if (!exited)
@@ -235,22 +253,35 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 		   struct ts_plugin_output *ret, struct ts_error **err)
 {
 	struct ts_plugin_sandbox_prep prep = {0};
+	struct ts_plugin_cgroup cg = {0};
 	cleanup_close int in_p = -EBADF, in_c = -EBADF, out_p = -EBADF, out_c = -EBADF;
 	cleanup_close int err_p = -EBADF, err_c = -EBADF, st_p = -EBADF, st_c = -EBADF;
 	cleanup_close int pidfd = -EBADF;
 	char *const argv[] = {(char *)p->path, (char *)"invoke", NULL};
 	char *const envp[] = {(char *)TS_PLUGIN_ENV_PATH, NULL};
 	struct ts_plugin_output o = {0};
-	struct child_status st = {0, NULL};
+	struct child_status st = {0, NULL, NULL};
 	struct rlimit rl = {1024, 1024};
 	int sv[2], fds[2];
 	ssize_t n;
 	pid_t pid;
 	int r;
 
+	/* Checked at each run, just before it: the binary is what runs. */
+	r = ts_plugin_path_check(p->path, err);
+	if (r == -ENOENT) {
+		/* as execve would fail; the walk's message names a component */
+		ts_error_clear(err);
+		return ts_error_set(err, ENOENT, "cannot execute");
+	}
+	if (r < 0)
+		return r;
 	r = ts_plugin_sandbox_prepare(&p->sandbox, &prep, err);
 	if (r < 0)
 		return r;
+	r = ts_plugin_cgroup_create(&p->sandbox, &cg, err);
+	if (r < 0)
+		goto out;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = ts_error_set(err, errno, "cannot execute: socketpair");
 		goto out;
@@ -287,6 +318,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 		.argv = argv,
 		.envp = envp,
 		.prep = &prep,
+		.cgroup = &cg,
 	};
 	sigemptyset(&a.empty_mask);
 	pid = fork();
@@ -309,7 +341,10 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		if (st.step != NULL)
+		if (st.step != NULL && st.arg != NULL)
+			r = ts_error_set(err, st.errnum, "cannot sandbox: %s '%s'", st.step,
+					 st.arg);
+		else if (st.step != NULL)
 			r = ts_error_set(err, st.errnum, "cannot sandbox: %s", st.step);
 		else
 			r = ts_error_set(err, st.errnum, "cannot execute");
@@ -321,7 +356,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	if (request_len == 0)
 		(void)close(TAKE_FD(in_p));
 	struct io io = {in_p, out_p, err_p, pidfd, request, request_len, 0};
-	supervise(pid, &io, p->timeout_ms, &o);
+	supervise(pid, &io, p->timeout_ms, &cg, &o);
 	/* supervise() closed what reached EOF; the cleanups close the rest once. */
 	if (io.in < 0)
 		in_p = -EBADF;
@@ -337,6 +372,7 @@ int ts_plugin_exec(const struct ts_plugin *p, const char *request, size_t reques
 	*ret = o;
 	r = 0;
 out:
+	ts_plugin_cgroup_destroy(&cg);
 	ts_plugin_sandbox_prep_release(&prep);
 	return r;
 }

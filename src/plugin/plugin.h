@@ -25,19 +25,29 @@
  * Sandbox (applied in the forked child between fork and exec, with only
  * async-signal-safe calls; everything is prepared before fork): a clean
  * environment (PATH only), working directory /, fds 0-2 only, its own
- * process group, optional
- * setgroups/setgid/setuid, capabilities limited to sandbox.capabilities
+ * process group, setgroups/setgid/setuid to the user TS_PLUGIN_USER_DEFAULT
+ * or the one sandbox.user or sandbox.uid names (root only when configured;
+ * see ts_plugin_sandbox_ids() in internal.h), a mount namespace where all
+ * is read-only but sandbox.writable, Landlock denying writes outside it
+ * (fsview.c), a cgroup of its own with sandbox.memory_max_bytes and
+ * sandbox.pids_max, killed as a whole when the plugin ends (cgroup.c),
+ * PR_SET_PDEATHSIG, capabilities limited to sandbox.capabilities
  * (bounding, permitted, effective, inheritable and ambient sets),
  * no_new_privs, and a seccomp filter (native and compat architectures)
  * failing with EPERM the calls of the groups "module", "kexec", "reboot",
- * "ptrace", "bpf", "mount", "keyring" unless sandbox.allow names the group
- * or the call.
+ * "ptrace", "bpf", "mount", "keyring", "namespaces" (unshare and clone with a
+ * CLONE_NEW* flag, setns; clone3 fails with ENOSYS), "userfaultfd", "perf"
+ * (perf_event_open), "io_uring" (setup, enter, register) unless
+ * sandbox.allow names the group or the call.
  *
  * Config (the toposhim config file, root object):
  *   "plugins": [{"type": NAME, "path": ABS, "conf": {...}, "timeout_ms": 2000,
  *                "on_error": "fail"|"ignore", "stages": ["create","delete"],
  *                "sandbox": {"capabilities": ["CAP_CHOWN"], "allow": ["mount"],
- *                            "uid": 0, "gid": 0}}],
+ *                            "user": NAME | "uid": N, "gid": N,
+ *                            "writable": [ABS, ...], "memory_max_bytes": N,
+ *                            "pids_max": N, "adjust": ["devices", "unified",
+ *                            "annotations", "annotations:PREFIX"]}}],
  *   "plugin_dirs": ["/usr/libexec/toposhim/plugins", "/opt/nri/bin"] (the
  *                  default, preceded by $(libexecdir)/toposhim/plugins),
  *   "nri_conf": "/etc/nri/conf.json" (or true for that path): NRI v0.1
@@ -62,6 +72,12 @@
 #define TS_PLUGIN_STDOUT_MAX (1024 * 1024)
 #define TS_PLUGIN_STDERR_MAX (64 * 1024)
 #define TS_PLUGIN_NRI_CONF_DEFAULT "/etc/nri/conf.json"
+/* The cgroup limits of a plugin run (sandbox.memory_max_bytes, pids_max). */
+#define TS_PLUGIN_MEMORY_MAX_DEFAULT (256ULL * 1024 * 1024)
+#define TS_PLUGIN_PIDS_MAX_DEFAULT 128
+/* The system user plugins run as by default (contrib/plugin-user.sh, run by
+ * `make install` and contrib/setup-debian.sh, creates it). */
+#define TS_PLUGIN_USER_DEFAULT "toposhim-plugin"
 /* The environment of every plugin: nothing of ours or the engine's leaks. */
 #define TS_PLUGIN_ENV_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -71,6 +87,19 @@ enum ts_plugin_stage {
 	TS_PLUGIN_STAGE_DELETE,
 	_TS_PLUGIN_STAGE_MAX,
 	TS_PLUGIN_STAGE_INVALID = -EINVAL,
+};
+
+/* What an adjust edits (see ts_plugin_adjust_fields()); also the bits of
+ * sandbox.adjust, which names the privilege-widening ones a plugin may
+ * edit: "devices", "unified", "annotations". */
+enum ts_plugin_adjust_field {
+	TS_PLUGIN_ADJUST_CPUS = 1u << 0,	/* /linux/resources/cpu/cpus */
+	TS_PLUGIN_ADJUST_MEMS = 1u << 1,	/* /linux/resources/cpu/mems */
+	TS_PLUGIN_ADJUST_DEVICES = 1u << 2,	/* /linux/resources/devices */
+	TS_PLUGIN_ADJUST_UNIFIED = 1u << 3,	/* /linux/resources/unified */
+	TS_PLUGIN_ADJUST_ANNOTATIONS = 1u << 4, /* /annotations */
+	TS_PLUGIN_ADJUST_ENV = 1u << 5,		/* /process/env */
+	TS_PLUGIN_ADJUST_LIMITS = 1u << 6,	/* any other /linux/resources member */
 };
 
 /** "pre-create", "create", "delete"; NULL for anything else. */
@@ -100,6 +129,10 @@ struct ts_plugin_report {
 	struct ts_json *adjust;	 /* pre-create: the merged, validated adjust; NULL if none */
 	char **ignored;		 /* NULL-terminated messages of failures of on_error "ignore"
 				  * plugins, for the caller to log as warnings; NULL if none */
+	unsigned adjust_fields;	 /* ts_plugin_adjust_fields(adjust); 0 without adjust */
+	char *cpus_from;	 /* "plugin '<type>' (<path>)" whose cpu.cpus the merged
+				  * adjust holds (the last to set it); NULL if none */
+	char *mems_from;	 /* the same for cpu.mems */
 };
 
 /** Free what a report holds and zero it (NULL accepted). */
@@ -152,7 +185,12 @@ size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_sta
  *         result: <stdout>: line L column C: <reason>", "result: '<pointer>':
  *         ...", "reported error '<text>'", -EFBIG "output exceeds N bytes",
  *         "cannot sandbox: <step>" (errno kept), "cannot execute" (errno
- *         kept), "adjust: ..." (see ts_plugin_adjust_validate()); the plugin's
+ *         kept), "adjust: ..." (see ts_plugin_adjust_validate()), "adjust:
+ *         '<pointer>': not allowed without \"<field>\" in sandbox.adjust
+ *         '<value>'" for a privilege-widening edit the plugin may not make,
+ *         "adjust: '/annotations/toposhim.io~1<k>': toposhim's own
+ *         annotation, never from a plugin '<value>'", "unsafe path '<p>'
+ *         (owner N, mode M): ..." (see the header's sandbox); the plugin's
  *         last stderr line is appended as ": stderr: '<line>'" when it wrote
  *         one.  -EINVAL when ev has no container_id or stage is invalid.
  */
@@ -166,6 +204,9 @@ int ts_plugin_chain_run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
  *    cpu (cpus and mems as cpu lists), blockIO, hugepageLimits, network,
  *    pids, rdma, unified}}, "process": {"env": ["NAME=VALUE", ...]},
  *    "annotations": {"key": "string", ...}}
+ * This is the shape only: the chain also refuses, per plugin, the edits
+ * that widen privileges (devices, unified, annotations) unless its
+ * sandbox.adjust allows them (see ts_plugin_chain_run()).
  * @param[in] adjust  the object; borrowed.
  * @param[in] what    its location for messages, e.g. "plugin 'x' (/p/x): adjust".
  * @return 0; -EINVAL "<what>: '<pointer>': not allowed", "<what>: '<pointer>':
@@ -175,6 +216,34 @@ int ts_plugin_chain_run(struct ts_plugin_chain *c, enum ts_plugin_stage stage,
  */
 int ts_plugin_adjust_validate(const struct ts_json *adjust, const char *what,
 			      struct ts_error **err);
+
+/**
+ * What a validated adjust edits.
+ * @param[in] adjust  borrowed; NULL gives 0.
+ * @return TS_PLUGIN_ADJUST_* bits: CPUS and MEMS when
+ *         /linux/resources/cpu/cpus (mems) is present, DEVICES, UNIFIED,
+ *         ANNOTATIONS, ENV for those members, LIMITS for any other member
+ *         of /linux/resources or of /linux/resources/cpu.
+ *
+ * The placement interface.  cpus and mems from a plugin must pass the same
+ * allocator checks as toposhim's own placement before config.json gets
+ * them: the create path (src/cli/cmd-create.c) calls this on the merged
+ * adjust of the pre-create stage, and when CPUS or MEMS is set, takes the
+ * values (ts_plugin_adjust_cpus(), ts_plugin_adjust_mems()), checks them
+ * against the allocation it made and the other containers' exclusive
+ * CPUs, and records what it accepts; a refusal names the plugin, which
+ * the chain's report gives (cpus_from, mems_from).  The chain itself
+ * checks only that they are cpu lists.
+ */
+unsigned ts_plugin_adjust_fields(const struct ts_json *adjust);
+
+/** /linux/resources/cpu/cpus of a validated adjust, e.g. "2-3"; NULL when
+ *  absent.  Borrowed from adjust. */
+const char *ts_plugin_adjust_cpus(const struct ts_json *adjust);
+
+/** /linux/resources/cpu/mems of a validated adjust, e.g. "0"; NULL when
+ *  absent.  Borrowed from adjust. */
+const char *ts_plugin_adjust_mems(const struct ts_json *adjust);
 
 /**
  * Validate adjust (as ts_plugin_adjust_validate()) and apply it to a

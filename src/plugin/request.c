@@ -287,6 +287,8 @@ int ts_plugin_result_check(const struct ts_plugin *p, enum ts_plugin_stage stage
 
 		if (adjust != NULL && adjust->type != TS_JSON_NULL)
 			r = ts_plugin_adjust_validate(adjust, "adjust", err);
+		if (r >= 0 && adjust != NULL && adjust->type != TS_JSON_NULL)
+			r = ts_plugin_adjust_check_privileges(adjust, &p->sandbox, err);
 	}
 	if (r < 0) {
 		cleanup_free char *line = last_line(o->errout, o->errout_len);

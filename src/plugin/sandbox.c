@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <linux/filter.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -17,35 +18,59 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <grp.h>
+#include <signal.h>
+#include <pwd.h>
 
 #include "plugin/internal.h"
 #include "util/cleanup.h"
 
+/* Namespace flags of clone(2) and unshare(2) (linux/sched.h).  A new user
+ * namespace gives a process every capability inside it, and with them the
+ * kernel's attack surface of mounts, netfilter and the like; the others
+ * need CAP_SYS_ADMIN anyway unless combined with one.  CLONE_NEWTIME is
+ * unshare-only: in clone's flags that bit belongs to the exit signal. */
+#define NS_CLONE_FLAGS                                                                            \
+	((uint64_t)(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
+		    CLONE_NEWPID | CLONE_NEWNET))
+#define NS_CLONE_NEWTIME 0x00000080ULL /* Linux 5.6; absent from older headers */
+#define NS_UNSHARE_FLAGS (NS_CLONE_FLAGS | NS_CLONE_NEWTIME)
+
 const struct ts_plugin_denied_call ts_plugin_denied_calls[] = {
-	{"module", "init_module"},
-	{"module", "finit_module"},
-	{"module", "delete_module"},
-	{"kexec", "kexec_load"},
-	{"kexec", "kexec_file_load"},
-	{"reboot", "reboot"},
-	{"ptrace", "ptrace"},
-	{"bpf", "bpf"},
-	{"mount", "mount"},
-	{"mount", "umount"},
-	{"mount", "umount2"},
-	{"mount", "pivot_root"},
-	{"mount", "fsopen"},
-	{"mount", "fsconfig"},
-	{"mount", "fsmount"},
-	{"mount", "fspick"},
-	{"mount", "move_mount"},
-	{"mount", "open_tree"},
-	{"mount", "mount_setattr"},
-	{"keyring", "add_key"},
-	{"keyring", "request_key"},
-	{"keyring", "keyctl"},
-	{NULL, NULL},
+	{"module", "init_module", 0, EPERM},
+	{"module", "finit_module", 0, EPERM},
+	{"module", "delete_module", 0, EPERM},
+	{"kexec", "kexec_load", 0, EPERM},
+	{"kexec", "kexec_file_load", 0, EPERM},
+	{"reboot", "reboot", 0, EPERM},
+	{"ptrace", "ptrace", 0, EPERM},
+	{"bpf", "bpf", 0, EPERM},
+	{"mount", "mount", 0, EPERM},
+	{"mount", "umount", 0, EPERM},
+	{"mount", "umount2", 0, EPERM},
+	{"mount", "pivot_root", 0, EPERM},
+	{"mount", "fsopen", 0, EPERM},
+	{"mount", "fsconfig", 0, EPERM},
+	{"mount", "fsmount", 0, EPERM},
+	{"mount", "fspick", 0, EPERM},
+	{"mount", "move_mount", 0, EPERM},
+	{"mount", "open_tree", 0, EPERM},
+	{"mount", "mount_setattr", 0, EPERM},
+	{"keyring", "add_key", 0, EPERM},
+	{"keyring", "request_key", 0, EPERM},
+	{"keyring", "keyctl", 0, EPERM},
+	{"namespaces", "unshare", NS_UNSHARE_FLAGS, EPERM},
+	{"namespaces", "clone", NS_CLONE_FLAGS, EPERM},
+	{"namespaces", "clone3", 0, ENOSYS},
+	{"namespaces", "setns", 0, EPERM},
+	{"userfaultfd", "userfaultfd", 0, EPERM},
+	{"perf", "perf_event_open", 0, EPERM},
+	{"io_uring", "io_uring_setup", 0, EPERM},
+	{"io_uring", "io_uring_enter", 0, EPERM},
+	{"io_uring", "io_uring_register", 0, EPERM},
+	{NULL, NULL, 0, 0},
 };
+/* config.c keeps the allowed entries as bits of a uint64_t. */
+_Static_assert(ARRAY_SIZE(ts_plugin_denied_calls) - 1 <= 64, "denied calls exceed 64");
 
 size_t ts_plugin_denied_calls_count(void)
 {
@@ -104,6 +129,43 @@ static int add_arches(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/* Where clone(2) takes its flags: the first argument, but the second on
+ * s390 (its stack and flags are swapped).  unshare(2) has them first
+ * everywhere. */
+static unsigned flags_arg(const struct ts_plugin_denied_call *c)
+{
+	uint32_t native = seccomp_arch_native();
+
+	if (strcmp(c->name, "clone") == 0 &&
+	    (native == SCMP_ARCH_S390X || native == SCMP_ARCH_S390))
+		return 1;
+	return 0;
+}
+
+/* One denied call: always, or (flags != 0) once per flag bit, since a
+ * seccomp comparison tests one masked value: "arg & bit == bit". */
+static int add_rule(scmp_filter_ctx ctx, const struct ts_plugin_denied_call *c)
+{
+	int nr = seccomp_syscall_resolve_name(c->name);
+	int r;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* unknown to this libseccomp: no arch has it */
+	if (c->flags == 0)
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(c->errnum), nr, 0);
+	for (unsigned bit = 0; bit < 64; bit++) {
+		uint64_t m = UINT64_C(1) << bit;
+
+		if (!(c->flags & m))
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(c->errnum), nr, 1,
+				     SCMP_CMP(flags_arg(c), SCMP_CMP_MASKED_EQ, m, m));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *prep,
 			struct ts_error **err)
 {
@@ -118,14 +180,9 @@ static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sand
 	if (r < 0)
 		return ts_error_set(err, -r, "cannot sandbox: seccomp_arch_add");
 	for (size_t i = 0; ts_plugin_denied_calls[i].name != NULL; i++) {
-		int nr;
-
 		if (s->allow & (UINT64_C(1) << i))
 			continue;
-		nr = seccomp_syscall_resolve_name(ts_plugin_denied_calls[i].name);
-		if (nr == __NR_SCMP_ERROR)
-			continue; /* unknown to this libseccomp: no arch has it */
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		r = add_rule(ctx, &ts_plugin_denied_calls[i]);
 		if (r < 0)
 			return ts_error_set(err, -r, "cannot sandbox: seccomp rule for '%s'",
 					    ts_plugin_denied_calls[i].name);
@@ -151,18 +208,59 @@ static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sand
 	return 0;
 }
 
+int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, int64_t *ret_gid,
+			  struct ts_error **err)
+{
+	const char *name = s->user;
+	int64_t uid = s->uid, gid = s->gid;
+	struct passwd *pw = NULL;
+
+	if (uid < 0 && name == NULL && geteuid() != 0) {
+		/* Not root: the plugin has our rights, which we cannot change. */
+		*ret_uid = -1;
+		*ret_gid = gid;
+		return 0;
+	}
+	if (uid < 0 && name == NULL)
+		name = TS_PLUGIN_USER_DEFAULT;
+	if (name != NULL) {
+		errno = 0;
+		pw = getpwnam(name);
+		if (pw == NULL)
+			return ts_error_set(err, errno != 0 ? errno : ENOENT,
+					    "cannot sandbox: user '%s' does not exist (create it "
+					    "with useradd --system %s, or set sandbox.uid)",
+					    name, name);
+		uid = pw->pw_uid;
+	} else if (gid < 0) {
+		errno = 0;
+		pw = getpwuid((uid_t)uid);
+		if (pw == NULL)
+			return ts_error_set(err, errno != 0 ? errno : ENOENT,
+					    "cannot sandbox: uid %lld has no passwd entry: set "
+					    "sandbox.gid",
+					    (long long)uid);
+	}
+	*ret_uid = uid;
+	*ret_gid = gid >= 0 ? gid : (int64_t)pw->pw_gid;
+	return 0;
+}
+
 int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_sandbox_prep *ret,
 			      struct ts_error **err)
 {
 	struct ts_plugin_sandbox_prep prep = {
 		.caps = s->caps,
-		.uid = s->uid,
-		.gid = s->gid,
 		.cap_last = (int)cap_max_bits() - 1,
+		.parent = getpid(),
 	};
 	cleanup_cap cap_t cur = cap_get_proc();
 	cap_flag_value_t v = CAP_CLEAR;
 	int r;
+
+	r = ts_plugin_sandbox_ids(s, &prep.uid, &prep.gid, err);
+	if (r < 0)
+		return r;
 
 	if (cur != NULL && cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &v) == 0)
 		prep.can_setpcap = v == CAP_SET;
@@ -171,6 +269,8 @@ int ts_plugin_sandbox_prepare(const struct ts_plugin_sandbox *s, struct ts_plugi
 	if (prep.cap_last > 63)
 		prep.cap_last = 63;
 	r = build_filter(s, &prep, err);
+	if (r >= 0)
+		r = ts_plugin_fsview_prepare(s, &prep.fsview, err);
 	if (r < 0) {
 		ts_plugin_sandbox_prep_release(&prep);
 		return r;
@@ -185,6 +285,7 @@ void ts_plugin_sandbox_prep_release(struct ts_plugin_sandbox_prep *prep)
 		return;
 	free(prep->filter);
 	prep->filter = NULL;
+	ts_plugin_fsview_release(&prep->fsview);
 }
 
 /* The kernel's capset ABI, version 3 (two 32-bit words per set). */
@@ -205,13 +306,23 @@ struct cap_data {
 		}                           \
 	} while (0)
 
-int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const char **ret_step)
+int ts_plugin_sandbox_apply(struct ts_plugin_sandbox_prep *prep, const char **ret_step,
+			    const char **ret_arg)
 {
 	struct cap_header hdr = {CAP_VERSION_3, 0};
 	struct cap_data data[2];
 	struct sock_fprog prog = {prep->filter_len, prep->filter};
 	uint32_t lo = (uint32_t)prep->caps, hi = (uint32_t)(prep->caps >> 32);
+	int r;
 
+	*ret_arg = NULL;
+	/* Both need root: the mounts CAP_SYS_ADMIN, the ruleset opens the
+	 * writable paths, which the plugin's user may not reach. */
+	r = ts_plugin_fsview_mounts(&prep->fsview, ret_step, ret_arg);
+	if (r >= 0)
+		r = ts_plugin_fsview_landlock(&prep->fsview, ret_step, ret_arg);
+	if (r < 0)
+		return r;
 	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
 	if (prep->can_setpcap) {
 		for (int c = 0; c <= prep->cap_last; c++) {
@@ -230,6 +341,13 @@ int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const cha
 	if (prep->uid >= 0)
 		STEP("setuid",
 		     syscall(SYS_setresuid, (uid_t)prep->uid, (uid_t)prep->uid, (uid_t)prep->uid));
+	/* After setuid, which clears it: if toposhim dies, so does the
+	 * plugin (its children are killed with its cgroup by the next run). */
+	STEP("prctl(PR_SET_PDEATHSIG)", prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0));
+	if (getppid() != prep->parent) {
+		*ret_step = "getppid";
+		return -ESRCH;
+	}
 	data[0] = (struct cap_data){lo, lo, lo};
 	data[1] = (struct cap_data){hi, hi, hi};
 	STEP("capset", syscall(SYS_capset, &hdr, data));
@@ -241,6 +359,9 @@ int ts_plugin_sandbox_apply(const struct ts_plugin_sandbox_prep *prep, const cha
 			     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0));
 	STEP("prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
 	STEP("prctl(PR_SET_NO_NEW_PRIVS)", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	r = ts_plugin_fsview_restrict(&prep->fsview, ret_step, ret_arg);
+	if (r < 0)
+		return r;
 	STEP("seccomp", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0));
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -82,11 +83,77 @@ static const struct config_row {
 	{"nri_conf type", "{\"nri_conf\": 1}", -EINVAL,
 	 "c.json: '/nri_conf': expected string or boolean, got number"},
 	{"nri_conf absent file", "{\"nri_conf\": \"/nonexistent/conf.json\"}", 0, NULL},
+	{"user and uid",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"uid\": 5, "
+	 "\"user\": \"nobody\"}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/user': conflicts with 'uid' 'nobody'"},
+	{"user name",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"user\": \"a/b\"}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/user': invalid user name 'a/b'"},
+	{"writable relative",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"tmp\"]}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/writable/0': not absolute 'tmp'"},
+	{"writable missing",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"/nonexistent/x\"]}}]}",
+	 -ENOENT, "c.json: '/plugins/0/sandbox/writable/0': cannot resolve '/nonexistent/x'"},
+	{"writable holds the state dir",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugins\": [{\"type\": \"a\", \"path\": "
+	 "\"/a\", \"sandbox\": {\"writable\": [\"/proc/..\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the state dir /nonexistent/state '/'"},
+	{"writable inside the state dir",
+	 "{\"state_dir\": \"/usr\", \"plugins\": [{\"type\": \"a\", \"path\": \"/a\", "
+	 "\"sandbox\": {\"writable\": [\"/usr/share\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the state dir /usr '/usr/share'"},
+	{"writable holds a plugin dir",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugin_dirs\": [\"/usr/bin\"], \"plugins\": "
+	 "[{\"type\": \"true\", \"sandbox\": {\"writable\": [\"/usr\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/writable/0': overlaps the plugin dir /usr/bin '/usr'"},
+	{"writable holds a binary",
+	 "{\"state_dir\": \"/nonexistent/state\", \"plugins\": [{\"type\": \"a\", \"path\": "
+	 "\"/usr/lib/a\"}, {\"type\": \"b\", \"path\": \"/b\", \"sandbox\": {\"writable\": "
+	 "[\"/usr/lib\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/1/sandbox/writable/0': overlaps the plugin binary dir /usr/lib "
+	 "'/usr/lib'"},
+	{"adjust field",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"adjust\": "
+	 "[\"devices\", \"cpus\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/adjust/1': unknown field 'cpus' (expected devices, unified, "
+	 "annotations or annotations:PREFIX)"},
+	{"adjust empty prefix",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"adjust\": "
+	 "[\"annotations:\"]}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/adjust/0': unknown field 'annotations:' (expected devices, "
+	 "unified, annotations or annotations:PREFIX)"},
+	{"pids_max zero",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"pids_max\": 0}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/pids_max': invalid limit '0' (expected 1 to 4194304)"},
+	{"memory_max_bytes small",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"memory_max_bytes\": "
+	 "4096}}]}",
+	 -EINVAL,
+	 "c.json: '/plugins/0/sandbox/memory_max_bytes': invalid limit '4096' (expected 4194304 to "
+	 "1125899906842624)"},
+	{"writable more than 16",
+	 "{\"plugins\": [{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"writable\": "
+	 "[\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/\",\"/"
+	 "\",\"/\",\"/\"]}}]}",
+	 -EINVAL, "c.json: '/plugins/0/sandbox/writable': more than 16 entries"},
 };
 
 static void test_config_rows(void **state)
 {
 	(void)state;
+	/* the rows name their state dir; the environment would win */
+	unsetenv("TOPOSHIM_STATE_DIR");
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		cleanup_json struct ts_json *config = NULL;
 		cleanup_error struct ts_error *err = NULL;
@@ -248,6 +315,94 @@ static void test_nri_conf_from_config(void **state)
 	ts_plugin_chain_free(c);
 }
 
+/* writable paths are kept resolved: the kernel's view is what counts. */
+static void test_writable_resolved(void **state)
+{
+	static const char text[] =
+		"{\"state_dir\": \"/nonexistent/state\", \"plugins\": ["
+		"{\"type\": \"a\", \"path\": \"/a\", \"sandbox\": {\"user\": "
+		"\"nobody\", \"writable\": [\"/proc/../tmp/\", \"/dev/shm\"]}}]}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+
+	(void)state;
+	unsetenv("TOPOSHIM_STATE_DIR");
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), 0);
+	assert_string_equal(c->plugins[0].sandbox.writable[0], "/tmp");
+	assert_string_equal(c->plugins[0].sandbox.writable[1], "/dev/shm");
+	assert_null(c->plugins[0].sandbox.writable[2]);
+	assert_string_equal(c->plugins[0].sandbox.user, "nobody");
+	ts_plugin_chain_free(c);
+}
+
+/* "must be owned by root" and, run as another user, " or uid N". */
+static void unsafe_msg(char *buf, size_t size, const char *prefix, const char *path,
+		       const char *mode)
+{
+	char uid[32] = "";
+
+	if (geteuid() != 0)
+		snprintf(uid, sizeof(uid), " or uid %u", (unsigned)geteuid());
+	snprintf(buf, size,
+		 "%sunsafe path '%s' (owner %u, mode %s): must be owned by root%s and not writable "
+		 "by group or others",
+		 prefix, path, (unsigned)geteuid(), mode, uid);
+}
+
+/* A world-writable directory of plugin_dirs is refused even when the
+ * plugin is found in a later one: whoever writes there could put one of
+ * the same name in front. */
+static void test_unsafe_plugin_dir(void **state)
+{
+	char dir[] = "/tmp/ts-plugin-dir-XXXXXX", text[512], want[512];
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(text, sizeof(text),
+		 "{\"plugin_dirs\": [\"%s\", \"/bin\"], \"plugins\": [{\"type\": \"true\"}]}", dir);
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), -EINVAL);
+	unsafe_msg(want, sizeof(want), "c.json: '/plugins/0/type': plugin directory: ", dir,
+		   "0777");
+	assert_string_equal(err->msg, want);
+	assert_null(c);
+	/* Once only root can write it, the lookup goes on to /bin. */
+	assert_int_equal(chmod(dir, 0755), 0);
+	ts_error_clear(&err);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), 0);
+	assert_string_equal(c->plugins[0].path, "/bin/true");
+	ts_plugin_chain_free(c);
+	rmdir(dir);
+}
+
+static void test_unsafe_nri_conf(void **state)
+{
+	char path[] = "/tmp/ts-nri-conf-XXXXXX", text[512], want[512];
+	static const char nri[] = "{\"version\": \"0.1\", \"plugins\": []}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plugin_chain *c = NULL;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, nri, strlen(nri)), (ssize_t)strlen(nri));
+	close(fd);
+	assert_int_equal(chmod(path, 0666), 0);
+	snprintf(text, sizeof(text), "{\"nri_conf\": \"%s\"}", path);
+	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, &err), 0);
+	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, &err), -EINVAL);
+	unlink(path);
+	unsafe_msg(want, sizeof(want), "c.json: '/nri_conf': ", path, "0666");
+	assert_string_equal(err->msg, want);
+}
+
 /* Without "plugin_dirs": the install dir, then the fixed defaults, once each. */
 static void test_default_dirs(void **state)
 {
@@ -285,9 +440,15 @@ static void test_stage_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_config_rows),  cmocka_unit_test(test_config_fields),
-		cmocka_unit_test(test_nri_conf),     cmocka_unit_test(test_nri_conf_from_config),
-		cmocka_unit_test(test_default_dirs), cmocka_unit_test(test_stage_names),
+		cmocka_unit_test(test_config_rows),
+		cmocka_unit_test(test_config_fields),
+		cmocka_unit_test(test_nri_conf),
+		cmocka_unit_test(test_nri_conf_from_config),
+		cmocka_unit_test(test_default_dirs),
+		cmocka_unit_test(test_stage_names),
+		cmocka_unit_test(test_unsafe_plugin_dir),
+		cmocka_unit_test(test_unsafe_nri_conf),
+		cmocka_unit_test(test_writable_resolved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,11 +213,15 @@ static int run_plugin(const char *name, const char *conf, enum ts_plugin_stage s
 	struct ts_plugin_chain *c = NULL;
 	int r;
 
+	/* The sandbox these plugins' docs ask for: they write files (the
+	 * fake cgroup tree is tmpdir), root's ones when toposhim is root. */
 	snprintf(text, sizeof(text),
 		 "{\"plugins\": [{\"type\": \"%s\", \"path\": \"%s/hooks/%s\", \"timeout_ms\": "
 		 "30000,"
-		 " \"stages\": [\"create\", \"delete\"], \"conf\": %s}]}",
-		 name, build ? build : ".", name, conf);
+		 " \"stages\": [\"create\", \"delete\"], \"conf\": %s,"
+		 " \"sandbox\": {%s\"writable\": [\"%s\"]}}]}",
+		 name, build ? build : ".", name, conf, geteuid() == 0 ? "\"uid\": 0, " : "",
+		 tmpdir);
 	assert_int_equal(ts_json_parse(text, strlen(text), "c.json", &config, err), 0);
 	assert_int_equal(ts_plugin_chain_load(config, "c.json", &c, err), 0);
 	r = ts_plugin_chain_run(c, stage, ev, rep, err);

@@ -148,7 +148,10 @@ static const struct result_row {
 	{"adjust at create", TS_PLUGIN_STAGE_CREATE, 0, false, "{\"adjust\": {}}", "", -EINVAL,
 	 "result: '/adjust': only allowed at pre-create"},
 	{"adjust at pre-create", TS_PLUGIN_STAGE_PRE_CREATE, 0, false,
-	 "{\"adjust\": {\"annotations\": {\"a\": \"b\"}}}", "", 0, NULL},
+	 "{\"adjust\": {\"process\": {\"env\": [\"a=b\"]}}}", "", 0, NULL},
+	{"widening adjust without the opt-in", TS_PLUGIN_STAGE_PRE_CREATE, 0, false,
+	 "{\"adjust\": {\"annotations\": {\"a\": \"b\"}}}", "", -EINVAL,
+	 "adjust: '/annotations/a': not allowed without \"annotations\" in sandbox.adjust 'b'"},
 	{"bad adjust", TS_PLUGIN_STAGE_PRE_CREATE, 0, false, "{\"adjust\": {\"hooks\": {}}}", "",
 	 -EINVAL, "adjust: '/hooks': not allowed"},
 };
