@@ -1,8 +1,9 @@
 /*
- * Tests of the placement side of src/cli/pools.c: the resize of the shared
- * pool gives the cpus and mems a create would.  The cgroup tree is a fake
- * cgroup v2 directory (TOPOSHIM_CGROUP_ROOT with a mode file); the
- * topologies are generated.
+ * Tests of the placement side of src/cli/pools.c and the hooks' environment
+ * (src/cli/cmd-hook.c): the resize of the shared pool gives the cpus and
+ * mems a create would, and every hook sees the create's configuration.  The
+ * cgroup tree is a fake cgroup v2 directory (TOPOSHIM_CGROUP_ROOT with a
+ * mode file); the topologies are generated.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cgroup/cgroup.h"
+#include "cli/cmd-hook.h"
 #include "cli/pools.h"
 #include "oci/json.h"
 #include "state/state.h"
@@ -187,6 +189,7 @@ static void test_rebalance_keeps_tier(void **state)
 	unsetenv(TS_CGROUP_ROOT_ENV);
 	sh("rm -rf '%s'", dir);
 }
+
 /* A batch container stays on the efficiency cores when the pool changes:
  * before, the resize gave every shared container the whole pool. */
 static void test_rebalance_keeps_kind(void **state)
@@ -231,12 +234,50 @@ static void test_rebalance_keeps_kind(void **state)
 	sh("rm -rf '%s'", dir);
 }
 
+/* The hooks get every variable the create's configuration came from.
+ * Before: only PATH, TOPOSHIM_STATE_DIR and TOPOSHIM_CONFIG, so with
+ * TOPOSHIM_TOPOLOGY_XML at create the poststop resize used the host. */
+static void test_hook_env(void **state)
+{
+	cleanup_json struct ts_json *config = ts_json_new_object();
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *cwd = getcwd(NULL, 0), *want = NULL;
+	static const char *const stages[] = {"createRuntime", "poststop"};
+
+	setenv("TOPOSHIM_TOPOLOGY_XML", "topo/machine.xml", 1);
+	setenv("TOPOSHIM_SYSFS_ROOT", "/srv/fake/sys", 1);
+	setenv(TS_CGROUP_ROOT_ENV, "/srv/cg", 1);
+	unsetenv("TOPOSHIM_PROC_ROOT");
+	assert_int_equal(
+		ts_hook_inject(config, "/usr/bin/toposhim", "/run/ts", "/etc/t.json", &err), 0);
+	assert_true(asprintf(&want, "TOPOSHIM_TOPOLOGY_XML=%s/topo/machine.xml", cwd) > 0);
+	for (size_t i = 0; i < ARRAY_SIZE(stages); i++) {
+		const struct ts_json *hook =
+			ts_json_get_array(ts_json_get_object(config, "hooks"), stages[i])
+				->u.array.items[0];
+		const struct ts_json *env = ts_json_get_array(hook, "env");
+		static const char *const rest[] = {
+			"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TOPOSHIM_STATE_DIR=/run/ts",
+			"TOPOSHIM_CONFIG=/etc/t.json",	      NULL,
+			"TOPOSHIM_SYSFS_ROOT=/srv/fake/sys",  "TOPOSHIM_CGROUP_ROOT=/srv/cg"};
+
+		assert_int_equal(env->u.array.len, ARRAY_SIZE(rest));
+		for (size_t k = 0; k < ARRAY_SIZE(rest); k++)
+			assert_string_equal(env->u.array.items[k]->u.string,
+					    rest[k] != NULL ? rest[k] : want);
+	}
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	unsetenv("TOPOSHIM_SYSFS_ROOT");
+	unsetenv(TS_CGROUP_ROOT_ENV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rebalance_mems),
 		cmocka_unit_test(test_rebalance_keeps_tier),
 		cmocka_unit_test(test_rebalance_keeps_kind),
+		cmocka_unit_test(test_hook_env),
 	};
 
 	/* the resize logs what it does; the assertions read the records */
