@@ -52,8 +52,9 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 	if (xml != NULL && xml->u.string[0] != '/')
 		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'",
 				    p->config_path, xml->u.string);
-	return ts_topology_load_default(xml != NULL ? xml->u.string : NULL, state_dir, &p->topo,
-					err);
+	/* placement only: the cache's snapshot will do */
+	return ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, true,
+					      &p->topo, err);
 }
 
 void ts_pools_release(struct ts_pools *p)

@@ -47,8 +47,9 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
 
 /**
  * Load the topology: TOPOSHIM_TOPOLOGY_XML, else the config's
- * "topology": {"xml": FILE}, else the host through the XML cache in
- * state_dir (ts_topology_load_default()).
+ * "topology": {"xml": FILE}, else the host, through the cache in state_dir
+ * (ts_topology_load_for_placement(): from its snapshot when it is current,
+ * so p->topo may have no hwloc tree).
  * @return 0; -EINVAL "<file>: '/topology/xml': expected string, got <type>";
  *         errors of the topology loader.
  */

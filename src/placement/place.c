@@ -135,21 +135,21 @@ static int reserved_by_count(const struct ts_topology *topo, const char *file, u
 			return ts_error_set(err, ENOMEM, "placement: out of memory");
 		hwloc_bitmap_andnot(rest, topo->online, out);
 		int first = hwloc_bitmap_first(rest);
-		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo->hwloc, (unsigned)first);
-		hwloc_obj_t core =
-			pu != NULL ? hwloc_get_ancestor_obj_by_type(topo->hwloc, HWLOC_OBJ_CORE, pu)
-				   : NULL;
-		hwloc_const_bitmap_t set = core != NULL ? core->cpuset : NULL;
+		hwloc_const_bitmap_t set = NULL;
 		unsigned i;
 
+		/* the core of the lowest PU left (a PU under no core is one) */
+		for (size_t k = 0; set == NULL && k < topo->n_groups[TS_CPU_LEVEL_CORE]; k++)
+			if (hwloc_bitmap_isset(topo->groups[TS_CPU_LEVEL_CORE][k].cpus,
+					       (unsigned)first))
+				set = topo->groups[TS_CPU_LEVEL_CORE][k].cpus;
 		if (set == NULL) {
 			hwloc_bitmap_set(out, (unsigned)first);
 			continue;
 		}
 		hwloc_bitmap_foreach_begin(i, set)
 			{
-				if ((unsigned)hwloc_bitmap_weight(out) < count &&
-				    hwloc_bitmap_isset(topo->online, i))
+				if ((unsigned)hwloc_bitmap_weight(out) < count)
 					hwloc_bitmap_set(out, i);
 			}
 		hwloc_bitmap_foreach_end();

@@ -478,7 +478,7 @@ static int take_distributed(struct ctx *c, unsigned group, bool *done)
 			lvl = i;
 	if (lvl < 0 || group == 0 || c->need == 0 || c->need % group != 0)
 		return 0;
-	r = ordered(c, lvl, hwloc_topology_get_complete_cpuset(c->topo->hwloc), &order, &d.nn);
+	r = ordered(c, lvl, c->topo->online, &order, &d.nn);
 	if (r < 0)
 		return r;
 	/* the combinations grow as 2^nodes: beyond 16 nodes, packed */
@@ -617,12 +617,12 @@ static int finish_steps(struct ctx *c)
 static void widen_to_packages(const struct ts_topology *topo, hwloc_const_bitmap_t cpus,
 			      hwloc_bitmap_t ret)
 {
-	hwloc_obj_t pkg = NULL;
+	const struct ts_cpu_group *pkg = topo->groups[TS_CPU_LEVEL_PACKAGE];
 
 	hwloc_bitmap_zero(ret);
-	while ((pkg = hwloc_get_next_obj_by_type(topo->hwloc, HWLOC_OBJ_PACKAGE, pkg)) != NULL)
-		if (hwloc_bitmap_intersects(pkg->cpuset, cpus))
-			hwloc_bitmap_or(ret, ret, pkg->cpuset);
+	for (size_t i = 0; i < topo->n_groups[TS_CPU_LEVEL_PACKAGE]; i++)
+		if (!pkg[i].placeholder && hwloc_bitmap_intersects(pkg[i].cpus, cpus))
+			hwloc_bitmap_or(ret, ret, pkg[i].cpus);
 	/* no package objects (some XML): the NUMA alignment stands */
 	if (hwloc_bitmap_iszero(ret))
 		hwloc_bitmap_copy(ret, cpus);
@@ -694,7 +694,7 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 		r = take_distributed(&c, group, &done);
 	}
 	if (r == 0 && c.need > 0)
-		r = run(&c, hwloc_topology_get_complete_cpuset(topo->hwloc));
+		r = run(&c, topo->online);
 	/* every level covers every online PU, so the walk always ends with the
 	 * count; a shortfall is a bug that must not reach config.json */
 	if (r == 0 && c.need > 0) {

@@ -55,6 +55,8 @@ struct ts_topology *ts_topology_free(struct ts_topology *topo)
 	for (int l = 0; l < _TS_CPU_LEVEL_MAX; l++)
 		groups_free(topo->groups[l], topo->n_groups[l]);
 	free(topo->numa_group_of_pu);
+	free(topo->latency_os);
+	free(topo->latency);
 	for (size_t i = 0; i < topo->n_cpu_kinds; i++)
 		hwloc_bitmap_free(topo->cpu_kinds[i].cpus);
 	free(topo->cpu_kinds);
@@ -300,40 +302,53 @@ static void default_memory_nodes(const struct ts_topology *t, hwloc_bitmap_t out
 		hwloc_bitmap_set(out, t->numa_nodes[i].os_index);
 }
 
-/* The latency matrix of the NUMA nodes, or NULL; release with
- * hwloc_distances_release(). */
-static struct hwloc_distances_s *numa_latencies(const struct ts_topology *t)
+/* Keep hwloc's NUMA latency matrix (the first one) in the topology, so
+ * that the mems of a tier need no hwloc at placement time. */
+static int keep_latencies(struct ts_topology *t)
 {
 	struct hwloc_distances_s *d = NULL;
 	unsigned nr = 1;
 
 	if (hwloc_distances_get_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, &nr, &d,
 					HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) < 0 ||
-	    nr < 1)
-		return NULL;
-	return d;
+	    nr < 1 || d == NULL)
+		return 0;
+	t->latency_os = calloc(d->nbobjs + 1, sizeof(*t->latency_os));
+	t->latency = calloc((size_t)d->nbobjs * d->nbobjs + 1, sizeof(*t->latency));
+	if (t->latency_os == NULL || t->latency == NULL) {
+		hwloc_distances_release(t->hwloc, d);
+		return -ENOMEM;
+	}
+	t->n_latency = d->nbobjs;
+	for (unsigned i = 0; i < d->nbobjs; i++)
+		t->latency_os[i] = d->objs[i]->os_index;
+	for (size_t i = 0; i < (size_t)d->nbobjs * d->nbobjs; i++)
+		t->latency[i] = d->values[i];
+	hwloc_distances_release(t->hwloc, d);
+	return 0;
 }
 
-/* Into out, the nodes of cand nearest to any node of from in d (all on a
- * tie).  @return false when d relates none of them. */
-static bool nearest_by_distance(const struct hwloc_distances_s *d, hwloc_const_bitmap_t from,
+/* Into out, the nodes of cand nearest to any node of from in the latency
+ * matrix (all on a tie).  @return false when it relates none of them. */
+static bool nearest_by_distance(const struct ts_topology *t, hwloc_const_bitmap_t from,
 				hwloc_const_bitmap_t cand, hwloc_bitmap_t out)
 {
-	hwloc_uint64_t best = UINT64_MAX;
+	uint64_t best = UINT64_MAX;
+	size_t n = t->n_latency;
 
 	hwloc_bitmap_zero(out);
-	for (unsigned i = 0; d != NULL && i < d->nbobjs; i++) {
-		if (!hwloc_bitmap_isset(from, d->objs[i]->os_index))
+	for (size_t i = 0; i < n; i++) {
+		if (!hwloc_bitmap_isset(from, t->latency_os[i]))
 			continue;
-		for (unsigned j = 0; j < d->nbobjs; j++) {
-			hwloc_uint64_t v = d->values[i * d->nbobjs + j];
+		for (size_t j = 0; j < n; j++) {
+			uint64_t v = t->latency[i * n + j];
 
-			if (!hwloc_bitmap_isset(cand, d->objs[j]->os_index) || v > best)
+			if (!hwloc_bitmap_isset(cand, t->latency_os[j]) || v > best)
 				continue;
 			if (v < best)
 				hwloc_bitmap_zero(out);
 			best = v;
-			hwloc_bitmap_set(out, d->objs[j]->os_index);
+			hwloc_bitmap_set(out, t->latency_os[j]);
 		}
 	}
 	return !hwloc_bitmap_iszero(out);
@@ -341,8 +356,8 @@ static bool nearest_by_distance(const struct hwloc_distances_s *d, hwloc_const_b
 
 /* Home mems of a domain whose own node gives none: by distance from its
  * node, else the memory nodes of the closest enclosing object. */
-static void home_mems(const struct ts_topology *t, const struct hwloc_distances_s *d,
-		      struct ts_cpu_group *g, hwloc_const_bitmap_t cand, hwloc_bitmap_t tmp)
+static void home_mems(const struct ts_topology *t, struct ts_cpu_group *g,
+		      hwloc_const_bitmap_t cand, hwloc_bitmap_t tmp)
 {
 	hwloc_obj_t o;
 
@@ -353,7 +368,7 @@ static void home_mems(const struct ts_topology *t, const struct hwloc_distances_
 	}
 	if (g->numa_node >= 0) {
 		hwloc_bitmap_only(tmp, (unsigned)g->numa_node);
-		if (nearest_by_distance(d, tmp, cand, g->mems)) {
+		if (nearest_by_distance(t, tmp, cand, g->mems)) {
 			g->mems_how = "distance";
 			return;
 		}
@@ -379,7 +394,6 @@ static int build_numa_groups(struct ts_topology *t, struct group_list *out)
 	cleanup_hwloc_bitmap hwloc_bitmap_t rest = hwloc_bitmap_dup(t->online);
 	cleanup_hwloc_bitmap hwloc_bitmap_t cand = hwloc_bitmap_alloc();
 	cleanup_hwloc_bitmap hwloc_bitmap_t tmp = hwloc_bitmap_alloc();
-	struct hwloc_distances_s *d = NULL;
 	int r = 0;
 
 	if (rest == NULL || cand == NULL || tmp == NULL)
@@ -414,16 +428,13 @@ static int build_numa_groups(struct ts_topology *t, struct group_list *out)
 	}
 	qsort(out->v, out->n, sizeof(*out->v), cmp_group);
 	default_memory_nodes(t, cand);
-	d = numa_latencies(t);
 	for (size_t i = 0; i < out->n && r == 0; i++) {
 		out->v[i].mems = hwloc_bitmap_alloc();
 		if (out->v[i].mems == NULL)
 			r = -ENOMEM;
 		else
-			home_mems(t, d, &out->v[i], cand, tmp);
+			home_mems(t, &out->v[i], cand, tmp);
 	}
-	if (d != NULL)
-		hwloc_distances_release(t->hwloc, d);
 	return r;
 }
 
@@ -640,7 +651,8 @@ static int wrap(hwloc_topology_t h, const char *source, struct ts_topology **ret
 		if (w > (int)t->smt_width)
 			t->smt_width = (unsigned)w;
 	}
-	if (build_numa_table(t) < 0 || build_groups(t) < 0 || build_kinds(t) < 0)
+	if (build_numa_table(t) < 0 || keep_latencies(t) < 0 || build_groups(t) < 0 ||
+	    build_kinds(t) < 0)
 		return ts_error_set(err, ENOMEM, "%s: out of memory", source);
 	*ret = TAKE_PTR(t);
 	return 0;
@@ -878,6 +890,9 @@ int ts_topology_export_xml(const struct ts_topology *topo, char **ret, struct ts
 	int len = 0;
 	char *copy;
 
+	if (topo->hwloc == NULL)
+		return ts_error_set(err, 0, "%s: xml export failed: no hwloc tree (a snapshot)",
+				    topo->source);
 	if (hwloc_topology_export_xmlbuffer(topo->hwloc, &buf, &len, 0) < 0)
 		return ts_error_set(err, errno ? errno : EINVAL, "topology: xml export failed");
 	copy = strdup(buf);
@@ -981,7 +996,6 @@ static bool add_tier_nodes(const struct ts_topology *t, hwloc_const_bitmap_t cpu
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t cand = hwloc_bitmap_alloc();
 	cleanup_hwloc_bitmap hwloc_bitmap_t near = hwloc_bitmap_alloc();
-	struct hwloc_distances_s *d;
 
 	if (cand == NULL || near == NULL)
 		return false;
@@ -995,13 +1009,8 @@ static bool add_tier_nodes(const struct ts_topology *t, hwloc_const_bitmap_t cpu
 	}
 	if (hwloc_bitmap_iszero(cand))
 		return false;
-	if (hwloc_bitmap_iszero(near)) {
-		d = numa_latencies(t);
-		if (!nearest_by_distance(d, mems, cand, near))
-			hwloc_bitmap_copy(near, cand);
-		if (d != NULL)
-			hwloc_distances_release(t->hwloc, d);
-	}
+	if (hwloc_bitmap_iszero(near) && !nearest_by_distance(t, mems, cand, near))
+		hwloc_bitmap_copy(near, cand);
 	hwloc_bitmap_or(mems, mems, near);
 	return true;
 }

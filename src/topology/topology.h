@@ -140,15 +140,18 @@ struct ts_cpu_kind {
 
 /* Read-only after load; fields may be read directly. */
 struct ts_topology {
-	hwloc_topology_t hwloc;
+	hwloc_topology_t hwloc;		 /* NULL when loaded from a snapshot */
 	hwloc_bitmap_t online;		 /* online, allowed PUs (OS indexes) */
 	unsigned smt_width;		 /* most PUs per core (1 without SMT) */
 	struct ts_numa_node *numa_nodes; /* sorted by os_index */
 	size_t n_numa_nodes;
 	struct ts_cpu_group *groups[_TS_CPU_LEVEL_MAX]; /* each sorted by lowest PU */
 	size_t n_groups[_TS_CPU_LEVEL_MAX];
-	int *numa_group_of_pu;	       /* NUMA group index by PU OS index (-1 offline) */
-	unsigned n_pu_slots;	       /* entries of numa_group_of_pu */
+	int *numa_group_of_pu; /* NUMA group index by PU OS index (-1 offline) */
+	unsigned n_pu_slots;   /* entries of numa_group_of_pu */
+	unsigned *latency_os;  /* hwloc's NUMA latency matrix over these nodes */
+	uint64_t *latency;     /* n_latency x n_latency, row major; NULL: none */
+	size_t n_latency;
 	struct ts_cpu_kind *cpu_kinds; /* slowest first */
 	size_t n_cpu_kinds;
 	const char *kinds_ranked_by;	 /* "efficiency", "capacity", "frequency", NULL: unranked */
@@ -264,13 +267,51 @@ int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct 
 int ts_topology_load_default(const char *config_xml, const char *state_dir,
 			     struct ts_topology **ret, struct ts_error **err);
 
+/**
+ * ts_topology_load_default() for placement (the create path, the resize of
+ * the shared pool, `toposhimctl plan`): a cache under the current key is
+ * read from its snapshot (ts_topology_snapshot_load(): no hwloc parse; the
+ * topology then has no hwloc tree, which placement does not use), else
+ * from its XML.
+ * @param[in] may_write  false for readers that write nothing (plan): a
+ *                       missing or stale cache is not rebuilt.
+ * @return as ts_topology_load_default().
+ */
+int ts_topology_load_for_placement(const char *config_xml, const char *state_dir, bool may_write,
+				   struct ts_topology **ret, struct ts_error **err);
+
+/**
+ * The derived tables of a topology (online PUs, SMT width, NUMA nodes,
+ * level groups with home mems, ranked CPU kinds, the NUMA latency matrix)
+ * as text: one line per item, lists in cpu-list syntax ("-" for empty),
+ * opened by "toposhim-topology-snapshot 1", closed by "end".  What the
+ * cache keeps next to the XML, so that placement loads in microseconds.
+ * @param[out] ret  the text; caller frees.
+ * @return 0; -ENOMEM.
+ */
+int ts_topology_snapshot_export(const struct ts_topology *topo, char **ret, struct ts_error **err);
+
+/**
+ * A topology from a snapshot, without hwloc: topo->hwloc is NULL, and
+ * what needs hwloc objects (ts_topology_export_xml(), describing devices
+ * and caches) is not available.  The text is checked: every level must
+ * partition the online PUs, every NUMA group have mems.
+ * @param[in] text    from ts_topology_snapshot_export(); borrowed.
+ * @param[in] source  the topology's source (copied), for messages.
+ * @return 0; -EINVAL "<source>: not a topology snapshot" or "<source>:
+ *         invalid topology snapshot"; -ENOMEM.
+ */
+int ts_topology_snapshot_load(const char *text, const char *source, struct ts_topology **ret,
+			      struct ts_error **err);
+
 /** Free a topology (NULL accepted). @return NULL. */
 struct ts_topology *ts_topology_free(struct ts_topology *topo);
 
 /**
  * Export as hwloc XML v2.
  * @param[out] ret      NUL-terminated XML; caller frees with free().
- * @return 0; -errno "topology: xml export failed".
+ * @return 0; -errno "topology: xml export failed"; -EINVAL "<source>: xml
+ *         export failed: no hwloc tree (a snapshot)".
  */
 int ts_topology_export_xml(const struct ts_topology *topo, char **ret, struct ts_error **err);
 

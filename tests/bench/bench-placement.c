@@ -2,6 +2,7 @@
  * bench-placement - speed of the placement path (issue 4 targets):
  *   placement on the 384-PU topology with 500 live allocations  <= 5 ms
  *   warm topology load (host topology from the cached XML)       <= 2 ms
+ *   (and from the cache's snapshot, what placement reads)
  *   peak RSS                                                      <= 16 MiB
  * and issue 13's:
  *   placement step at 1024 PUs (8 NUMA nodes, 16 L3 groups, SMT2,
@@ -122,6 +123,27 @@ static int bench_warm_load(const char *xml_path, double *t)
 static int bench_place_n(struct ts_topology *topo, int nallocs, int nexcl, unsigned excl_cpus,
 			 unsigned reserved, double *t);
 
+/* The same machine from its snapshot, as the create path and plan load it
+ * once a create wrote the cache. */
+static int bench_snapshot_load(const struct ts_topology *topo, double *t)
+{
+	cleanup_free char *text = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_topology_snapshot_export(topo, &text, &err) < 0)
+		return die("snapshot", err);
+	for (int i = 0; i < RUNS; i++) {
+		struct ts_topology *s = NULL;
+		double t0 = now_ms();
+
+		if (ts_topology_snapshot_load(text, "snapshot", &s, &err) < 0)
+			return die("snapshot load", err);
+		t[i] = now_ms() - t0;
+		ts_topology_free(s);
+	}
+	return 0;
+}
+
 static int bench_place(struct ts_topology *topo, double *t)
 {
 	return bench_place_n(topo, NALLOCS, NEXCL, 2, 4, t);
@@ -197,7 +219,7 @@ int main(int argc, char **argv)
 	cleanup_free char *xml = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_topology *topo = NULL;
-	static double t_load[RUNS], t_place[RUNS], t_big[RUNS];
+	static double t_load[RUNS], t_snap[RUNS], t_place[RUNS], t_big[RUNS];
 	struct rusage ru;
 
 	if (shared == NULL)
@@ -211,7 +233,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (ts_topology_load_xml(xml, &topo, &err) < 0)
 		return die("load", err);
-	if (bench_place(topo, t_place) != 0)
+	if (bench_snapshot_load(topo, t_snap) != 0 || bench_place(topo, t_place) != 0)
 		return 1;
 	ts_topology_free(topo);
 	topo = NULL;
@@ -227,6 +249,7 @@ int main(int argc, char **argv)
 	printf("%-44s %9s %9s %9s %9s\n", "measurement (cpu ms, 384 PUs)", "median", "p99", "max",
 	       "target");
 	row("warm topology load (cached xml)", t_load, RUNS, 2.0);
+	row("warm topology load (snapshot)", t_snap, RUNS, 2.0);
 	row("placement, 500 live allocations, 8 cpus", t_place, RUNS, 5.0);
 	row("placement, 1024 pus, 1000 live allocations", t_big, RUNS, 0.5);
 	printf("%-44s %9.1f %29s  %s\n", "peak rss (MiB)", (double)ru.ru_maxrss / 1024.0, "16.0",

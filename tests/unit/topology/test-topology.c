@@ -734,6 +734,116 @@ static void test_cpu_kinds(void **state)
 	tg_free(g);
 }
 
+/* A snapshot holds every table placement uses: exported again after
+ * loading it gives the same text, over generated topologies and the
+ * corpus; damaged snapshots are refused. */
+static void test_snapshot(void **state)
+{
+	const char *dir = getenv("TS_SHARED_DIR");
+
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct tg_topo *g = tg_random(seed, NULL);
+		cleanup_topology struct ts_topology *t = load_gen(g), *u = NULL;
+		cleanup_free char *a = NULL, *b = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_snapshot_export(t, &a, &err), 0);
+		if (ts_topology_snapshot_load(a, "snap", &u, &err) < 0)
+			fail_msg("seed %llu: %s\n%s", (unsigned long long)seed, err->msg, a);
+		assert_null(u->hwloc);
+		assert_int_equal(ts_topology_snapshot_export(u, &b, &err), 0);
+		if (strcmp(a, b) != 0)
+			fail_msg("seed %llu: snapshot changed:\n%s\n---\n%s",
+				 (unsigned long long)seed, a, b);
+		assert_true(hwloc_bitmap_isequal(t->performance_cpus, u->performance_cpus));
+		tg_free(g);
+	}
+	if (dir != NULL && access(dir, R_OK) == 0) {
+		cleanup_free char *path = corpus_path("topology", "18-flux-ipa20-xe8640-spr-snc4-"
+								  "4xh100.xml");
+		cleanup_topology struct ts_topology *t = NULL, *u = NULL;
+		cleanup_free char *a = NULL, *b = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_load_xml(path, &t, &err), 0);
+		assert_int_equal(ts_topology_snapshot_export(t, &a, &err), 0);
+		assert_int_equal(ts_topology_snapshot_load(a, "snap", &u, &err), 0);
+		assert_int_equal(ts_topology_snapshot_export(u, &b, &err), 0);
+		assert_string_equal(a, b);
+		assert_int_equal(u->n_latency, 8);
+	} else {
+		printf("# skip corpus part: TS_SHARED_DIR is not set or not readable\n");
+	}
+	static const char *const bad[] = {
+		"",
+		"toposhim-topology-snapshot 2\nend\n",
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\n", /* no end */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\ngroup 1 0 0 0 0-3 0 local\n"
+		"group 3 0 0 -1 0-2 - -\nend\n", /* cores miss PU 3 */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\ngroup 1 0 0 0 0-3 - local\n"
+		"group 3 0 0 -1 0-3 - -\nend\n", /* numa group without mems */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\nbogus 1\nend\n",
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt x\nend\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cleanup_topology struct ts_topology *t = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_snapshot_load(bad[i], "snap", &t, &err), -EINVAL);
+		if (strcmp(err->msg, i < 2 ? "snap: not a topology snapshot"
+					   : "snap: invalid topology snapshot") != 0)
+			fail_msg("bad %zu: %s", i, err->msg);
+	}
+}
+
+/* The placement loader reads the cache's snapshot once a create wrote it,
+ * and never writes when told not to. */
+static void test_placement_load(void **state)
+{
+	char dir[] = "/tmp/ts-snapcache-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *snap = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:2");
+	struct ts_topology *t = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_true(asprintf(&path, "%s/m.xml", dir) > 0);
+	assert_true(asprintf(&snap, "%s/topology.snapshot", dir) > 0);
+	assert_int_equal(ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+	/* read only: nothing written, hwloc tree loaded */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	assert_int_equal(access(snap, F_OK), -1);
+	t = ts_topology_free(t);
+	/* writing: the cache and its snapshot */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, true, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	assert_int_equal(access(snap, F_OK), 0);
+	t = ts_topology_free(t);
+	/* then the snapshot, with the source the XML's path */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_null(t->hwloc);
+	assert_string_equal(t->source, path);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 16);
+	assert_int_equal(t->n_groups[TS_CPU_LEVEL_NUMA], 2);
+	t = ts_topology_free(t);
+	/* a full load still parses the XML */
+	assert_int_equal(ts_topology_load_default(path, dir, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	t = ts_topology_free(t);
+	/* a snapshot of another key is not used */
+	assert_int_equal(
+		ts_write_file_atomic_at(AT_FDCWD, snap, "xml=other\n--\nend\n", 17, 0644, &err), 0);
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	t = ts_topology_free(t);
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -751,6 +861,8 @@ int main(void)
 		cmocka_unit_test(test_levels_partition),
 		cmocka_unit_test(test_v1_xml),
 		cmocka_unit_test(test_cpu_kinds),
+		cmocka_unit_test(test_snapshot),
+		cmocka_unit_test(test_placement_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
