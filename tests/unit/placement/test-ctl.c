@@ -264,6 +264,42 @@ static void test_topology_kinds(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* Without --topology, plan uses the topology the creates cached in the
+ * state dir, and writes no cache itself. */
+static void test_plan_uses_cache(void **state)
+{
+	char dir[] = "/tmp/ts-plancache-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL,
+			  *sdir = NULL, *cache = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	int status;
+
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "t.xml", xml);
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
+	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_int_equal(mkdir(sdir, 0700), 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	write_file(dir, "c.json", text);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	char *argv[] = {"plan", "--bundle", dir, "--config", cfg, NULL};
+	out = capture(ts_ctl_plan, 5, argv, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "cpus: 0-1\nmems: 0\n"));
+	assert_true(asprintf(&cache, "%s/topology.xml", sdir) > 0);
+	assert_int_equal(access(cache, F_OK), -1);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_topology_from_config),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_topology_kinds),
+		cmocka_unit_test(test_plan_uses_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
