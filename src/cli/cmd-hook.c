@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup/cgroup.h"
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
@@ -364,6 +365,33 @@ static int append_env(struct ts_json *env, const char *name, const char *value,
 	return append_string(env, kv, err);
 }
 
+/* The environment variables besides TOPOSHIM_CONFIG and TOPOSHIM_STATE_DIR
+ * that change what toposhim does: a hook must see what the create saw, or
+ * the resize at delete would run on another topology or cgroup tree. */
+static const char *const config_env[] = {
+	"TOPOSHIM_TOPOLOGY_XML",
+	"TOPOSHIM_SYSFS_ROOT",
+	"TOPOSHIM_PROC_ROOT",
+	TS_CGROUP_ROOT_ENV,
+};
+
+/* name=value of the create's environment, a relative path made absolute
+ * (the runtime runs hooks from another directory); NULL value: unset. */
+static int append_config_env(struct ts_json *env, const char *name, struct ts_error **err)
+{
+	const char *value = secure_getenv(name);
+	cleanup_free char *cwd = NULL, *abs = NULL;
+
+	if (value == NULL || value[0] == '\0' || value[0] == '/')
+		return append_env(env, name, value, err);
+	cwd = getcwd(NULL, 0);
+	if (cwd == NULL)
+		return ts_error_set(err, errno, "hook: env: %s: cannot resolve '%s'", name, value);
+	if (asprintf(&abs, "%s/%s", cwd, value) < 0)
+		return ts_error_set(err, ENOMEM, "hook: env");
+	return append_env(env, name, abs, err);
+}
+
 static struct ts_json *hook_entry(const char *self_exe, const char *stage_arg,
 				  const char *state_dir, const char *config_path,
 				  struct ts_error **err)
@@ -388,6 +416,8 @@ static struct ts_json *hook_entry(const char *self_exe, const char *stage_arg,
 		r = append_env(env, TS_STATE_DIR_ENV, state_dir, err);
 	if (r >= 0)
 		r = append_env(env, "TOPOSHIM_CONFIG", config_path, err);
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(config_env); i++)
+		r = append_config_env(env, config_env[i], err);
 	if (r >= 0)
 		r = ts_json_object_set(o, "path", ts_json_new_string(self_exe), err);
 	if (r >= 0)

@@ -10,8 +10,12 @@
  *                  "created";
  *   poststop       `toposhim hook poststop`: removes the allocation.
  * The hook entries carry an absolute path (the running toposhim, from
- * /proc/self/exe) and a clean environment: PATH, and TOPOSHIM_STATE_DIR and
- * TOPOSHIM_CONFIG when the create saw them; nothing from the image.
+ * /proc/self/exe) and a clean environment: PATH, TOPOSHIM_STATE_DIR and
+ * TOPOSHIM_CONFIG, and every other variable that changes toposhim's
+ * configuration (TOPOSHIM_TOPOLOGY_XML, TOPOSHIM_SYSFS_ROOT,
+ * TOPOSHIM_PROC_ROOT, TOPOSHIM_CGROUP_ROOT) when the create saw it, a
+ * relative path made absolute: every hook runs with the configuration of
+ * the create; nothing from the image.
  *
  * main calls ts_cmd_hook() when argv[1] is exactly "hook" (runc has no such
  * command, so an engine never sends it).
@@ -159,9 +163,13 @@ int ts_hook_self_exe(char **ret, struct ts_error **err);
  *                           NULL/"" to leave it out (pass what the create
  *                           itself saw in its environment).
  * @param[in]     config_path  value for TOPOSHIM_CONFIG, or NULL/"".
+ * The other configuration variables (see the top of this file) are copied
+ * from this process's environment (secure_getenv) in that order.
  * @return 0; -EINVAL "config.json: '/hooks': expected object, got <type>"
  *         (likewise for '/hooks/createRuntime' and '/hooks/poststop' that
- *         are not arrays) or "hook: not an absolute path '<p>'"; -ENOMEM.
+ *         are not arrays) or "hook: not an absolute path '<p>'"; -errno
+ *         "hook: env: <name>: cannot resolve '<value>'" when a relative path
+ *         cannot be made absolute (no working directory); -ENOMEM.
  */
 int ts_hook_inject(struct ts_json *config, const char *self_exe, const char *state_dir,
 		   const char *config_path, struct ts_error **err);

@@ -89,9 +89,18 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 
 	if (copy == NULL)
 		return ts_error_set(err, ENOMEM, "plan");
+	cleanup_strv char **names = NULL;
+
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
 	if (r < 0)
 		return r;
+	/* no request, no registry: as the create, read no spec file then */
+	r = ts_cdi_requests_from_config(bundle->config, bundle->config_path, opts.env_requests,
+					&names, err);
+	if (r <= 0) {
+		ts_cdi_options_release(&opts);
+		return r;
+	}
 	r = ts_cdi_registry_load(&opts, &reg, err);
 	if (r >= 0)
 		r = ts_cdi_inject_requested(reg, copy, bundle->config_path, opts.env_requests, &inj,
@@ -106,6 +115,12 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 	ts_cdi_registry_free(reg);
 	ts_cdi_options_release(&opts);
 	return r;
+}
+
+/* dir when it exists, else NULL (plan creates no state dir). */
+static const char *existing_dir(const char *dir)
+{
+	return access(dir, F_OK) == 0 ? dir : NULL;
 }
 
 /* The live allocations of the state dir (read under its lock; a missing
@@ -149,6 +164,7 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	struct ts_placement_result res = {0};
 	const char *cfg_path = "config.json";
 	const char *xml = a->topology;
+	struct ts_cli_state_config sc = {0};
 	int r;
 
 	r = load_config(a->config, &config, &cfg_path, err);
@@ -157,9 +173,16 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	if (r >= 0)
 		r = ts_placement_config_parse(ts_json_get(config, "placement"), cfg_path, &cfg,
 					      err);
+	/* the topology a create would use, through the cache the creates keep
+	 * in the state dir (read only: plan writes nothing) */
+	if (r >= 0 && a->topology == NULL)
+		r = ts_cli_state_config_read(config, cfg_path, &sc, err);
 	if (r >= 0)
-		r = a->topology != NULL ? ts_topology_load_xml(a->topology, &topo, err)
-					: ts_topology_load_default(xml, NULL, &topo, err);
+		r = a->topology != NULL
+			    ? ts_topology_load_xml(a->topology, &topo, err)
+			    : ts_topology_load_for_placement(
+				      xml, existing_dir(ts_state_dir_resolve(sc.state_dir)), false,
+				      &topo, err);
 	if (r >= 0)
 		r = ts_oci_bundle_open(a->bundle, NULL, &bundle, err);
 	if (r >= 0)

@@ -39,6 +39,36 @@ static void print_list(const struct ts_json *root, const char *key, const char *
 	}
 }
 
+/* The ranked kinds, slowest first, and the split. */
+static void print_kinds(const struct ts_json *kinds)
+{
+	struct ts_json *arr = ts_json_get_array(kinds, "kinds"), *e;
+	size_t i;
+
+	if (arr == NULL || arr->u.array.len == 0)
+		return;
+	if (*str(kinds, "performance") != '\0')
+		printf("cpu kinds: performance %s, efficiency %s (ranked by %s, scored by %s, "
+		       "performance from %s)\n",
+		       str(kinds, "performance"), str(kinds, "efficiency"), str(kinds, "ranked_by"),
+		       str(kinds, "scored_by"), ts_json_get(kinds, "threshold")->u.number);
+	else
+		printf("cpu kinds: no preference (%s)\n", arr->u.array.len < 2 ? "one kind"
+							  : ts_json_get_string(kinds, "ranked_by")
+								  ? "no kind below the threshold"
+								  : "hwloc cannot rank them");
+	ts_json_array_foreach (arr, i, e) {
+		const struct ts_json *score = ts_json_get(e, "score");
+		int64_t eff = -1;
+
+		(void)ts_json_get_int64(ts_json_get(e, "efficiency"), &eff); /* built: a number */
+		printf("cpu kind %zu: cpus %s, efficiency %" PRId64 ", capacity %" PRIu64
+		       ", %" PRIu64 " MHz, score %s: %s\n",
+		       i, str(e, "cpus"), eff, num(e, "capacity"), num(e, "frequency_mhz"),
+		       score->type == TS_JSON_NUMBER ? score->u.number : "-", str(e, "class"));
+	}
+}
+
 static void print_text(const struct ts_json *root)
 {
 	struct ts_json *arr, *e;
@@ -56,11 +86,22 @@ static void print_text(const struct ts_json *root)
 		       mo ? str(e, "local_cpus") : str(e, "cpus"), num(e, "memory_bytes") >> 20,
 		       str(e, "tier"));
 	}
+	arr = ts_json_get_array(root, "numa_domains");
+	ts_json_array_foreach (arr, i, e) {
+		if (strcmp(str(e, "mems_from"), "local") == 0)
+			continue;
+		if (ts_json_get_string(e, "mems_from") != NULL &&
+		    ts_json_get(e, "numa_node")->type == TS_JSON_NULL)
+			printf("cpus %s: in no numa node, memory from numa node %s (%s)\n",
+			       str(e, "cpus"), str(e, "mems"), str(e, "mems_from"));
+		else
+			printf("numa node %" PRIu64
+			       ": no dram of its own, memory from numa node %s "
+			       "(%s)\n",
+			       num(e, "numa_node"), str(e, "mems"), str(e, "mems_from"));
+	}
 	print_list(root, "l3_groups", "l3 group", "logical_index");
-	e = ts_json_get_object(root, "cpu_kinds");
-	if (*str(e, "performance") != '\0')
-		printf("cpu kinds: performance %s, efficiency %s\n", str(e, "performance"),
-		       str(e, "efficiency"));
+	print_kinds(ts_json_get_object(root, "cpu_kinds"));
 	arr = ts_json_get_array(root, "devices");
 	ts_json_array_foreach (arr, i, e) {
 		const char *pci = ts_json_get_string(e, "pci");
@@ -115,32 +156,35 @@ int ts_ctl_topology(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (xml != NULL) {
-		r = ts_topology_load_xml(xml, &topo, &err);
-	} else {
-		/* the topology a create would use: the config's file, through the
-		 * cache in the configured state dir */
-		const char *path = secure_getenv("TOPOSHIM_CONFIG");
-		cleanup_json struct ts_json *config = NULL;
-		struct ts_cli_state_config sc = {0};
+	/* the config gives the kinds' threshold, and without --topology the
+	 * topology a create would use: the config's file, through the cache in
+	 * the configured state dir */
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+	cleanup_json struct ts_json *config = NULL;
+	struct ts_cli_state_config sc = {0};
+	struct ts_placement_config pc = {0};
 
-		if (path == NULL || path[0] == '\0')
-			path = TS_CLI_CONFIG_DEFAULT;
-		r = ts_cli_config_load(path, &config, &err);
-		if (r >= 0 && state_dir == NULL)
+	if (path == NULL || path[0] == '\0')
+		path = TS_CLI_CONFIG_DEFAULT;
+	r = ts_cli_config_load(path, &config, &err);
+	if (r >= 0)
+		r = ts_placement_config_parse(ts_json_get(config, "placement"), path, &pc, &err);
+	if (r >= 0 && xml != NULL) {
+		r = ts_topology_load_xml(xml, &topo, &err);
+	} else if (r >= 0) {
+		if (state_dir == NULL)
 			r = ts_cli_state_config_read(config, path, &sc, &err);
 		if (r >= 0)
 			r = ts_topology_load_default(
 				ts_json_get_string(ts_json_get_object(config, "topology"), "xml"),
 				state_dir != NULL ? state_dir : sc.state_dir, &topo, &err);
 	}
+	if (r >= 0)
+		r = ts_placement_describe_topology(topo, pc.performance_threshold, &report, &err);
+	ts_placement_config_release(&pc);
 	if (r < 0) {
 		cleanup_free char *msg = ts_error_format(err);
 		fprintf(stderr, "toposhimctl: %s\n", msg != NULL ? msg : "out of memory");
-		return 1;
-	}
-	if (ts_placement_describe_topology(topo, &report, &err) < 0) {
-		fprintf(stderr, "toposhimctl: %s\n", err->msg);
 		return 1;
 	}
 	if (json) {

@@ -52,8 +52,9 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 	if (xml != NULL && xml->u.string[0] != '/')
 		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'",
 				    p->config_path, xml->u.string);
-	return ts_topology_load_default(xml != NULL ? xml->u.string : NULL, state_dir, &p->topo,
-					err);
+	/* placement only: the cache's snapshot will do */
+	return ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, true,
+					      &p->topo, err);
 }
 
 void ts_pools_release(struct ts_pools *p)
@@ -130,37 +131,75 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 	return (int)n;
 }
 
-/* The shared pool and its NUMA nodes as cpu-list strings. */
-static int shared_pool_strings(struct ts_pools *p, const struct ts_state *s, char **ret_cpus,
-			       char **ret_mems, struct ts_error **err)
+/* The shared pool as a cpu list. */
+static int shared_pool(struct ts_pools *p, const struct ts_state *s, hwloc_bitmap_t *ret,
+		       struct ts_error **err)
 {
 	struct ts_allocation *allocs = NULL;
 	hwloc_bitmap_t *bitmaps = NULL;
-	hwloc_bitmap_t pool = NULL, nodes = NULL;
 	int n, r;
 
 	n = ts_pools_views(p, s, &allocs, &bitmaps, err);
 	if (n < 0)
 		return n;
-	r = ts_placement_shared_pool(&p->placement, p->topo, allocs, (size_t)n, &pool, err);
+	r = ts_placement_shared_pool(&p->placement, p->topo, allocs, (size_t)n, ret, err);
 	ts_pools_views_free(allocs, bitmaps, (size_t)n);
+	return r;
+}
+
+/* The memory tier a shared-pool record was placed with (the record keeps
+ * mems, not the request): the tier of a node among its mems that the home
+ * mems of its cpus do not hold, else DRAM. */
+static enum ts_memory_tier tier_of_record(const struct ts_topology *topo, const struct ts_alloc *a)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = NULL, cpus = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t home = hwloc_bitmap_alloc();
+	cleanup_error struct ts_error *ignored = NULL;
+	unsigned n;
+
+	if (home == NULL || a->mems_str == NULL || a->cpus_str == NULL ||
+	    ts_cpulist_parse(a->mems_str, &mems, &ignored) < 0 ||
+	    ts_cpulist_parse(a->cpus_str, &cpus, &ignored) < 0)
+		return TS_MEMORY_TIER_DRAM;
+	(void)ts_topology_mems_for(topo, cpus, TS_MEMORY_TIER_DRAM, home); /* empty: none */
+	hwloc_bitmap_foreach_begin(n, mems)
+		{
+			const struct ts_numa_node *nd = ts_topology_numa_node(topo, n);
+
+			if (nd != NULL && nd->tier != TS_MEMORY_TIER_DRAM &&
+			    !hwloc_bitmap_isset(home, n))
+				return nd->tier;
+		}
+	hwloc_bitmap_foreach_end();
+	return TS_MEMORY_TIER_DRAM;
+}
+
+/* The cpus a shared-pool container of a class gets from the pool, as at
+ * its create (ts_placement_pool_cpus()): a batch container stays on the
+ * efficiency cores.  *ret is a cpu list. */
+static int class_cpus(const struct ts_pools *p, hwloc_const_bitmap_t pool, const char *class_name,
+		      char **ret, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL;
+	int r = ts_placement_pool_cpus(&p->placement, p->topo, pool, class_name, &cpus, err);
+
 	if (r < 0)
 		return r;
-	nodes = hwloc_bitmap_alloc();
-	if (nodes == NULL) {
-		hwloc_bitmap_free(pool);
-		return ts_error_set(err, ENOMEM, "shared pool");
-	}
-	ts_topology_numa_of_cpus(p->topo, pool, nodes);
-	r = ts_cpulist_format(pool, ret_cpus, err);
-	if (r >= 0) {
-		r = ts_cpulist_format(nodes, ret_mems, err);
-		if (r < 0)
-			*ret_cpus = (free(*ret_cpus), NULL);
-	}
-	hwloc_bitmap_free(pool);
-	hwloc_bitmap_free(nodes);
-	return r;
+	return ts_cpulist_format(cpus, ret, err);
+}
+
+/* The mems of those cpus, as at the create (ts_placement_mems()). */
+static int pool_mems(const struct ts_pools *p, const char *cpus_str, enum ts_memory_tier tier,
+		     char **ret, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL, mems = NULL;
+	int r = ts_cpulist_parse(cpus_str, &cpus, err);
+
+	if (r >= 0)
+		r = ts_placement_mems(p->topo, cpus, tier, &mems, err);
+	if (r < 0)
+		return ts_error_prefix(err, "shared pool");
+	return ts_cpulist_format(mems, ret, err);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -207,9 +246,10 @@ static int record_resize(struct ts_state *s, const struct ts_alloc *a,
 int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
 		       struct ts_error **err)
 {
-	cleanup_free char *cpus = NULL, *mems = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
 	cleanup_free struct ts_cgroup_resize_target *targets = NULL;
 	cleanup_free struct ts_alloc **which = NULL;
+	cleanup_strv char **cpus = NULL, **mems = NULL;
 	struct ts_cgroup_resize_result *results = NULL;
 	struct ts_cgroup_resize_options opts = {
 		.root = p->cgroup_root,
@@ -219,32 +259,44 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	size_t n = ts_state_count(s), nt = 0;
 	int r, resized = 0;
 
-	r = shared_pool_strings(p, s, &cpus, &mems, err);
+	r = shared_pool(p, s, &pool, err);
 	if (r < 0)
 		return r;
 	targets = calloc(n ? n : 1, sizeof(*targets));
 	which = calloc(n ? n : 1, sizeof(*which));
-	if (targets == NULL || which == NULL)
+	cpus = calloc(n + 1, sizeof(*cpus));
+	mems = calloc(n + 1, sizeof(*mems));
+	if (targets == NULL || which == NULL || cpus == NULL || mems == NULL)
 		return ts_error_set(err, ENOMEM, "resize");
 	for (size_t i = 0; i < n; i++) {
 		struct ts_alloc *a = ts_state_at(s, i);
 
 		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
-		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
-		    (str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)))
+		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL)
 			continue;
+		r = class_cpus(p, pool, a->class_name, &cpus[nt], err);
+		if (r >= 0)
+			r = pool_mems(p, cpus[nt], tier_of_record(p->topo, a), &mems[nt], err);
+		if (r < 0)
+			return r;
+		if (str_eq(a->cpus_str, cpus[nt]) && str_eq(a->mems_str, mems[nt])) {
+			cpus[nt] = (free(cpus[nt]), NULL);
+			mems[nt] = (free(mems[nt]), NULL);
+			continue;
+		}
 		which[nt] = a;
-		targets[nt++] = (struct ts_cgroup_resize_target){
+		targets[nt] = (struct ts_cgroup_resize_target){
 			.container_id = a->container_id,
 			.cgroup_path = a->cgroup_path,
-			.cpus_str = cpus,
-			.mems_str = mems,
+			.cpus_str = cpus[nt],
+			.mems_str = mems[nt],
 			.pid = a->pid,
 			.pid_start_ticks = a->pid_start_ticks,
 			.runtime_path = a->runtime_path,
 			.runtime_root = a->runtime_root,
 			.driver = systemd_cgroup ? TS_CGROUP_DRIVER_SYSTEMD : TS_CGROUP_DRIVER_AUTO,
 		};
+		nt++;
 	}
 	if (nt == 0)
 		return 0;
@@ -260,11 +312,11 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 			r = ts_error_set(err, ENOMEM, "allocation");
 	}
 	for (size_t i = 0; i < nt && r >= 0; i++) {
-		r = record_resize(s, which[i], &results[i], cpus, mems, err);
+		r = record_resize(s, which[i], &results[i], cpus[i], mems[i], err);
 		if (r >= 0 && results[i].status == TS_CGROUP_RESIZE_OK) {
 			ts_log(TS_LOG_DEBUG,
 			       "container '%s' follows the shared pool: cpus %s mems %s",
-			       which[i]->container_id, cpus, mems);
+			       which[i]->container_id, cpus[i], mems[i]);
 			resized++;
 		}
 	}

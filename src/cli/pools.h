@@ -47,8 +47,9 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
 
 /**
  * Load the topology: TOPOSHIM_TOPOLOGY_XML, else the config's
- * "topology": {"xml": FILE}, else the host through the XML cache in
- * state_dir (ts_topology_load_default()).
+ * "topology": {"xml": FILE}, else the host, through the cache in state_dir
+ * (ts_topology_load_for_placement(): from its snapshot when it is current,
+ * so p->topo may have no hwloc tree).
  * @return 0; -EINVAL "<file>: '/topology/xml': expected string, got <type>";
  *         errors of the topology loader.
  */
@@ -78,13 +79,18 @@ void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, 
 
 /**
  * Give every running shared-pool container of the store the current shared
- * pool (cpus, and the NUMA nodes of those cpus as mems), and update the
- * records.  Logs one warning per container that could not be resized and
+ * pool, and update the records: what a create of it would get now, cpus
+ * the pool narrowed to its class's CPU kind (ts_placement_pool_cpus()),
+ * mems those of the cpus (ts_placement_mems(), with the memory tier of the
+ * memory-only nodes its record holds, else DRAM): never an empty list or a
+ * node without memory.  Logs one warning per container that could not be resized and
  * drops dead ones from the store.  The caller commits the store.
  * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
  * @return how many containers were resized (>= 0); errors of
- *         ts_pools_views(), ts_placement_shared_pool() and ts_cgroup_resize()
- *         (bad input, out of memory); a container that fails is not an error.
+ *         ts_pools_views(), ts_placement_shared_pool(), ts_placement_mems()
+ *         ("shared pool: no memory node of tier ...", when the tier's nodes
+ *         are gone) and ts_cgroup_resize() (bad input, out of memory); a
+ *         container that fails is not an error.
  */
 int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
 		       struct ts_error **err);

@@ -140,8 +140,81 @@ static void add_devices(struct report *r, const struct ts_topology *t)
 	}
 }
 
-int ts_placement_describe_topology(const struct ts_topology *t, struct ts_json **ret,
-				   struct ts_error **err)
+static struct ts_json *number(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.2f", v);
+	return ts_json_new_number_raw(buf);
+}
+
+/* The ranked kinds, slowest first, and the split at the threshold. */
+static void add_kinds(struct report *r, const struct ts_topology *t, double threshold,
+		      struct ts_json *kinds)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t perf = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+	struct ts_json *arr = ts_json_new_array();
+	bool split;
+
+	put(r, r->root, "cpu_kinds", kinds);
+	if (perf == NULL || eff == NULL || r->oom) {
+		ts_json_free(arr);
+		r->oom = true;
+		return;
+	}
+	split = ts_topology_kinds_split(t, threshold, perf, eff);
+	put(r, kinds, "performance", list_str(perf));
+	put(r, kinds, "efficiency", list_str(eff));
+	put(r, kinds, "ranked_by",
+	    t->kinds_ranked_by != NULL ? ts_json_new_string(t->kinds_ranked_by)
+				       : ts_json_new_null());
+	put(r, kinds, "scored_by",
+	    t->kinds_scored_by != NULL ? ts_json_new_string(t->kinds_scored_by)
+				       : ts_json_new_null());
+	put(r, kinds, "threshold", number(threshold));
+	put(r, kinds, "kinds", arr);
+	for (size_t i = 0; !r->oom && i < t->n_cpu_kinds; i++) {
+		const struct ts_cpu_kind *k = &t->cpu_kinds[i];
+		struct ts_json *e = append_obj(r, arr);
+		const char *cls = !split				   ? "any"
+				  : hwloc_bitmap_intersects(k->cpus, perf) ? "performance"
+									   : "efficiency";
+
+		if (e == NULL)
+			return;
+		put(r, e, "cpus", list_str(k->cpus));
+		put(r, e, "efficiency", ts_json_new_int(k->efficiency));
+		put(r, e, "capacity", ts_json_new_uint(k->capacity));
+		put(r, e, "frequency_mhz", ts_json_new_uint(k->frequency_mhz));
+		put(r, e, "score",
+		    t->kinds_scored_by != NULL ? number(k->score) : ts_json_new_null());
+		put(r, e, "class", ts_json_new_string(cls));
+	}
+}
+
+/* NUMA domains: the PUs placement keeps together, with their memory. */
+static void add_domains(struct report *r, const struct ts_topology *t)
+{
+	struct ts_json *arr = ts_json_new_array();
+
+	put(r, r->root, "numa_domains", arr);
+	for (size_t i = 0; !r->oom && i < t->n_groups[TS_CPU_LEVEL_NUMA]; i++) {
+		const struct ts_cpu_group *g = &t->groups[TS_CPU_LEVEL_NUMA][i];
+		struct ts_json *e = append_obj(r, arr);
+
+		if (e == NULL)
+			return;
+		put(r, e, "numa_node",
+		    g->numa_node >= 0 ? ts_json_new_int(g->numa_node) : ts_json_new_null());
+		put(r, e, "cpus", list_str(g->cpus));
+		put(r, e, "mems", list_str(g->mems));
+		put(r, e, "mems_from", ts_json_new_string(g->mems_how));
+	}
+}
+
+int ts_placement_describe_topology(const struct ts_topology *t, double performance_threshold,
+				   struct ts_json **ret, struct ts_error **err)
 {
 	struct report r = {.root = ts_json_new_object()};
 	struct ts_json *kinds = ts_json_new_object();
@@ -156,12 +229,11 @@ int ts_placement_describe_topology(const struct ts_topology *t, struct ts_json *
 	put(&r, r.root, "smt_width", ts_json_new_uint(t->smt_width));
 	add_objects(&r, t, "packages", HWLOC_OBJ_PACKAGE, false);
 	add_numa(&r, t);
+	add_domains(&r, t);
 	add_objects(&r, t, "l3_groups", HWLOC_OBJ_L3CACHE, true);
 	put(&r, r.root, "cores",
 	    ts_json_new_uint((uint64_t)hwloc_get_nbobjs_by_type(t->hwloc, HWLOC_OBJ_CORE)));
-	put(&r, kinds, "performance", list_str(t->performance_cpus));
-	put(&r, kinds, "efficiency", list_str(t->efficiency_cpus));
-	put(&r, r.root, "cpu_kinds", kinds);
+	add_kinds(&r, t, performance_threshold, kinds);
 	add_devices(&r, t);
 	if (r.oom) {
 		ts_json_free(r.root);

@@ -312,6 +312,28 @@ static int parse_bool(const struct ts_json *val, const char *file, const char *k
 	return r;
 }
 
+/* A number from 0 to 1 (JSON number syntax is checked by the parser). */
+static int parse_threshold(const struct ts_json *val, const char *file,
+			   struct ts_placement_config *cfg, struct ts_error **err)
+{
+	int r = expect(val, TS_JSON_NUMBER, file, "performance_threshold", err);
+	char *end = NULL;
+	double v;
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtod(val->u.number, &end);
+	if (errno != 0 || end == val->u.number || *end != '\0' || !(v >= 0.0 && v <= 1.0))
+		return ts_error_set(
+			err, 0,
+			"%s: '/placement/performance_threshold': not a number from 0 to "
+			"1 '%s'",
+			file, val->u.number);
+	cfg->performance_threshold = v;
+	return 0;
+}
+
 static int parse_member(const char *key, const struct ts_json *val, const char *file,
 			struct ts_placement_config *cfg, struct ts_error **err)
 {
@@ -336,6 +358,8 @@ static int parse_member(const char *key, const struct ts_json *val, const char *
 		return parse_bool(val, file, key, &cfg->align_by_socket, err);
 	if (strcmp(key, "manage_all") == 0)
 		return parse_bool(val, file, key, &cfg->manage_all, err);
+	if (strcmp(key, "performance_threshold") == 0)
+		return parse_threshold(val, file, cfg, err);
 	if (strcmp(key, "classes") != 0)
 		return ts_error_set(err, 0, "%s: '/placement/%s': unknown key", file, key);
 	r = expect(val, TS_JSON_OBJECT, file, key, err);

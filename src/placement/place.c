@@ -71,6 +71,7 @@ int ts_placement_config_init(struct ts_placement_config *cfg, struct ts_error **
 		.enabled = true,
 		.shared_may_use_reserved = true,
 		.align_l3 = true,
+		.performance_threshold = TS_TOPOLOGY_KIND_THRESHOLD_DEFAULT,
 	};
 	if (add_class(cfg, "critical", TS_PLACEMENT_POOL_EXCLUSIVE, TS_PLACEMENT_KIND_PERFORMANCE) <
 		    0 ||
@@ -134,21 +135,21 @@ static int reserved_by_count(const struct ts_topology *topo, const char *file, u
 			return ts_error_set(err, ENOMEM, "placement: out of memory");
 		hwloc_bitmap_andnot(rest, topo->online, out);
 		int first = hwloc_bitmap_first(rest);
-		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo->hwloc, (unsigned)first);
-		hwloc_obj_t core =
-			pu != NULL ? hwloc_get_ancestor_obj_by_type(topo->hwloc, HWLOC_OBJ_CORE, pu)
-				   : NULL;
-		hwloc_const_bitmap_t set = core != NULL ? core->cpuset : NULL;
+		hwloc_const_bitmap_t set = NULL;
 		unsigned i;
 
+		/* the core of the lowest PU left (a PU under no core is one) */
+		for (size_t k = 0; set == NULL && k < topo->n_groups[TS_CPU_LEVEL_CORE]; k++)
+			if (hwloc_bitmap_isset(topo->groups[TS_CPU_LEVEL_CORE][k].cpus,
+					       (unsigned)first))
+				set = topo->groups[TS_CPU_LEVEL_CORE][k].cpus;
 		if (set == NULL) {
 			hwloc_bitmap_set(out, (unsigned)first);
 			continue;
 		}
 		hwloc_bitmap_foreach_begin(i, set)
 			{
-				if ((unsigned)hwloc_bitmap_weight(out) < count &&
-				    hwloc_bitmap_isset(topo->online, i))
+				if ((unsigned)hwloc_bitmap_weight(out) < count)
 					hwloc_bitmap_set(out, i);
 			}
 		hwloc_bitmap_foreach_end();
@@ -248,7 +249,11 @@ struct placer {
 	const struct ts_placement_class *cls;
 	const char *file;
 	hwloc_bitmap_t reserved;
-	hwloc_bitmap_t avail; /* free for exclusive use */
+	hwloc_bitmap_t avail;	    /* free for exclusive use */
+	hwloc_bitmap_t free_cores;  /* full_cores_only: the PUs of whole free cores */
+	hwloc_bitmap_t perf, eff;   /* CPU kinds at the configured threshold */
+	hwloc_bitmap_t device_cpus; /* PUs of the NUMA domains local to the devices */
+	size_t n_device_domains;    /* how many domains those are */
 	struct ts_strv reasons;
 	struct ts_strv warnings;
 	bool oom;
@@ -261,9 +266,21 @@ static void reason(struct placer *p, const char *fmt, ...)
 	char *s = NULL;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0 || ts_strv_push(&p->reasons, s) < 0)
-		p->oom = true;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
+	if (s == NULL) {
+		p->oom = true;
+		return;
+	}
+	/* a step taken twice (the preferred PUs, then the rest) is said once */
+	for (size_t i = 0; i < p->reasons.n; i++)
+		if (strcmp(p->reasons.v[i], s) == 0) {
+			free(s);
+			return;
+		}
+	if (ts_strv_push(&p->reasons, s) < 0)
+		p->oom = true;
 }
 
 /* A warning: logged by the caller, and a reason too ("warning: ..."). */
@@ -295,96 +312,76 @@ static const char *list_of(hwloc_const_bitmap_t set, char *buf, size_t len)
 	return buf;
 }
 
-/* Memory-only nodes of a tier nearest to the nodes in base: those local to
- * the cpus, else the closest by the NUMA latency matrix, else all. */
-static void add_tier_nodes(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t mems,
-			   enum ts_memory_tier tier)
+int ts_placement_mems(const struct ts_topology *topo, hwloc_const_bitmap_t cpus,
+		      enum ts_memory_tier tier, hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+	char buf[256];
+	int r;
+
+	if (mems == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	r = ts_topology_mems_for(topo, cpus, tier, mems);
+	if (r == -ENOENT)
+		return ts_error_set(err, 0, "no memory node of tier '%s' on this machine",
+				    ts_memory_tier_to_string(tier));
+	if (r < 0)
+		return ts_error_set(err, 0, "no online cpu in '%s'",
+				    list_of(cpus, buf, sizeof(buf)));
+	*ret = TAKE_PTR(mems);
+	return 0;
+}
+
+/* Where the memory of cpus comes from, when not from their own nodes. */
+static void mems_reasons(struct placer *p, hwloc_const_bitmap_t cpus)
 {
 	const struct ts_topology *t = p->topo;
-	cleanup_hwloc_bitmap hwloc_bitmap_t cand = hwloc_bitmap_alloc();
-	cleanup_hwloc_bitmap hwloc_bitmap_t local = hwloc_bitmap_alloc();
+	char a[256], b[256];
+	int said = 0;
 
-	if (cand == NULL || local == NULL) {
-		p->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < t->n_numa_nodes; i++) {
-		const struct ts_numa_node *n = &t->numa_nodes[i];
-		if (n->tier != tier || !n->has_memory || hwloc_bitmap_isset(mems, n->os_index))
+	for (size_t i = 0; i < t->n_groups[TS_CPU_LEVEL_NUMA] && said < 4; i++) {
+		const struct ts_cpu_group *g = &t->groups[TS_CPU_LEVEL_NUMA][i];
+
+		if (strcmp(g->mems_how, "local") == 0 || !hwloc_bitmap_intersects(g->cpus, cpus))
 			continue;
-		hwloc_bitmap_set(cand, n->os_index);
-		if (hwloc_bitmap_intersects(n->local_cpus, cpus))
-			hwloc_bitmap_set(local, n->os_index);
+		said++;
+		if (g->placeholder)
+			reason(p, "cpus %s are in no numa node: their memory is numa node %s (%s)",
+			       list_of(g->cpus, a, sizeof(a)), list_of(g->mems, b, sizeof(b)),
+			       strcmp(g->mems_how, "distance") == 0 ? "nearest by distance"
+								    : "of the enclosing object");
+		else
+			reason(p, "numa node %d has no dram: its cpus use numa node %s (%s)",
+			       g->numa_node, list_of(g->mems, b, sizeof(b)),
+			       strcmp(g->mems_how, "distance") == 0 ? "nearest by distance"
+								    : "of the enclosing object");
 	}
-	if (!hwloc_bitmap_iszero(local)) {
-		hwloc_bitmap_or(mems, mems, local);
-		return;
-	}
-	struct hwloc_distances_s *d = NULL;
-	unsigned nr = 1;
-	if (hwloc_distances_get_by_type(t->hwloc, HWLOC_OBJ_NUMANODE, &nr, &d,
-					HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
-	    nr == 1) {
-		hwloc_uint64_t best = UINT64_MAX;
-		cleanup_hwloc_bitmap hwloc_bitmap_t near = hwloc_bitmap_alloc();
-		for (unsigned i = 0; near != NULL && i < d->nbobjs; i++) {
-			if (!hwloc_bitmap_isset(mems, d->objs[i]->os_index))
-				continue;
-			for (unsigned j = 0; j < d->nbobjs; j++) {
-				if (!hwloc_bitmap_isset(cand, d->objs[j]->os_index))
-					continue;
-				hwloc_uint64_t v = d->values[i * d->nbobjs + j];
-				if (v < best) {
-					best = v;
-					hwloc_bitmap_zero(near);
-				}
-				if (v == best)
-					hwloc_bitmap_set(near, d->objs[j]->os_index);
-			}
-		}
-		hwloc_distances_release(t->hwloc, d);
-		if (near != NULL && !hwloc_bitmap_iszero(near)) {
-			hwloc_bitmap_or(mems, mems, near);
-			return;
-		}
-	} else if (d != NULL) {
-		hwloc_distances_release(t->hwloc, d);
-	}
-	hwloc_bitmap_or(mems, mems, cand);
 }
 
 static int compute_mems(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitmap_t *ret,
 			struct ts_error **err)
 {
-	const struct ts_topology *t = p->topo;
 	cleanup_hwloc_bitmap hwloc_bitmap_t mems = hwloc_bitmap_alloc();
 	enum ts_memory_tier tier = p->req->memory_tier;
 	char buf[256];
+	int r;
 
 	if (mems == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
-	for (size_t i = 0; i < t->n_numa_nodes; i++) {
-		const struct ts_numa_node *n = &t->numa_nodes[i];
-		if (!n->memory_only && n->has_memory && hwloc_bitmap_intersects(n->cpus, cpus))
-			hwloc_bitmap_set(mems, n->os_index);
-	}
-	/* CPU nodes without memory: fall back to the nearest DRAM nodes. */
-	if (hwloc_bitmap_iszero(mems))
-		add_tier_nodes(p, cpus, mems, TS_MEMORY_TIER_DRAM);
-	if (tier != TS_MEMORY_TIER_DRAM) {
-		int before = hwloc_bitmap_weight(mems);
-		add_tier_nodes(p, cpus, mems, tier);
-		if (hwloc_bitmap_weight(mems) == before)
-			return ts_error_set(err, 0,
-					    "%s: '" ANNOTATION_PATH
-					    "memory-tier': no memory node of "
-					    "tier '%s' on this machine",
-					    p->file, ts_memory_tier_to_string(tier));
+	r = ts_topology_mems_for(p->topo, cpus, tier, mems);
+	if (r == -ENOENT)
+		return ts_error_set(err, 0,
+				    "%s: '" ANNOTATION_PATH "memory-tier': no memory node of "
+				    "tier '%s' on this machine",
+				    p->file, ts_memory_tier_to_string(tier));
+	if (r < 0)
+		return ts_error_set(err, 0,
+				    "%s: '/linux/resources/cpu/cpus': no online cpu in '%s'",
+				    p->file, list_of(cpus, buf, sizeof(buf)));
+	mems_reasons(p, cpus);
+	if (tier != TS_MEMORY_TIER_DRAM)
 		reason(p, "memory tier %s: mems %s", ts_memory_tier_to_string(tier),
 		       list_of(mems, buf, sizeof(buf)));
-	}
-	if (p->oom)
-		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	*ret = TAKE_PTR(mems);
 	return 0;
 }
@@ -392,17 +389,14 @@ static int compute_mems(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitma
 static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_t *ret,
 		     struct ts_error **err);
 
-/* PUs of the preferred CPU kind, or NULL when the machine is not hybrid. */
+/* PUs of the preferred CPU kind, or NULL when the machine has no kinds to
+ * choose from. */
 static hwloc_const_bitmap_t kind_cpus(struct placer *p)
 {
-	const struct ts_topology *t = p->topo;
-
-	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE &&
-	    !hwloc_bitmap_iszero(t->performance_cpus))
-		return t->performance_cpus;
-	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_EFFICIENCY &&
-	    !hwloc_bitmap_iszero(t->efficiency_cpus))
-		return t->efficiency_cpus;
+	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE && !hwloc_bitmap_iszero(p->perf))
+		return p->perf;
+	if (p->cls->cpu_kind == TS_PLACEMENT_KIND_EFFICIENCY && !hwloc_bitmap_iszero(p->eff))
+		return p->eff;
 	return NULL;
 }
 
@@ -420,19 +414,21 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 		.spread = p->cfg->distribute_across_cores,
 	};
 	cleanup_hwloc_bitmap hwloc_bitmap_t pref = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
 	cleanup_strv char **steps = NULL;
 	hwloc_const_bitmap_t kind = kind_cpus(p);
 	char buf[256];
 	int r;
 
-	if (pref == NULL)
+	if (pref == NULL || nodes == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
-	ts_topology_cpus_of_numa(p->topo, req->device_numa, pref);
+	hwloc_bitmap_and(pref, p->device_cpus, scope);
 	if (!hwloc_bitmap_iszero(pref)) {
+		ts_topology_numa_of_cpus(p->topo, pref, nodes);
 		reason(p, "prefer %snuma nodes %s (local to the requested devices)",
 		       p->cfg->align_by_socket ? "the packages of " : "",
-		       list_of(req->device_numa, buf, sizeof(buf)));
-	} else if (kind != NULL) {
+		       list_of(nodes, buf, sizeof(buf)));
+	} else if (kind != NULL && hwloc_bitmap_intersects(kind, scope)) {
 		hwloc_bitmap_copy(pref, kind);
 		reason(p, "prefer %s cores: cpus %s",
 		       p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE ? "performance"
@@ -448,76 +444,181 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 	return 0;
 }
 
-/* NUMA nodes with CPUs, device-local ones flagged. Picks the node for
- * "single"/"exclusive": device-local first, then the fullest that fits. */
-static int pick_node(struct placer *p, unsigned n, bool whole, unsigned *ret)
+/* "node 3" or "cpus 4-7 (no numa node)". */
+static const char *domain_name(const struct ts_cpu_group *g, char *buf, size_t len)
+{
+	char list[200];
+
+	if (g->placeholder)
+		snprintf(buf, len, "cpus %s (no numa node)", list_of(g->cpus, list, sizeof(list)));
+	else
+		snprintf(buf, len, "node %d", g->numa_node);
+	return buf;
+}
+
+/* What one NUMA domain offers a request: its usable free PUs and the
+ * preferences that order the domains that can hold it. */
+struct offer {
+	int free;
+	bool local, kind_fits, own_memory;
+};
+
+static void offer_of(struct placer *p, const struct ts_cpu_group *g, unsigned n, hwloc_bitmap_t tmp,
+		     struct offer *o)
+{
+	hwloc_const_bitmap_t kind = kind_cpus(p);
+
+	hwloc_bitmap_and(tmp, g->cpus, p->free_cores != NULL ? p->free_cores : p->avail);
+	o->free = hwloc_bitmap_weight(tmp);
+	o->local = hwloc_bitmap_intersects(g->cpus, p->device_cpus);
+	o->own_memory = strcmp(g->mems_how, "local") == 0;
+	if (kind != NULL) {
+		hwloc_bitmap_and(tmp, tmp, kind);
+		o->kind_fits = (unsigned)hwloc_bitmap_weight(tmp) >= n;
+	}
+}
+
+/* Whether offer a beats the best so far: device-local, then enough PUs of
+ * the class's kind, then memory of its own, then the fullest (fewest free:
+ * whole domains stay free), then the lowest PU. */
+static bool better(const struct offer *a, const struct offer *best)
+{
+	if (a->local != best->local)
+		return a->local;
+	if (a->kind_fits != best->kind_fits)
+		return a->kind_fits;
+	if (a->own_memory != best->own_memory)
+		return a->own_memory;
+	return a->free < best->free;
+}
+
+/* The NUMA domain that holds a request of n PUs (whole: a wholly free
+ * domain of at least n PUs), or -ENOSPC. */
+static int pick_domain(struct placer *p, unsigned n, bool whole, const struct ts_cpu_group **ret)
 {
 	const struct ts_topology *t = p->topo;
-	int best = -1, best_free = 0;
-	bool best_local = false;
+	cleanup_hwloc_bitmap hwloc_bitmap_t tmp = hwloc_bitmap_alloc();
+	const struct ts_cpu_group *best = NULL;
+	struct offer best_offer = {0};
 
-	for (size_t i = 0; i < t->n_numa_nodes; i++) {
-		const struct ts_numa_node *nd = &t->numa_nodes[i];
-		cleanup_hwloc_bitmap hwloc_bitmap_t f = hwloc_bitmap_alloc();
+	if (tmp == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_groups[TS_CPU_LEVEL_NUMA]; i++) {
+		const struct ts_cpu_group *g = &t->groups[TS_CPU_LEVEL_NUMA][i];
+		struct offer o = {0};
 
-		if (nd->memory_only || f == NULL || hwloc_bitmap_iszero(nd->cpus))
+		if (whole && !hwloc_bitmap_isincluded(g->cpus, p->avail))
 			continue;
-		hwloc_bitmap_and(f, nd->cpus, p->avail);
-		int free_pus = hwloc_bitmap_weight(f);
-		if (whole && !hwloc_bitmap_isequal(f, nd->cpus))
+		offer_of(p, g, n, tmp, &o);
+		if (o.free == 0 || (unsigned)o.free < n)
 			continue;
-		if (free_pus < (int)n || free_pus == 0)
-			continue;
-		bool local = hwloc_bitmap_isset(p->req->device_numa, nd->os_index);
-		if (best >= 0 && best_local && !local)
-			continue;
-		if (best < 0 || (local && !best_local) || free_pus < best_free) {
-			best = (int)i;
-			best_free = free_pus;
-			best_local = local;
+		if (best == NULL || better(&o, &best_offer)) {
+			best = g;
+			best_offer = o;
 		}
 	}
-	if (best < 0)
+	if (best == NULL)
 		return -ENOSPC;
-	*ret = (unsigned)best;
+	*ret = best;
 	return 0;
+}
+
+/* Why a domain was picked, for the reasons. */
+static const char *pick_why(struct placer *p, const struct ts_cpu_group *g)
+{
+	if (hwloc_bitmap_intersects(g->cpus, p->device_cpus))
+		return "local to the requested devices";
+	return "fullest node that fits";
 }
 
 static int place_numa(struct placer *p, bool whole, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	const struct ts_placement_request *req = p->req;
 	const char *what = whole ? "exclusive" : "single";
-	unsigned idx;
-	char buf[256];
+	const struct ts_cpu_group *g;
+	char buf[256], name[256];
+	int r = pick_domain(p, req->cpus, whole, &g);
 
-	if (pick_node(p, req->cpus, whole, &idx) < 0)
-		return ts_error_set(
-			err, ENOSPC,
-			"%s: '" ANNOTATION_PATH "numa': no numa node has %u free cpus%s "
-			"for '%s'",
-			p->file, req->cpus, whole ? " and no exclusive user" : "", what);
-	const struct ts_numa_node *nd = &p->topo->numa_nodes[idx];
-	bool local = hwloc_bitmap_isset(req->device_numa, nd->os_index);
-	reason(p, "numa %s: node %u (%s)", what, nd->os_index,
-	       local ? "local to the requested devices" : "fullest node that fits");
+	if (r == -ENOMEM)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (r < 0 && whole && req->cpus == 0)
+		return ts_error_set(err, ENOSPC,
+				    "%s: '" ANNOTATION_PATH "numa': no numa node is wholly free "
+				    "for 'exclusive'",
+				    p->file);
+	if (r < 0 && whole)
+		return ts_error_set(err, ENOSPC,
+				    "%s: '" ANNOTATION_PATH "numa': no wholly free numa node has "
+				    "%u cpus for 'exclusive'",
+				    p->file, req->cpus);
+	if (r < 0)
+		return ts_error_set(err, ENOSPC,
+				    "%s: '" ANNOTATION_PATH "numa': no numa node has %u free cpus "
+				    "for 'single'",
+				    p->file, req->cpus);
+	reason(p, "numa %s: %s (%s)", what, domain_name(g, name, sizeof(name)), pick_why(p, g));
 	if (whole) {
-		*ret = hwloc_bitmap_dup(nd->cpus);
+		*ret = hwloc_bitmap_dup(g->cpus);
 		if (*ret == NULL)
 			return ts_error_set(err, ENOMEM, "placement: out of memory");
-		reason(p, "whole numa node %u: cpus %s", nd->os_index,
-		       list_of(nd->cpus, buf, sizeof(buf)));
+		reason(p, "whole numa %s: cpus %s", domain_name(g, name, sizeof(name)),
+		       list_of(g->cpus, buf, sizeof(buf)));
 		return 0;
 	}
 	cleanup_hwloc_bitmap hwloc_bitmap_t scope = hwloc_bitmap_alloc();
 	if (scope == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
-	hwloc_bitmap_and(scope, nd->cpus, p->avail);
+	hwloc_bitmap_and(scope, g->cpus, p->avail);
 	return take_into(p, scope, ret, err);
+}
+
+/* The default: one NUMA domain whenever one can hold the request (the
+ * kubelet's and nri's preference), across domains only when none can, or
+ * when the requested devices sit on several (the kubelet's merged hint). */
+static int place_prefer(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	const struct ts_cpu_group *g = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+	char buf[256], name[256];
+	int r;
+
+	if (nodes == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (p->n_device_domains > 1) {
+		ts_topology_numa_of_cpus(p->topo, p->device_cpus, nodes);
+		reason(p,
+		       "numa prefer: the requested devices are on numa nodes %s: cpus from "
+		       "them first",
+		       list_of(nodes, buf, sizeof(buf)));
+		return take_into(p, p->avail, ret, err);
+	}
+	r = pick_domain(p, req->cpus, false, &g);
+	if (r == -ENOMEM)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (r == 0) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t scope = hwloc_bitmap_alloc();
+
+		if (scope == NULL)
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		reason(p, "numa prefer: %s (%s)", domain_name(g, name, sizeof(name)),
+		       pick_why(p, g));
+		hwloc_bitmap_and(scope, g->cpus, p->avail);
+		return take_into(p, scope, ret, err);
+	}
+	r = take_into(p, p->avail, ret, err);
+	if (r < 0)
+		return r;
+	ts_topology_numa_of_cpus(p->topo, *ret, nodes);
+	reason(p, "numa prefer: no numa node has %u free cpus: across numa nodes %s", req->cpus,
+	       list_of(nodes, buf, sizeof(buf)));
+	return 0;
 }
 
 static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	const struct ts_placement_request *req = p->req;
+	int r;
 
 	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
 		return place_numa(p, true, ret, err);
@@ -527,14 +628,50 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 				    "(toposhim.io/cpus or an integer cpu limit)",
 				    p->file, p->cls->name);
 	if (req->numa == TS_PLACEMENT_NUMA_SINGLE)
-		return place_numa(p, false, ret, err);
-	return take_into(p, p->avail, ret, err);
+		r = place_numa(p, false, ret, err);
+	else
+		r = place_prefer(p, ret, err);
+	if (r == 0 && (unsigned)hwloc_bitmap_weight(*ret) != req->cpus) {
+		int got = hwloc_bitmap_weight(*ret);
+
+		hwloc_bitmap_free(*ret);
+		*ret = NULL;
+		return ts_error_set(err, EIO,
+				    "%s: '" ANNOTATION_PATH "cpus': placement found %d of %u cpus",
+				    p->file, got, req->cpus);
+	}
+	return r;
+}
+
+int ts_placement_pool_cpus(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			   hwloc_const_bitmap_t pool, const char *class_name, hwloc_bitmap_t *ret,
+			   struct ts_error **err)
+{
+	const struct ts_placement_class *cls = ts_placement_config_class(cfg, class_name);
+	cleanup_hwloc_bitmap hwloc_bitmap_t perf = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+	hwloc_bitmap_t cpus = hwloc_bitmap_dup(pool);
+
+	if (cpus == NULL || perf == NULL || eff == NULL) {
+		if (cpus != NULL)
+			hwloc_bitmap_free(cpus);
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	}
+	if (cls != NULL && cls->cpu_kind != TS_PLACEMENT_KIND_ANY &&
+	    ts_topology_kinds_split(topo, cfg->performance_threshold, perf, eff)) {
+		hwloc_const_bitmap_t kind =
+			cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE ? perf : eff;
+
+		if (hwloc_bitmap_intersects(cpus, kind))
+			hwloc_bitmap_and(cpus, cpus, kind);
+	}
+	*ret = cpus;
+	return 0;
 }
 
 static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitmap_t *ret,
 			struct ts_error **err)
 {
-	hwloc_const_bitmap_t kind = kind_cpus(p);
 	hwloc_bitmap_t cpus;
 	char buf[256];
 
@@ -552,13 +689,15 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 					    p->file, p->cls->name);
 		cpus = hwloc_bitmap_dup(p->reserved);
 	} else {
-		cpus = hwloc_bitmap_dup(pool);
-		if (cpus != NULL && kind != NULL && hwloc_bitmap_intersects(cpus, kind)) {
-			hwloc_bitmap_and(cpus, cpus, kind);
+		/* what the resize of the pool gives it later too */
+		int r = ts_placement_pool_cpus(p->cfg, p->topo, pool, p->cls->name, &cpus, err);
+
+		if (r < 0)
+			return r;
+		if (!hwloc_bitmap_isequal(cpus, pool))
 			reason(p, "prefer %s cores of the shared pool",
 			       p->cls->cpu_kind == TS_PLACEMENT_KIND_PERFORMANCE ? "performance"
 										 : "efficiency");
-		}
 	}
 	if (cpus == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
@@ -703,6 +842,88 @@ static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_res
 	return 0;
 }
 
+/* The name of the device behind a NUMA node of the request, for messages. */
+static const char *device_on(const struct ts_placement_request *req, unsigned node)
+{
+	for (size_t i = 0; req->device_nodes != NULL && i < req->n_devices; i++)
+		if (req->device_nodes[i] == (int)node)
+			return req->devices[i];
+	return NULL;
+}
+
+/* The NUMA domains local to the requested devices: a node that owns PUs
+ * gives its own; a memory-only node (a device whose sysfs numa_node is a
+ * CPU-less node: CXL memory, GPU memory) the domains of the cpus near it;
+ * a node that is not on this machine nothing, with a warning. */
+static int resolve_devices(struct placer *p)
+{
+	const struct ts_topology *t = p->topo;
+	cleanup_hwloc_bitmap hwloc_bitmap_t near = hwloc_bitmap_alloc();
+	char buf[256], list[256];
+	unsigned node;
+
+	p->device_cpus = hwloc_bitmap_alloc();
+	if (near == NULL || p->device_cpus == NULL)
+		return -ENOMEM;
+	hwloc_bitmap_foreach_begin(node, p->req->device_numa)
+		{
+			const struct ts_numa_node *n = ts_topology_numa_node(t, node);
+			const char *dev = device_on(p->req, node);
+
+			if (dev != NULL)
+				snprintf(buf, sizeof(buf), "device '%s'", dev);
+			else
+				snprintf(buf, sizeof(buf), "a requested device");
+			if (n == NULL) {
+				warn(p,
+				     "%s: %s is on numa node %u, which this machine does not have: "
+				     "no numa hint",
+				     p->file, buf, node);
+				continue;
+			}
+			if (!n->memory_only) {
+				hwloc_bitmap_or(p->device_cpus, p->device_cpus, n->cpus);
+				continue;
+			}
+			hwloc_bitmap_zero(near);
+			for (size_t i = 0; i < t->n_groups[TS_CPU_LEVEL_NUMA]; i++)
+				if (hwloc_bitmap_intersects(t->groups[TS_CPU_LEVEL_NUMA][i].cpus,
+							    n->local_cpus))
+					hwloc_bitmap_or(near, near,
+							t->groups[TS_CPU_LEVEL_NUMA][i].cpus);
+			if (hwloc_bitmap_iszero(near)) {
+				warn(p,
+				     "%s: %s is on numa node %u, which has memory only and no cpus "
+				     "near it: no numa hint",
+				     p->file, buf, node);
+				continue;
+			}
+			reason(p, "%s is on memory-only numa node %u: prefer the cpus near it, %s",
+			       buf, node, list_of(near, list, sizeof(list)));
+			hwloc_bitmap_or(p->device_cpus, p->device_cpus, near);
+		}
+	hwloc_bitmap_foreach_end();
+	for (size_t i = 0; i < t->n_groups[TS_CPU_LEVEL_NUMA]; i++)
+		p->n_device_domains += hwloc_bitmap_intersects(t->groups[TS_CPU_LEVEL_NUMA][i].cpus,
+							       p->device_cpus);
+	return p->oom ? -ENOMEM : 0;
+}
+
+/* The PUs of avail that form whole free cores. */
+static int whole_free_cores(struct placer *p)
+{
+	const struct ts_topology *t = p->topo;
+
+	p->free_cores = hwloc_bitmap_alloc();
+	if (p->free_cores == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_groups[TS_CPU_LEVEL_CORE]; i++)
+		if (hwloc_bitmap_isincluded(t->groups[TS_CPU_LEVEL_CORE][i].cpus, p->avail))
+			hwloc_bitmap_or(p->free_cores, p->free_cores,
+					t->groups[TS_CPU_LEVEL_CORE][i].cpus);
+	return 0;
+}
+
 static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_error **err)
 {
 	int r = ts_placement_reserved(p->cfg, p->topo, &p->reserved, err);
@@ -713,7 +934,9 @@ static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_err
 	if (r < 0)
 		return r;
 	p->avail = hwloc_bitmap_dup(p->topo->online);
-	if (p->avail == NULL)
+	p->perf = hwloc_bitmap_alloc();
+	p->eff = hwloc_bitmap_alloc();
+	if (p->avail == NULL || p->perf == NULL || p->eff == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	hwloc_bitmap_andnot(p->avail, p->avail, p->reserved);
 	for (size_t i = 0; i < p->nallocs; i++) {
@@ -722,7 +945,22 @@ static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_err
 		    (alloc_is_exclusive(a) || a->pool == TS_PLACEMENT_POOL_PINNED || a->pinned))
 			hwloc_bitmap_andnot(p->avail, p->avail, a->cpus);
 	}
+	(void)ts_topology_kinds_split(p->topo, p->cfg->performance_threshold, p->perf, p->eff);
+	if ((p->cfg->full_cores_only && whole_free_cores(p) < 0) || resolve_devices(p) < 0)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	return 0;
+}
+
+static void placer_release(struct placer *p)
+{
+	ts_strv_release(&p->reasons);
+	ts_strv_release(&p->warnings);
+	ts_hwloc_bitmap_freep(&p->reserved);
+	ts_hwloc_bitmap_freep(&p->avail);
+	ts_hwloc_bitmap_freep(&p->free_cores);
+	ts_hwloc_bitmap_freep(&p->perf);
+	ts_hwloc_bitmap_freep(&p->eff);
+	ts_hwloc_bitmap_freep(&p->device_cpus);
 }
 
 int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_topology *topo,
@@ -764,12 +1002,11 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	if (p.cls == NULL)
 		return ts_error_set(err, 0, "%s: '" ANNOTATION_PATH "class': unknown class '%s'",
 				    p.file, req->class_name != NULL ? req->class_name : "");
+	reason(&p, "class %s%s", p.cls->name,
+	       req->class_derived ? " (derived from the cpu limit and request)" : "");
 	r = placer_init(&p, &pool, err);
-	if (r == 0) {
-		reason(&p, "class %s%s", p.cls->name,
-		       req->class_derived ? " (derived from the cpu limit and request)" : "");
+	if (r == 0)
 		r = decide(&p, pool, &res, err);
-	}
 	if (r == 0)
 		r = compute_mems(&p, res.cpus, &res.mems, err);
 	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus,
@@ -800,12 +1037,7 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 		r = ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (r == 0 && (res.warnings = ts_strv_take(&p.warnings)) == NULL)
 		r = ts_error_set(err, ENOMEM, "placement: out of memory");
-	ts_strv_release(&p.reasons);
-	ts_strv_release(&p.warnings);
-	if (p.reserved != NULL)
-		hwloc_bitmap_free(p.reserved);
-	if (p.avail != NULL)
-		hwloc_bitmap_free(p.avail);
+	placer_release(&p);
 	if (r < 0) {
 		ts_placement_result_release(&res);
 		return r;

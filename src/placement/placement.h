@@ -24,8 +24,14 @@
  * request is at least that big, whole L3 groups (then one partly used L3
  * that can hold the rest: the kubelet's prefer-align-cpus-by-uncorecache),
  * whole cores, then single PUs.  At each level the domain with the fewest
- * free PUs comes first ("busiest first"), ties by OS index.  An exclusive
- * request that would leave the shared pool empty fails (-ENOSPC).
+ * free PUs comes first ("busiest first"), ties by OS index.  Before that
+ * walk, an exclusive request (numa "prefer") is confined to one NUMA domain
+ * (topology.h "NUMA domains") whenever one can hold it: device-local first
+ * (devices on one node), then enough PUs of the class's CPU kind, then
+ * memory of its own, then the fullest that fits; across domains only when
+ * none can, or when its devices are on several (the kubelet's merged
+ * hint).  Every placement gives exactly the count asked for or fails.  An
+ * exclusive request that would leave the shared pool empty fails (-ENOSPC).
  * With "distribute_across_numa" exclusive requests follow the kubelet's
  * distribute-cpus-across-numa (takeByTopologyNUMADistributed) instead: the
  * fewest NUMA nodes that can hold the request, the combination of them whose
@@ -57,6 +63,9 @@
  *                                (kubelet align-by-socket)
  *   "manage_all": false          true: explicit cpus in config.json are
  *                                replaced instead of honoured as pinned
+ *   "performance_threshold": 0.5 number from 0 to 1: CPU kinds scoring at
+ *                                least this are "performance", the others
+ *                                "efficiency" (topology.h "CPU kinds")
  *   "classes": {"<name>": {"pool": "exclusive"|"shared"|"reserved",
  *                          "cpu_kind": "performance"|"efficiency"|"any"}}
  *               added to / overriding the built-ins: critical (exclusive,
@@ -134,6 +143,7 @@ struct ts_placement_config {
 	bool align_by_socket;
 	bool distribute_across_cores;
 	bool manage_all;
+	double performance_threshold; /* CPU kinds: see topology.h "CPU kinds" */
 	struct ts_placement_class *classes;
 	size_t n_classes;
 	char *file; /* the config file, for messages; NULL: "placement" */
@@ -199,6 +209,7 @@ struct ts_placement_request {
 	hwloc_bitmap_t user_mems;   /* linux.resources.cpu.mems, NULL if absent */
 	hwloc_bitmap_t device_numa; /* NUMA nodes local to requested devices; never NULL */
 	char **devices;		    /* host paths with a known NUMA node (for reasons) */
+	int *device_nodes;	    /* the sysfs numa_node of each of devices */
 	size_t n_devices;
 	const char *config_name; /* for messages, borrowed */
 };
@@ -289,6 +300,37 @@ int ts_placement_shared_pool(const struct ts_placement_config *cfg, const struct
 			     const struct ts_allocation *allocs, size_t nallocs,
 			     hwloc_bitmap_t *ret, struct ts_error **err);
 
+/**
+ * The mems of a set of cpus: ts_topology_mems_for() with its errors as
+ * messages.  The one computation of mems: the create path (every class),
+ * the resize of the shared pool (src/cli/pools.c) and `toposhimctl plan`
+ * all come here, so that a pool never gets mems a create would not.
+ * @param[in]  cpus  PU OS indexes; borrowed.
+ * @param[in]  tier  TS_MEMORY_TIER_DRAM: the home mems of the cpus' NUMA
+ *                   domains; another tier adds its nearest nodes.
+ * @param[out] ret   new bitmap of NUMA node OS indexes (never empty);
+ *                   caller frees.
+ * @return 0; -EINVAL "no memory node of tier '<tier>' on this machine";
+ *         -EINVAL "no online cpu in '<list>'"; -ENOMEM.  Callers prefix
+ *         the file and field.
+ */
+int ts_placement_mems(const struct ts_topology *topo, hwloc_const_bitmap_t cpus,
+		      enum ts_memory_tier tier, hwloc_bitmap_t *ret, struct ts_error **err);
+
+/**
+ * The cpus a shared-pool container of a class gets from the pool: the pool,
+ * narrowed to the class's CPU kind (at cfg's threshold) when the pool holds
+ * PUs of that kind.  What a create gives it and what the resize of the pool
+ * gives it later (src/cli/pools.c), so that a batch container stays on the
+ * efficiency cores when the pool changes.
+ * @param[in]  class_name  borrowed; an unknown class gets the whole pool.
+ * @param[out] ret         new bitmap; caller frees.
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_pool_cpus(const struct ts_placement_config *cfg, const struct ts_topology *topo,
+			   hwloc_const_bitmap_t pool, const char *class_name, hwloc_bitmap_t *ret,
+			   struct ts_error **err);
+
 /* Options of the exclusive allocator. */
 struct ts_placement_take_opts {
 	bool align_l3;
@@ -322,7 +364,9 @@ struct ts_placement_take_opts {
  *         error: not enough free physical cpus: available physical cpus = A,
  *         requested cpus = N, cpus per core = W" (full_cores_only); -EIO
  *         "placement: numa distribution did not add up to N cpus" (a
- *         distribute_across_numa accounting error; not expected); -ENOMEM.
+ *         distribute_across_numa accounting error) or "placement: the walk
+ *         found M of N cpus" (neither expected: the levels cover every
+ *         online PU); -ENOMEM.
  */
 int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail, unsigned n,
 		      hwloc_const_bitmap_t preferred, const struct ts_placement_take_opts *opts,
@@ -333,18 +377,25 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
  *
  * An allocation with the same container id is returned unchanged (existing
  * = true).  Pinned requests (explicit cpus, manage_all false) get their cpus.
- * Shared/reserved classes get the pool.  Exclusive classes get cpus from
- * online − reserved − exclusive − pinned PUs: numa "single" within one NUMA
- * node (device-local ones first), "exclusive" a whole free NUMA node,
- * "prefer" device-local nodes first; critical prefers P-cores and batch
- * E-cores on hybrid CPUs.  mems: the NUMA nodes (with memory) of the cpus,
- * plus the nearest memory-only nodes of the requested tier.
+ * Shared classes get the pool (ts_placement_pool_cpus()), reserved ones
+ * the reserved PUs.  Exclusive classes get cpus from online − reserved −
+ * exclusive − pinned PUs: numa "single" within one NUMA domain (or fail),
+ * "exclusive" a whole free NUMA domain (at least cpus PUs when cpus is
+ * given: the count asked for is the whole domain), "prefer" one domain
+ * whenever one can hold it (see above); critical prefers the performance
+ * CPU kinds and batch the efficiency ones (cfg->performance_threshold).
+ * Requested devices on a memory-only NUMA node point at the domains near
+ * it (a reason says so); on a node the machine lacks, nothing (a warning).
+ * mems: ts_placement_mems() of the cpus with the requested tier.
  * @param[in] cfg, topo, allocs, req  borrowed.
  * @param[out] ret  filled on success; release with ts_placement_result_release().
  * @return 0; -ENOSPC (not enough free cpus, no free NUMA node, would leave
- *         the shared pool empty); -EINVAL (full_cores_only alignment, user
- *         cpus not online, explicit mems naming a node without memory, no memory
- *         node of the requested tier); -ENOMEM.
+ *         the shared pool empty; "...: '/annotations/toposhim.io~1numa': no
+ *         numa node is wholly free for 'exclusive'"); -EINVAL
+ *         (full_cores_only alignment, user cpus not online, explicit mems
+ *         naming a node without memory, no memory node of the requested
+ *         tier); -EIO ("...: placement found M of N cpus": not expected);
+ *         -ENOMEM.
  *         Messages name the config file and annotation, e.g.
  *         "config.json: '/annotations/toposhim.io~1cpus': not enough cpus
  *         available to satisfy request: requested=8, available=7".
@@ -358,15 +409,20 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
  * Describe a topology for `toposhimctl topology --json`: an object with
  * "source", "online" (cpu list), "pus", "smt_width", "packages"
  * [{"os_index","cpus"}], "numa_nodes" [{"os_index","cpus","local_cpus",
- * "memory_bytes","tier","memory_only"}], "l3_groups" [{"logical_index",
- * "cpus"}], "cores", "cpu_kinds" {"performance","efficiency"} and
- * "devices" [{"name","pci" (or null),"numa_nodes"}] (hwloc OS devices, plus
+ * "memory_bytes","tier","memory_only"}], "numa_domains" [{"numa_node" (or
+ * null: PUs in no NUMA node),"cpus","mems","mems_from"}], "l3_groups"
+ * [{"logical_index","cpus"}], "cores", "cpu_kinds" {"performance",
+ * "efficiency" (cpu lists at the threshold), "ranked_by", "scored_by" (or
+ * null), "threshold", "kinds" [{"cpus","efficiency","capacity",
+ * "frequency_mhz","score","class"}] slowest first} and "devices" [{"name",
+ * "pci" (or null),"numa_nodes"}] (hwloc OS devices, plus
  * GPU/InfiniBand/NVMe/accelerator PCI devices that have none).
+ * @param[in]  performance_threshold  the placement config's (topology.h "CPU kinds").
  * @param[out] ret  new tree; caller frees with ts_json_free().
  * @return 0; -ENOMEM.
  */
-int ts_placement_describe_topology(const struct ts_topology *topo, struct ts_json **ret,
-				   struct ts_error **err);
+int ts_placement_describe_topology(const struct ts_topology *topo, double performance_threshold,
+				   struct ts_json **ret, struct ts_error **err);
 
 /**
  * A placement result as JSON for `toposhimctl plan --json`: {"container_id",

@@ -37,6 +37,7 @@ void ts_placement_request_release(struct ts_placement_request *req)
 	for (size_t i = 0; i < req->n_devices; i++)
 		free(req->devices[i]);
 	free(req->devices);
+	free(req->device_nodes);
 	*req = (struct ts_placement_request){0};
 }
 
@@ -52,15 +53,21 @@ int ts_placement_request_add_devices(struct ts_placement_request *req,
 			return r;
 		if (loc.numa_node >= 0) {
 			char **v = realloc(req->devices, (req->n_devices + 1) * sizeof(*v));
+			int *nodes = v == NULL ? NULL
+					       : realloc(req->device_nodes,
+							 (req->n_devices + 1) * sizeof(*nodes));
 			char *copy = strdup(paths[i]);
 
 			if (v != NULL)
 				req->devices = v;
-			if (v == NULL || copy == NULL) {
+			if (nodes != NULL)
+				req->device_nodes = nodes;
+			if (v == NULL || nodes == NULL || copy == NULL) {
 				free(copy);
 				ts_device_locality_release(&loc);
 				return ts_error_set(err, ENOMEM, "placement: out of memory");
 			}
+			req->device_nodes[req->n_devices] = loc.numa_node;
 			req->devices[req->n_devices++] = copy;
 			hwloc_bitmap_set(req->device_numa, (unsigned)loc.numa_node);
 		}

@@ -8,16 +8,10 @@
 #include "placement/internal.h"
 #include "util/cleanup.h"
 
-enum { LVL_PACKAGE, LVL_NUMA, LVL_L3, LVL_CORE };
-
-struct domain {
-	unsigned id;	     /* OS index (logical index for caches) */
-	hwloc_bitmap_t cpus; /* online PUs */
-};
-
+/* A level of the walk: the topology's groups of one kind (borrowed). */
 struct level {
-	int kind;
-	struct domain *doms;
+	enum ts_cpu_level kind;
+	const struct ts_cpu_group *doms;
 	size_t n;
 };
 
@@ -27,112 +21,34 @@ struct ctx {
 	hwloc_bitmap_t avail; /* what may still be taken */
 	hwloc_bitmap_t result;
 	unsigned need;
-	struct level levels[4]; /* domain levels, biggest first, cores last */
-	int nlevels;		/* including the core level */
+	struct level levels[_TS_CPU_LEVEL_MAX]; /* biggest first, cores last */
+	int nlevels;				/* including the core level */
 	hwloc_bitmap_t tmp;
 	hwloc_bitmap_t took_cores, took_pus;
 	struct ts_strv steps;
 	bool oom;
 };
 
-static const char *const level_names[] = {
-	[LVL_PACKAGE] = "package",
-	[LVL_NUMA] = "numa node",
-	[LVL_L3] = "l3 group",
-	[LVL_CORE] = "core",
-};
-
-static void level_free(struct level *l)
+/* The domain levels, biggest domains (fewest groups) first; on a tie
+ * packages come before NUMA nodes before L3 groups, as the kubelet's
+ * socketsFirst.  Each level covers every online PU (placeholder groups
+ * hold the PUs no object covers), so the walk reaches them all. */
+static void build_levels(struct ctx *c)
 {
-	for (size_t i = 0; i < l->n; i++)
-		hwloc_bitmap_free(l->doms[i].cpus);
-	free(l->doms);
-	l->doms = NULL;
-	l->n = 0;
-}
+	static const enum ts_cpu_level kinds[] = {TS_CPU_LEVEL_PACKAGE, TS_CPU_LEVEL_NUMA,
+						  TS_CPU_LEVEL_L3};
+	struct level dom[3];
+	int nd = 0;
 
-static int level_add(struct ctx *c, struct level *l, unsigned id, hwloc_const_bitmap_t cpus)
-{
-	struct domain *d = realloc(l->doms, (l->n + 1) * sizeof(*d));
-
-	if (d == NULL)
-		return -ENOMEM;
-	l->doms = d;
-	d[l->n].id = id;
-	d[l->n].cpus = hwloc_bitmap_alloc();
-	if (d[l->n].cpus == NULL)
-		return -ENOMEM;
-	hwloc_bitmap_and(d[l->n].cpus, cpus, c->topo->online);
-	if (hwloc_bitmap_iszero(d[l->n].cpus)) {
-		hwloc_bitmap_free(d[l->n].cpus);
-		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		if (kinds[i] == TS_CPU_LEVEL_L3 && !c->opts->align_l3)
+			continue;
+		if (c->topo->n_groups[kinds[i]] == 0)
+			continue;
+		dom[nd++] = (struct level){.kind = kinds[i],
+					   .doms = c->topo->groups[kinds[i]],
+					   .n = c->topo->n_groups[kinds[i]]};
 	}
-	l->n++;
-	return 0;
-}
-
-static int build_type_level(struct ctx *c, struct level *l, int kind, hwloc_obj_type_t type)
-{
-	hwloc_obj_t o = NULL;
-
-	l->kind = kind;
-	while ((o = hwloc_get_next_obj_by_type(c->topo->hwloc, type, o)) != NULL) {
-		unsigned id = type == HWLOC_OBJ_L3CACHE ? o->logical_index : o->os_index;
-		if (level_add(c, l, id, o->cpuset) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Cores, plus PUs that sit under no core (single-PU pseudo-cores). */
-static int build_core_level(struct ctx *c, struct level *l)
-{
-	cleanup_hwloc_bitmap hwloc_bitmap_t covered = hwloc_bitmap_alloc();
-	int r;
-
-	if (covered == NULL)
-		return -ENOMEM;
-	r = build_type_level(c, l, LVL_CORE, HWLOC_OBJ_CORE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < l->n; i++)
-		hwloc_bitmap_or(covered, covered, l->doms[i].cpus);
-	unsigned pu;
-	hwloc_bitmap_foreach_begin(pu, c->topo->online)
-		{
-			if (hwloc_bitmap_isset(covered, pu))
-				continue;
-			hwloc_bitmap_only(c->tmp, pu);
-			if (level_add(c, l, pu, c->tmp) < 0)
-				return -ENOMEM;
-		}
-	hwloc_bitmap_foreach_end();
-	return 0;
-}
-
-static int build_levels(struct ctx *c)
-{
-	struct level dom[3] = {{0}};
-	int nd = 0, r = 0;
-
-	r = build_type_level(c, &dom[nd++], LVL_PACKAGE, HWLOC_OBJ_PACKAGE);
-	if (r == 0) {
-		dom[nd].kind = LVL_NUMA;
-		for (size_t i = 0; i < c->topo->n_numa_nodes && r == 0; i++)
-			if (!c->topo->numa_nodes[i].memory_only)
-				r = level_add(c, &dom[nd], c->topo->numa_nodes[i].os_index,
-					      c->topo->numa_nodes[i].cpus);
-		nd++;
-	}
-	if (r == 0 && c->opts->align_l3)
-		r = build_type_level(c, &dom[nd++], LVL_L3, HWLOC_OBJ_L3CACHE);
-	if (r < 0) {
-		for (int i = 0; i < nd; i++)
-			level_free(&dom[i]);
-		return r;
-	}
-	/* Biggest domains (fewest objects) first; on a tie packages come
-	 * before NUMA nodes before L3 groups, as the kubelet's socketsFirst. */
 	for (int i = 1; i < nd; i++)
 		for (int j = i; j > 0 && dom[j].n < dom[j - 1].n; j--) {
 			struct level t = dom[j];
@@ -140,13 +56,10 @@ static int build_levels(struct ctx *c)
 			dom[j - 1] = t;
 		}
 	for (int i = 0; i < nd; i++)
-		if (dom[i].n > 0)
-			c->levels[c->nlevels++] = dom[i];
-		else
-			level_free(&dom[i]);
-	r = build_core_level(c, &c->levels[c->nlevels]);
-	c->nlevels++;
-	return r;
+		c->levels[c->nlevels++] = dom[i];
+	c->levels[c->nlevels++] = (struct level){.kind = TS_CPU_LEVEL_CORE,
+						 .doms = c->topo->groups[TS_CPU_LEVEL_CORE],
+						 .n = c->topo->n_groups[TS_CPU_LEVEL_CORE]};
 }
 
 struct sortkey {
@@ -172,7 +85,7 @@ static int cmp_key(const void *a, const void *b)
 static int order_level(struct ctx *c, int target, int level, hwloc_const_bitmap_t scope,
 		       size_t *out, size_t *nout, bool *seen)
 {
-	struct level *l = &c->levels[level];
+	const struct level *l = &c->levels[level];
 	cleanup_free struct sortkey *keys = calloc(l->n + 1, sizeof(*keys));
 	cleanup_hwloc_bitmap hwloc_bitmap_t sub = hwloc_bitmap_alloc();
 	size_t nk = 0;
@@ -267,20 +180,24 @@ static int take_whole(struct ctx *c, int lvl, hwloc_const_bitmap_t scope)
 	if (r < 0)
 		return r;
 	for (size_t k = 0; k < n && c->need > 0; k++) {
-		struct domain *d = &c->levels[lvl].doms[order[k]];
+		const struct ts_cpu_group *d = &c->levels[lvl].doms[order[k]];
 		int w = hwloc_bitmap_weight(d->cpus);
 
 		if (!hwloc_bitmap_isincluded(d->cpus, c->avail) ||
 		    !hwloc_bitmap_isincluded(d->cpus, scope) || (unsigned)w > c->need)
 			continue;
 		take_set(c, d->cpus);
-		if (c->levels[lvl].kind == LVL_CORE) {
+		if (c->levels[lvl].kind == TS_CPU_LEVEL_CORE) {
 			hwloc_bitmap_or(c->took_cores, c->took_cores, d->cpus);
 			continue;
 		}
 		char what[64];
-		snprintf(what, sizeof(what), "whole %s %u", level_names[c->levels[lvl].kind],
-			 d->id);
+		if (d->placeholder)
+			snprintf(what, sizeof(what), "whole %s of cpus without one",
+				 ts_cpu_level_to_string(c->levels[lvl].kind));
+		else
+			snprintf(what, sizeof(what), "whole %s %u",
+				 ts_cpu_level_to_string(c->levels[lvl].kind), d->id);
 		step_set(c, what, d->cpus);
 	}
 	return 0;
@@ -297,7 +214,7 @@ static int take_pus_at(struct ctx *c, int lvl, hwloc_const_bitmap_t scope)
 	if (r < 0)
 		return r;
 	for (size_t k = 0; k < n && c->need > 0; k++) {
-		struct domain *d = &c->levels[lvl].doms[order[k]];
+		const struct ts_cpu_group *d = &c->levels[lvl].doms[order[k]];
 		int pu;
 
 		hwloc_bitmap_and(c->tmp, d->cpus, c->avail);
@@ -354,7 +271,7 @@ static int take_partial_l3(struct ctx *c, hwloc_const_bitmap_t scope)
 	int lvl = -1;
 
 	for (int i = 0; i < c->nlevels - 1; i++)
-		if (c->levels[i].kind == LVL_L3)
+		if (c->levels[i].kind == TS_CPU_LEVEL_L3)
 			lvl = i;
 	if (lvl < 0 || c->need == 0)
 		return 0;
@@ -366,7 +283,7 @@ static int take_partial_l3(struct ctx *c, hwloc_const_bitmap_t scope)
 	if (r < 0)
 		return r;
 	for (size_t k = 0; k < n; k++) {
-		struct domain *d = &c->levels[lvl].doms[order[k]];
+		const struct ts_cpu_group *d = &c->levels[lvl].doms[order[k]];
 
 		hwloc_bitmap_and(sub, d->cpus, c->avail);
 		hwloc_bitmap_and(sub, sub, scope);
@@ -557,11 +474,11 @@ static int take_distributed(struct ctx *c, unsigned group, bool *done)
 
 	*done = false;
 	for (int i = 0; i < c->nlevels - 1; i++)
-		if (c->levels[i].kind == LVL_NUMA)
+		if (c->levels[i].kind == TS_CPU_LEVEL_NUMA)
 			lvl = i;
 	if (lvl < 0 || group == 0 || c->need == 0 || c->need % group != 0)
 		return 0;
-	r = ordered(c, lvl, hwloc_topology_get_complete_cpuset(c->topo->hwloc), &order, &d.nn);
+	r = ordered(c, lvl, c->topo->online, &order, &d.nn);
 	if (r < 0)
 		return r;
 	/* the combinations grow as 2^nodes: beyond 16 nodes, packed */
@@ -644,8 +561,6 @@ static int take_distributed(struct ctx *c, unsigned group, bool *done)
 
 static void ctx_release(struct ctx *c)
 {
-	for (int i = 0; i < c->nlevels; i++)
-		level_free(&c->levels[i]);
 	hwloc_bitmap_free(c->avail);
 	hwloc_bitmap_free(c->result);
 	hwloc_bitmap_free(c->tmp);
@@ -657,7 +572,7 @@ static void ctx_release(struct ctx *c)
 /* PUs of avail that form whole free cores. */
 static void free_cores(struct ctx *c, hwloc_bitmap_t out)
 {
-	struct level *l = &c->levels[c->nlevels - 1];
+	const struct level *l = &c->levels[c->nlevels - 1];
 
 	hwloc_bitmap_zero(out);
 	for (size_t i = 0; i < l->n; i++)
@@ -702,12 +617,12 @@ static int finish_steps(struct ctx *c)
 static void widen_to_packages(const struct ts_topology *topo, hwloc_const_bitmap_t cpus,
 			      hwloc_bitmap_t ret)
 {
-	hwloc_obj_t pkg = NULL;
+	const struct ts_cpu_group *pkg = topo->groups[TS_CPU_LEVEL_PACKAGE];
 
 	hwloc_bitmap_zero(ret);
-	while ((pkg = hwloc_get_next_obj_by_type(topo->hwloc, HWLOC_OBJ_PACKAGE, pkg)) != NULL)
-		if (hwloc_bitmap_intersects(pkg->cpuset, cpus))
-			hwloc_bitmap_or(ret, ret, pkg->cpuset);
+	for (size_t i = 0; i < topo->n_groups[TS_CPU_LEVEL_PACKAGE]; i++)
+		if (!pkg[i].placeholder && hwloc_bitmap_intersects(pkg[i].cpus, cpus))
+			hwloc_bitmap_or(ret, ret, pkg[i].cpus);
 	/* no package objects (some XML): the NUMA alignment stands */
 	if (hwloc_bitmap_iszero(ret))
 		hwloc_bitmap_copy(ret, cpus);
@@ -727,10 +642,11 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 	c.took_cores = hwloc_bitmap_alloc();
 	c.took_pus = hwloc_bitmap_alloc();
 	if (c.avail == NULL || c.result == NULL || c.tmp == NULL || c.took_cores == NULL ||
-	    c.took_pus == NULL || build_levels(&c) < 0) {
+	    c.took_pus == NULL) {
 		ctx_release(&c);
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	}
+	build_levels(&c);
 	hwloc_bitmap_and(c.avail, avail, topo->online);
 	have = hwloc_bitmap_weight(c.avail);
 	if (have < 0 || (unsigned)have < n) {
@@ -778,7 +694,14 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 		r = take_distributed(&c, group, &done);
 	}
 	if (r == 0 && c.need > 0)
-		r = run(&c, hwloc_topology_get_complete_cpuset(topo->hwloc));
+		r = run(&c, topo->online);
+	/* every level covers every online PU, so the walk always ends with the
+	 * count; a shortfall is a bug that must not reach config.json */
+	if (r == 0 && c.need > 0) {
+		ctx_release(&c);
+		return ts_error_set(err, EIO, "placement: the walk found %u of %u cpus", n - c.need,
+				    n);
+	}
 	if (r == 0)
 		r = finish_steps(&c);
 	if (r < 0) {

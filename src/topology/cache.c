@@ -13,6 +13,13 @@
 
 #define KEY_FILE "topology.key"
 #define XML_FILE "topology.xml"
+#define SNAP_FILE "topology.snapshot"
+
+/* How a loader may use the cache. */
+enum {
+	MAY_WRITE = 1u << 0, /* rebuild a missing or stale cache */
+	SNAPSHOT = 1u << 1,  /* placement only: the snapshot will do */
+};
 #define MAX_XML_BYTES (64u << 20)
 
 /* Read a small sysfs/procfs file and strip the trailing newline. */
@@ -65,10 +72,25 @@ int ts_topology_host_key(const char *sysfs_root, const char *proc_root, char **r
 	return 0;
 }
 
+/* The snapshot, when it was made under the same key: it starts with the
+ * key and a "--" line, so that it is never taken for another topology's. */
+static int try_snapshot(int dfd, const char *key, const char *name, struct ts_topology **ret)
+{
+	cleanup_free char *text = NULL;
+	cleanup_error struct ts_error *e = NULL;
+	size_t klen = strlen(key);
+
+	if (ts_read_file_at(dfd, SNAP_FILE, MAX_XML_BYTES, &text, NULL, &e) < 0)
+		return 0;
+	if (strncmp(text, key, klen) != 0 || strncmp(text + klen, "--\n", 3) != 0)
+		return 0;
+	return ts_topology_snapshot_load(text + klen + 3, name, ret, &e) == 0 ? 1 : 0;
+}
+
 /* Try the cache; 1 = loaded, 0 = missing or stale.  source: the
  * topology's source, or NULL for "cache:<state_dir>". */
 static int try_cache(int dfd, const char *state_dir, const char *key, const char *source,
-		     struct ts_topology **ret)
+		     unsigned flags, struct ts_topology **ret)
 {
 	cleanup_free char *old_key = NULL, *xml = NULL, *name = NULL;
 	cleanup_error struct ts_error *e = NULL;
@@ -77,13 +99,15 @@ static int try_cache(int dfd, const char *state_dir, const char *key, const char
 		return 0;
 	if (strcmp(old_key, key) != 0)
 		return 0;
-	if (ts_read_file_at(dfd, XML_FILE, MAX_XML_BYTES, &xml, NULL, &e) < 0)
-		return 0;
 	if (source != NULL)
 		name = strdup(source);
 	else if (asprintf(&name, "cache:%s", state_dir) < 0)
 		name = NULL;
 	if (name == NULL)
+		return 0;
+	if ((flags & SNAPSHOT) && try_snapshot(dfd, key, name, ret) == 1)
+		return 1;
+	if (ts_read_file_at(dfd, XML_FILE, MAX_XML_BYTES, &xml, NULL, &e) < 0)
 		return 0;
 	if (ts_topology_load_xml_buffer(xml, name, ret, &e) < 0)
 		return 0;
@@ -92,23 +116,28 @@ static int try_cache(int dfd, const char *state_dir, const char *key, const char
 
 /* Writing the cache is an optimisation: failures are ignored, the next call
  * simply loads again.  The key goes last: a crash in between leaves the old
- * key, which does not match the new XML's source, so it is never trusted. */
+ * key, which does not match the new XML's source, so it is never trusted;
+ * the snapshot carries its key in itself. */
 static void write_cache(int dfd, const char *key, const struct ts_topology *t)
 {
-	cleanup_free char *xml = NULL;
+	cleanup_free char *xml = NULL, *snap = NULL, *text = NULL;
 	cleanup_error struct ts_error *ignored = NULL;
 
 	if (dfd < 0)
 		return;
 	/* a stale key must not survive next to the new XML */
 	(void)unlinkat(dfd, KEY_FILE, 0);
+	if (ts_topology_snapshot_export(t, &snap, &ignored) == 0 &&
+	    asprintf(&text, "%s--\n%s", key, snap) >= 0)
+		(void)ts_write_file_atomic_at(dfd, SNAP_FILE, text, strlen(text), 0644, &ignored);
 	if (ts_topology_export_xml(t, &xml, &ignored) == 0 &&
 	    ts_write_file_atomic_at(dfd, XML_FILE, xml, strlen(xml), 0644, &ignored) == 0)
 		(void)ts_write_file_atomic_at(dfd, KEY_FILE, key, strlen(key), 0644, &ignored);
 }
 
-int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const char *proc_root,
-			    struct ts_topology **ret, bool *ret_from_cache, struct ts_error **err)
+static int load_cached(const char *state_dir, const char *sysfs_root, const char *proc_root,
+		       unsigned flags, struct ts_topology **ret, bool *ret_from_cache,
+		       struct ts_error **err)
 {
 	cleanup_free char *key = NULL;
 	cleanup_close int dfd = -EBADF;
@@ -119,7 +148,7 @@ int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const
 	if (r < 0)
 		return r;
 	dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0 && try_cache(dfd, state_dir, key, NULL, &t) == 1) {
+	if (dfd >= 0 && try_cache(dfd, state_dir, key, NULL, flags, &t) == 1) {
 		if (ret_from_cache != NULL)
 			*ret_from_cache = true;
 		*ret = t;
@@ -128,15 +157,22 @@ int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const
 	r = ts_topology_load_host(&t, err);
 	if (r < 0)
 		return r;
-	write_cache(dfd, key, t);
+	if (flags & MAY_WRITE)
+		write_cache(dfd, key, t);
 	if (ret_from_cache != NULL)
 		*ret_from_cache = false;
 	*ret = t;
 	return 0;
 }
 
-int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct ts_topology **ret,
-				bool *ret_from_cache, struct ts_error **err)
+int ts_topology_load_cached(const char *state_dir, const char *sysfs_root, const char *proc_root,
+			    struct ts_topology **ret, bool *ret_from_cache, struct ts_error **err)
+{
+	return load_cached(state_dir, sysfs_root, proc_root, MAY_WRITE, ret, ret_from_cache, err);
+}
+
+static int load_xml_cached(const char *path, const char *state_dir, unsigned flags,
+			   struct ts_topology **ret, bool *ret_from_cache, struct ts_error **err)
 {
 	cleanup_free char *key = NULL;
 	cleanup_close int dfd = -EBADF;
@@ -152,7 +188,7 @@ int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct 
 		     (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < 0)
 		return ts_error_set(err, ENOMEM, "%s: out of memory", path);
 	dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0 && try_cache(dfd, state_dir, key, path, &t) == 1) {
+	if (dfd >= 0 && try_cache(dfd, state_dir, key, path, flags, &t) == 1) {
 		if (ret_from_cache != NULL)
 			*ret_from_cache = true;
 		*ret = t;
@@ -161,15 +197,22 @@ int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct 
 	r = ts_topology_load_xml(path, &t, err);
 	if (r < 0)
 		return r;
-	write_cache(dfd, key, t);
+	if (flags & MAY_WRITE)
+		write_cache(dfd, key, t);
 	if (ret_from_cache != NULL)
 		*ret_from_cache = false;
 	*ret = t;
 	return 0;
 }
 
-int ts_topology_load_default(const char *config_xml, const char *state_dir,
-			     struct ts_topology **ret, struct ts_error **err)
+int ts_topology_load_xml_cached(const char *path, const char *state_dir, struct ts_topology **ret,
+				bool *ret_from_cache, struct ts_error **err)
+{
+	return load_xml_cached(path, state_dir, MAY_WRITE, ret, ret_from_cache, err);
+}
+
+static int load_default(const char *config_xml, const char *state_dir, unsigned flags,
+			struct ts_topology **ret, struct ts_error **err)
 {
 	const char *env = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
 	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
@@ -178,7 +221,7 @@ int ts_topology_load_default(const char *config_xml, const char *state_dir,
 		config_xml = env;
 	if (config_xml != NULL)
 		return state_dir != NULL
-			       ? ts_topology_load_xml_cached(config_xml, state_dir, ret, NULL, err)
+			       ? load_xml_cached(config_xml, state_dir, flags, ret, NULL, err)
 			       : ts_topology_load_xml(config_xml, ret, err);
 	if (roots.sysfs_root != NULL && *roots.sysfs_root != '\0') {
 		/* a recorded tree: its CPUs and NUMA nodes go with its devices */
@@ -194,6 +237,18 @@ int ts_topology_load_default(const char *config_xml, const char *state_dir,
 	}
 	if (state_dir == NULL)
 		return ts_topology_load_host(ret, err);
-	return ts_topology_load_cached(state_dir, roots.sysfs_root, roots.proc_root, ret, NULL,
-				       err);
+	return load_cached(state_dir, roots.sysfs_root, roots.proc_root, flags, ret, NULL, err);
+}
+
+int ts_topology_load_default(const char *config_xml, const char *state_dir,
+			     struct ts_topology **ret, struct ts_error **err)
+{
+	return load_default(config_xml, state_dir, MAY_WRITE, ret, err);
+}
+
+int ts_topology_load_for_placement(const char *config_xml, const char *state_dir, bool may_write,
+				   struct ts_topology **ret, struct ts_error **err)
+{
+	return load_default(config_xml, state_dir, SNAPSHOT | (may_write ? MAY_WRITE : 0), ret,
+			    err);
 }

@@ -2,7 +2,11 @@
  * bench-placement - speed of the placement path (issue 4 targets):
  *   placement on the 384-PU topology with 500 live allocations  <= 5 ms
  *   warm topology load (host topology from the cached XML)       <= 2 ms
+ *   (and from the cache's snapshot, what placement reads)
  *   peak RSS                                                      <= 16 MiB
+ * and issue 13's:
+ *   placement step at 1024 PUs (8 NUMA nodes, 16 L3 groups, SMT2,
+ *   a synthetic machine) with 1000 live allocations              <= 0.5 ms
  *
  * Usage: bench-placement [SHARED_DIR]  (default $TS_SHARED_DIR, then ../shared)
  * Prints one table row per measurement: median, p99 and max over the runs,
@@ -113,22 +117,54 @@ static int bench_warm_load(const char *xml_path, double *t)
 	return 0;
 }
 
+/* n live allocations placed by the policy itself: nexcl exclusive ones of
+ * excl_cpus PUs, the rest shared; then RUNS placements of an 8-CPU critical
+ * container among them. */
+static int bench_place_n(struct ts_topology *topo, int nallocs, int nexcl, unsigned excl_cpus,
+			 unsigned reserved, double *t);
+
+/* The same machine from its snapshot, as the create path and plan load it
+ * once a create wrote the cache. */
+static int bench_snapshot_load(const struct ts_topology *topo, double *t)
+{
+	cleanup_free char *text = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_topology_snapshot_export(topo, &text, &err) < 0)
+		return die("snapshot", err);
+	for (int i = 0; i < RUNS; i++) {
+		struct ts_topology *s = NULL;
+		double t0 = now_ms();
+
+		if (ts_topology_snapshot_load(text, "snapshot", &s, &err) < 0)
+			return die("snapshot load", err);
+		t[i] = now_ms() - t0;
+		ts_topology_free(s);
+	}
+	return 0;
+}
+
 static int bench_place(struct ts_topology *topo, double *t)
+{
+	return bench_place_n(topo, NALLOCS, NEXCL, 2, 4, t);
+}
+
+static int bench_place_n(struct ts_topology *topo, int nallocs, int nexcl, unsigned excl_cpus,
+			 unsigned reserved, double *t)
 {
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_placement_config cfg;
-	struct ts_allocation *allocs = calloc(NALLOCS, sizeof(*allocs));
-	hwloc_bitmap_t sets[NALLOCS] = {0};
-	char ids[NALLOCS][16];
+	struct ts_allocation *allocs = calloc((size_t)nallocs, sizeof(*allocs));
+	hwloc_bitmap_t *sets = calloc((size_t)nallocs, sizeof(*sets));
+	char(*ids)[16] = calloc((size_t)nallocs, sizeof(*ids));
 	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
 	int rc = 0;
 
-	if (allocs == NULL || ts_placement_config_init(&cfg, &err) < 0)
+	if (allocs == NULL || sets == NULL || ids == NULL ||
+	    ts_placement_config_init(&cfg, &err) < 0)
 		return die("setup", err);
-	cfg.reserved_count = 4;
-	/* 90 exclusive 2-PU allocations placed by the policy itself, then 410
-	 * shared containers on the pool */
-	for (int i = 0; i < NALLOCS; i++) {
+	cfg.reserved_count = reserved;
+	for (int i = 0; i < nallocs; i++) {
 		struct ts_placement_request req;
 		struct ts_placement_result res = {0};
 
@@ -136,14 +172,14 @@ static int bench_place(struct ts_topology *topo, double *t)
 		if (ts_placement_request_init(&req, ids[i], &err) < 0)
 			return die("request", err);
 		free(req.class_name);
-		req.class_name = strdup(i < NEXCL ? "critical" : "standard");
-		req.cpus = 2;
+		req.class_name = strdup(i < nexcl ? "critical" : "standard");
+		req.cpus = excl_cpus;
 		if (ts_placement_place(&cfg, topo, allocs, (size_t)i, &req, &res, &err) < 0)
 			return die("fill", err);
 		sets[i] = TAKE_PTR(res.cpus);
 		allocs[i] =
 			(struct ts_allocation){.container_id = ids[i],
-					       .class_name = i < NEXCL ? "critical" : "standard",
+					       .class_name = i < nexcl ? "critical" : "standard",
 					       .pool = res.pool,
 					       .cpus = sets[i]};
 		ts_placement_result_release(&res);
@@ -160,7 +196,7 @@ static int bench_place(struct ts_topology *topo, double *t)
 		req.class_name = strdup("critical");
 		req.cpus = 8;
 		t0 = now_ms();
-		if (ts_placement_place(&cfg, topo, allocs, NALLOCS, &req, &res, &err) < 0) {
+		if (ts_placement_place(&cfg, topo, allocs, (size_t)nallocs, &req, &res, &err) < 0) {
 			rc = die("place", err);
 			break;
 		}
@@ -168,9 +204,11 @@ static int bench_place(struct ts_topology *topo, double *t)
 		ts_placement_result_release(&res);
 		ts_placement_request_release(&req);
 	}
-	for (int i = 0; i < NALLOCS; i++)
+	for (int i = 0; i < nallocs; i++)
 		hwloc_bitmap_free(sets[i]);
 	free(allocs);
+	free(sets);
+	free(ids);
 	ts_placement_config_release(&cfg);
 	return rc;
 }
@@ -181,7 +219,7 @@ int main(int argc, char **argv)
 	cleanup_free char *xml = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_topology *topo = NULL;
-	static double t_load[RUNS], t_place[RUNS];
+	static double t_load[RUNS], t_snap[RUNS], t_place[RUNS], t_big[RUNS];
 	struct rusage ru;
 
 	if (shared == NULL)
@@ -195,14 +233,25 @@ int main(int argc, char **argv)
 		return 1;
 	if (ts_topology_load_xml(xml, &topo, &err) < 0)
 		return die("load", err);
-	if (bench_place(topo, t_place) != 0)
+	if (bench_snapshot_load(topo, t_snap) != 0 || bench_place(topo, t_place) != 0)
+		return 1;
+	ts_topology_free(topo);
+	topo = NULL;
+	/* 1024 PUs, 1000 live allocations: 300 exclusive of 2 PUs, 700 shared */
+	if (ts_topology_load_synthetic("pack:2 group:4 [numa(memory=17179869184)] l3:2 core:32 "
+				       "pu:2",
+				       &topo, &err) < 0)
+		return die("load", err);
+	if (bench_place_n(topo, 1000, 300, 2, 8, t_big) != 0)
 		return 1;
 	ts_topology_free(topo);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("%-44s %9s %9s %9s %9s\n", "measurement (cpu ms, 384 PUs)", "median", "p99", "max",
 	       "target");
 	row("warm topology load (cached xml)", t_load, RUNS, 2.0);
+	row("warm topology load (snapshot)", t_snap, RUNS, 2.0);
 	row("placement, 500 live allocations, 8 cpus", t_place, RUNS, 5.0);
+	row("placement, 1024 pus, 1000 live allocations", t_big, RUNS, 0.5);
 	printf("%-44s %9.1f %29s  %s\n", "peak rss (MiB)", (double)ru.ru_maxrss / 1024.0, "16.0",
 	       ru.ru_maxrss <= 16 * 1024 ? "ok" : "BIG");
 	return 0;

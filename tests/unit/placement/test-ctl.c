@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "../require.h"
 #include "cli/ctl-placement.h"
+#include "topogen.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -301,6 +303,100 @@ static void test_plan_own(void **state)
 	plan_on(xml);
 }
 
+/* The ranked CPU kinds and the CPUs whose memory comes from elsewhere, in
+ * the text and the JSON output; the threshold is the config's. */
+static void test_topology_kinds(void **state)
+{
+	char dir[] = "/tmp/ts-ctlkinds-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	int status;
+
+	tg_drop_memory(g, 1, true);
+	g->kinds = calloc(2, sizeof(*g->kinds));
+	g->nkinds = 2;
+	g->kinds[0] = (struct tg_kind){.efficiency = 0, .capacity = 400};
+	g->kinds[1] = (struct tg_kind){.efficiency = 1, .capacity = 1024};
+	g->kinds[0].cpus = hwloc_bitmap_alloc();
+	g->kinds[1].cpus = hwloc_bitmap_alloc();
+	hwloc_bitmap_set_range(g->kinds[0].cpus, 4, 7);
+	hwloc_bitmap_set_range(g->kinds[1].cpus, 0, 3);
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "t.xml", xml);
+	write_file(dir, "c.json", "{\"placement\": {\"performance_threshold\": 0.75}}");
+	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	setenv("TOPOSHIM_CONFIG", cfg, 1);
+	char *argv[] = {"topology", "--topology", path, NULL};
+	out = capture(ts_ctl_topology, 3, argv, &status);
+	assert_int_equal(status, 0);
+	if (strstr(out, "cpus 4-7: in no numa node, memory from numa node 0 (Machine)\n") == NULL ||
+	    strstr(out, "cpu kinds: performance 0-3, efficiency 4-7 (ranked by efficiency, scored "
+			"by capacity, performance from 0.75)\n") == NULL ||
+	    strstr(out, "cpu kind 0: cpus 4-7, efficiency 0, capacity 400, 0 MHz, score 0.00: "
+			"efficiency\n") == NULL ||
+	    strstr(out, "cpu kind 1: cpus 0-3, efficiency 1, capacity 1024, 0 MHz, score 1.00: "
+			"performance\n") == NULL)
+		fail_msg("got:\n%s", out);
+	char *jargv[] = {"topology", "--json", "--topology", path, NULL};
+	text = capture(ts_ctl_topology, 4, jargv, &status);
+	assert_int_equal(status, 0);
+	assert_int_equal(ts_json_parse(text, strlen(text), "out", &j, &err), 0);
+	const struct ts_json *kinds = ts_json_get_object(j, "cpu_kinds");
+	assert_string_equal(ts_json_get_string(kinds, "performance"), "0-3");
+	assert_string_equal(ts_json_get_string(kinds, "scored_by"), "capacity");
+	assert_string_equal(ts_json_get(kinds, "threshold")->u.number, "0.75");
+	assert_int_equal(ts_json_get_array(kinds, "kinds")->u.array.len, 2);
+	const struct ts_json *dom = ts_json_get_array(j, "numa_domains")->u.array.items[1];
+	assert_int_equal(ts_json_get(dom, "numa_node")->type, TS_JSON_NULL);
+	assert_string_equal(ts_json_get_string(dom, "cpus"), "4-7");
+	assert_string_equal(ts_json_get_string(dom, "mems"), "0");
+	unsetenv("TOPOSHIM_CONFIG");
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
+/* Without --topology, plan uses the topology the creates cached in the
+ * state dir, and writes no cache itself. */
+static void test_plan_uses_cache(void **state)
+{
+	char dir[] = "/tmp/ts-plancache-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL,
+			  *sdir = NULL, *cache = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	int status;
+
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "t.xml", xml);
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
+	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_int_equal(mkdir(sdir, 0700), 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	write_file(dir, "c.json", text);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	char *argv[] = {"plan", "--bundle", dir, "--config", cfg, NULL};
+	out = capture(ts_ctl_plan, 5, argv, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "cpus: 0-1\nmems: 0\n"));
+	assert_true(asprintf(&cache, "%s/topology.xml", sdir) > 0);
+	assert_int_equal(access(cache, F_OK), -1);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +410,8 @@ int main(void)
 		cmocka_unit_test(test_topology_json),
 		cmocka_unit_test(test_topology_from_config),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_topology_kinds),
+		cmocka_unit_test(test_plan_uses_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

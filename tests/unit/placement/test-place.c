@@ -18,6 +18,7 @@
 #include "../require.h"
 #include "fixtures.h"
 #include "placement/placement.h"
+#include "topogen.h"
 #include "util/cleanup.h"
 
 #define CPUS_FIELD "config.json: '/annotations/toposhim.io~1cpus': "
@@ -538,7 +539,8 @@ static void test_device_preference(void **state)
 	fixture_assert_set("H3", res.cpus, "1,7");
 	fixture_assert_set("H3 mems", res.mems, "1");
 	assert_string_equal(res.reasons[0], "class critical");
-	assert_string_equal(res.reasons[1], "prefer numa nodes 1 (local to the requested devices)");
+	assert_string_equal(res.reasons[1], "numa prefer: node 1 (local to the requested devices)");
+	assert_string_equal(res.reasons[2], "prefer numa nodes 1 (local to the requested devices)");
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
@@ -574,7 +576,9 @@ static void test_kubelet_options(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
 	fixture_assert_set("G1", res.cpus, "2,11");
 	fixture_assert_set("G1 mems", res.mems, "0-1");
-	assert_string_equal(res.reasons[1], "prefer the packages of numa nodes 0,2 (local to the "
+	assert_string_equal(res.reasons[1], "numa prefer: the requested devices are on numa nodes "
+					    "0,2: cpus from them first");
+	assert_string_equal(res.reasons[2], "prefer the packages of numa nodes 0,2 (local to the "
 					    "requested devices)");
 	ts_placement_result_release(&res);
 	ts_placement_request_release(&req);
@@ -1095,6 +1099,335 @@ static void test_corpus_placements(void **state)
 	}
 }
 
+/* ---- issue 13: machines the kubelet fixtures do not have ------------- */
+
+static struct ts_topology *gen_load(struct tg_topo *g)
+{
+	cleanup_free char *xml = tg_xml(g);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *t = NULL;
+
+	if (ts_topology_load_xml_buffer(xml, "generated", &t, &err) < 0)
+		fail_msg("%s\n%s", err->msg, g->log);
+	tg_free(g);
+	return t;
+}
+
+/* The result as an allocation the next placement sees (owns nothing). */
+static struct ts_allocation as_alloc(const char *id, const struct ts_placement_result *res)
+{
+	return (struct ts_allocation){.container_id = id,
+				      .class_name = res->class_name,
+				      .pool = res->pool,
+				      .cpus = res->cpus,
+				      .mems = res->mems,
+				      .numa_exclusive =
+					      res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
+				      .pinned = res->pool == TS_PLACEMENT_POOL_PINNED};
+}
+
+/* A die with CPUs and no memory: in hwloc its PUs are in no NUMA node.
+ * Before: the walk package -> NUMA -> L3 -> core never reached them, so 9
+ * CPUs gave 8, and a critical container after the first node was full got
+ * an empty cpuset; the count was not checked.  Now the PUs are a NUMA
+ * domain of their own whose memory is the nearest DRAM node's. */
+static void test_cpus_without_numa_node(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result first = {0}, res = {0};
+	struct ts_allocation a;
+	/* Guaranteed with 4 integer CPUs and no annotation: critical */
+	static const char guaranteed[] =
+		"{\"linux\":{\"resources\":{\"cpu\":{\"quota\":400000,\"period\":100000,"
+		"\"shares\":4096}}}}";
+
+	tg_drop_memory(g, 1, true);
+	topo = gen_load(g);
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "nine", "critical", 9);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_int_equal(hwloc_bitmap_weight(res.cpus), 9);
+	fixture_assert_set("nine mems", res.mems, "0");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+
+	/* node 0's 8 PUs taken, then a Guaranteed container without annotations */
+	request(&req, "first", "critical", 8);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &first, &err), 0);
+	fixture_assert_set("first", first.cpus, "0-7");
+	ts_placement_request_release(&req);
+	a = as_alloc("first", &first);
+	assert_int_equal(
+		ts_json_parse(guaranteed, strlen(guaranteed), "config.json", &config, &err), 0);
+	assert_int_equal(
+		ts_placement_request_from_config(config, "config.json", "g", &cfg, &req, &err), 0);
+	assert_string_equal(req.class_name, "critical");
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("guaranteed", res.cpus, "8-11");
+	fixture_assert_set("guaranteed mems", res.mems, "0");
+	assert_string_equal(res.reasons[1], "numa prefer: cpus 8-15 (no numa node) (fullest node "
+					    "that fits)");
+	assert_string_equal(res.reasons[4], "cpus 8-15 are in no numa node: their memory is numa "
+					    "node 0 (of the enclosing object)");
+	fixture_assert_set("pool", res.shared_pool, "12-15");
+	ts_placement_result_release(&res);
+	ts_placement_result_release(&first);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* Five CPU kinds by capacity, little cores first as ARM numbers them.
+ * Before: "performance" was the single fastest core and "efficiency" the
+ * slowest kind: critical got little cores beside the fastest one while the
+ * big ones were free, batch only the slowest kind.  Now the kinds are
+ * ranked and split at the threshold. */
+static void test_five_cpu_kinds(void **state)
+{
+	static const struct {
+		unsigned first, last, capacity;
+	} kinds[] = {{0, 1, 230}, {2, 4, 400}, {5, 9, 880}, {10, 13, 930}, {14, 14, 1024}};
+	struct tg_topo *g = tg_synthetic("pack:1 core:15 pu:1");
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	g->kinds = calloc(ARRAY_SIZE(kinds), sizeof(*g->kinds));
+	g->nkinds = ARRAY_SIZE(kinds);
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		g->kinds[i].cpus = hwloc_bitmap_alloc();
+		hwloc_bitmap_set_range(g->kinds[i].cpus, kinds[i].first, kinds[i].last);
+		g->kinds[i].efficiency = (int)i;
+		g->kinds[i].capacity = kinds[i].capacity;
+	}
+	topo = gen_load(g);
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "crit", "critical", 4);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("critical on big cores", res.cpus, "5-8");
+	assert_string_equal(res.reasons[2], "prefer performance cores: cpus 5-14");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	request(&req, "b", "batch", 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("batch on every little core", res.cpus, "0-4");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	/* the threshold is the operator's: 0.95 leaves the fastest core alone */
+	cfg.performance_threshold = 0.95;
+	request(&req, "crit", "critical", 1);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("critical at 0.95", res.cpus, "14");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* An empty 2-socket machine (48 PUs per node): a 47-CPU critical
+ * container, then a 7-CPU one.  Before: busiest-first packing took the one
+ * PU left in node 0 and six of node 1 (mems 0-1).  Now one node whenever
+ * one holds the request, across nodes only when none can, said so. */
+static void test_critical_single_numa(void **state)
+{
+	cleanup_topology struct ts_topology *topo =
+		gen_load(tg_synthetic("pack:2 [numa(memory=1073741824)] core:24 pu:2"));
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result r47 = {0}, r7 = {0}, res = {0};
+	struct ts_allocation a[3];
+	cleanup_hwloc_bitmap hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "c47", "critical", 47);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &r47, &err), 0);
+	ts_topology_numa_of_cpus(topo, r47.cpus, nodes);
+	fixture_assert_set("47 in one node", nodes, "0");
+	ts_placement_request_release(&req);
+	a[0] = as_alloc("c47", &r47);
+	request(&req, "c7", "critical", 7);
+	assert_int_equal(ts_placement_place(&cfg, topo, a, 1, &req, &r7, &err), 0);
+	ts_topology_numa_of_cpus(topo, r7.cpus, nodes);
+	fixture_assert_set("7 in node 1", nodes, "1");
+	fixture_assert_set("7 mems", r7.mems, "1");
+	assert_string_equal(r7.reasons[1], "numa prefer: node 1 (fullest node that fits)");
+	ts_placement_request_release(&req);
+	ts_placement_result_release(&r47);
+	ts_placement_result_release(&r7);
+
+	/* 46, 7 and 39 leave 2 PUs in node 0 and 2 in node 1: 3 fit in no node */
+	static const unsigned sizes[] = {46, 7, 39};
+	struct ts_placement_result rs[3] = {{0}};
+	for (size_t i = 0; i < 3; i++) {
+		request(&req, "c", "critical", sizes[i]);
+		assert_int_equal(ts_placement_place(&cfg, topo, a, i, &req, &rs[i], &err), 0);
+		ts_topology_numa_of_cpus(topo, rs[i].cpus, nodes);
+		assert_int_equal(hwloc_bitmap_weight(nodes), 1);
+		a[i] = as_alloc(i == 0 ? "a" : i == 1 ? "b" : "c", &rs[i]);
+		ts_placement_request_release(&req);
+	}
+	request(&req, "d", "critical", 3);
+	assert_int_equal(ts_placement_place(&cfg, topo, a, 3, &req, &res, &err), 0);
+	assert_int_equal(hwloc_bitmap_weight(res.cpus), 3);
+	fixture_assert_set("3 across mems", res.mems, "0-1");
+	bool said = false;
+	for (size_t i = 0; res.reasons[i] != NULL; i++)
+		said |= strcmp(res.reasons[i], "numa prefer: no numa node has 3 free cpus: across "
+					       "numa nodes 0-1") == 0;
+	assert_true(said);
+	ts_placement_result_release(&res);
+	for (size_t i = 0; i < 3; i++)
+		ts_placement_result_release(&rs[i]);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* The numa: exclusive failure named a count of 0 and "no exclusive user". */
+static void test_numa_exclusive_message(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T5);
+	cleanup_hwloc_bitmap hwloc_bitmap_t busy = fixture_set("0,10,20,30");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation a = {
+		.container_id = "x", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = busy};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "e", "critical", 0);
+	req.numa = TS_PLACEMENT_NUMA_EXCLUSIVE;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1numa': no numa node "
+				      "is wholly free for 'exclusive'");
+	ts_error_clear(&err);
+	req.cpus = 12;
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1numa': no wholly "
+				      "free numa node has 12 cpus for 'exclusive'");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+static void assert_no_repeat(char **reasons)
+{
+	for (size_t i = 0; reasons[i] != NULL; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(reasons[i], reasons[j]) == 0)
+				fail_msg("reason %zu repeats reason %zu: '%s'", i, j, reasons[i]);
+}
+
+/* A hybrid desktop with one L3: 14 critical CPUs are the 12 P-core PUs,
+ * then 2 more; both passes went "rest inside l3 group 0", and the plan
+ * said it twice. */
+static void test_reasons_once(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:1 l3:1 core:10 pu:2");
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	g->kinds = calloc(2, sizeof(*g->kinds));
+	g->nkinds = 2;
+	g->kinds[0] = (struct tg_kind){
+		.cpus = fixture_set("12-19"), .frequency_mhz = 3900, .efficiency = -1};
+	g->kinds[1] = (struct tg_kind){
+		.cpus = fixture_set("0-11"), .frequency_mhz = 5000, .efficiency = -1};
+	topo = gen_load(g);
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "crit", "critical", 14);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	assert_int_equal(hwloc_bitmap_weight(res.cpus), 14);
+	assert_no_repeat(res.reasons);
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
+/* A device whose sysfs numa_node is a memory-only node (CXL memory,
+ * GPU memory) or a node the machine lacks gave no hint and no warning.
+ * Now: the CPUs near the memory-only node, and a warning for the other. */
+static void test_device_on_odd_node(void **state)
+{
+	char dir[] = "/tmp/ts-odd-XXXXXX";
+	cleanup_free char *cmd = NULL, *sys = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	const char *paths[] = {"/dev/null", "/dev/zero"};
+
+	/* node 5: CXL memory beside package 1 */
+	tg_add_memory_only(g, g->root->kids[1], 5, "CXL-DRAM", 1u << 30);
+	topo = gen_load(g);
+	assert_non_null(mkdtemp(dir));
+	assert_true(
+		asprintf(&cmd,
+			 "set -e; cd %s; mkdir -p sys/dev/char sys/devices/pci0000:00/a "
+			 "sys/devices/pci0000:00/b; echo 5 > sys/devices/pci0000:00/a/numa_node; "
+			 "echo 9 > sys/devices/pci0000:00/b/numa_node; "
+			 "ln -s ../../devices/pci0000:00/a sys/dev/char/1:3; "
+			 "ln -s ../../devices/pci0000:00/b sys/dev/char/1:5",
+			 dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&sys, "%s/sys", dir) > 0);
+	struct ts_devloc_roots roots = {.sysfs_root = sys};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	request(&req, "dev", "critical", 2);
+	assert_int_equal(ts_placement_request_add_devices(&req, &roots, paths, 2, &err), 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("near the cxl node", res.cpus, "4-5");
+	assert_string_equal(res.warnings[0],
+			    "config.json: device '/dev/zero' is on numa node 9, which this machine "
+			    "does not have: no numa hint");
+	assert_null(res.warnings[1]);
+	assert_string_equal(res.reasons[1], "device '/dev/null' is on memory-only numa node 5: "
+					    "prefer the cpus near it, 4-7");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* mems are the one computation for every path: a shared pool that holds
+ * CPUs of a die without memory gets the nearest DRAM node, never '' or a
+ * node without memory. */
+static void test_pool_mems(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:3 [numa(memory=1073741824)] core:2 pu:1");
+	cleanup_topology struct ts_topology *topo = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = NULL, pool = fixture_set("4-5");
+	cleanup_error struct ts_error *err = NULL;
+
+	tg_drop_memory(g, 1, false); /* node 1 with no memory */
+	tg_drop_memory(g, 2, true);  /* PUs 4-5 in no node */
+	topo = gen_load(g);
+	assert_int_equal(ts_placement_mems(topo, pool, TS_MEMORY_TIER_DRAM, &mems, &err), 0);
+	fixture_assert_set("pool of the die without memory", mems, "0");
+	hwloc_bitmap_free(mems);
+	hwloc_bitmap_only(pool, 2);
+	hwloc_bitmap_set(pool, 3);
+	assert_int_equal(ts_placement_mems(topo, pool, TS_MEMORY_TIER_DRAM, &mems, &err), 0);
+	fixture_assert_set("pool of the node without memory", mems, "0");
+	hwloc_bitmap_free(mems);
+	mems = NULL;
+	assert_int_equal(ts_placement_mems(topo, pool, TS_MEMORY_TIER_HBM, &mems, &err), -EINVAL);
+	assert_string_equal(err->msg, "no memory node of tier 'hbm' on this machine");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1120,6 +1453,13 @@ int main(void)
 		cmocka_unit_test(test_nri_server),
 		cmocka_unit_test(test_hybrid),
 		cmocka_unit_test(test_corpus_placements),
+		cmocka_unit_test(test_cpus_without_numa_node),
+		cmocka_unit_test(test_five_cpu_kinds),
+		cmocka_unit_test(test_critical_single_numa),
+		cmocka_unit_test(test_numa_exclusive_message),
+		cmocka_unit_test(test_reasons_once),
+		cmocka_unit_test(test_device_on_odd_node),
+		cmocka_unit_test(test_pool_mems),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -619,20 +619,20 @@ static void test_sandbox_ids(void **state)
 		ts_test_skip("the probe plugin %s is not built", probe);
 	/* the plugin runs as uid 65534, which cannot reach the build tree when
 	 * a directory above it is 0700 (a home, a mktemp -d): run a copy */
-	char dir[] = "/tmp/ts-probe-XXXXXX";
+	char probe_dir[] = "/tmp/ts-probe-XXXXXX";
 	cleanup_free char *copy = NULL, *cmd = NULL;
 	char *built = probe;
 
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(chmod(dir, 0755), 0);
-	assert_true(asprintf(&copy, "%s/probe", dir) > 0);
+	assert_non_null(mkdtemp(probe_dir));
+	assert_int_equal(chmod(probe_dir, 0755), 0);
+	assert_true(asprintf(&copy, "%s/probe", probe_dir) > 0);
 	assert_true(asprintf(&cmd, "cp '%s' '%s'", built, copy) > 0);
 	assert_int_equal(system(cmd), 0);
 	probe = copy;
 	rep = run_probe("{\"uid\": 65534, \"gid\": 65533, \"capabilities\": [\"CAP_CHOWN\"]}");
 	probe = built;
 	(void)unlink(copy);
-	(void)rmdir(dir);
+	(void)rmdir(probe_dir);
 	assert_string_equal(meta(&rep, 0, "uid"), "65534");
 	assert_string_equal(meta(&rep, 0, "gid"), "65533");
 	assert_string_equal(meta(&rep, 0, "groups"), "65533");

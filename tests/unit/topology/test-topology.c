@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "../require.h"
+#include "../placement/topogen.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -611,6 +612,411 @@ static void test_sysfs_trees(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* ---- NUMA domains, home mems, levels (generated topologies) --------- */
+
+static struct ts_topology *load_gen(const struct tg_topo *g)
+{
+	cleanup_free char *xml = tg_xml(g);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_topology *t = NULL;
+
+	if (ts_topology_load_xml_buffer(xml, "generated", &t, &err) < 0)
+		fail_msg("%s\n%s\n%s", err->msg, g->log, xml);
+	return t;
+}
+
+static void assert_list(const char *what, hwloc_const_bitmap_t got, const char *want)
+{
+	cleanup_free char *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_cpulist_format(got, &s, &err), 0);
+	if (strcmp(s, want) != 0)
+		fail_msg("%s: got '%s', want '%s'", what, s, want);
+}
+
+static const struct ts_cpu_group *numa_group(const struct ts_topology *t, size_t i)
+{
+	assert_true(i < t->n_groups[TS_CPU_LEVEL_NUMA]);
+	return &t->groups[TS_CPU_LEVEL_NUMA][i];
+}
+
+/* The desktop whose second die has CPUs and no memory: in hwloc the PUs of
+ * that die are in no NUMA node.  They form a placeholder domain whose
+ * memory is the nearest DRAM node's (here the machine's only one). */
+static void test_cpus_without_numa_node(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
+	cleanup_topology struct ts_topology *t = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+	const struct ts_cpu_group *d;
+
+	tg_drop_memory(g, 1, true);
+	t = load_gen(g);
+	assert_int_equal(t->n_numa_nodes, 1);
+	assert_int_equal(t->n_groups[TS_CPU_LEVEL_NUMA], 2);
+	d = numa_group(t, 0);
+	assert_false(d->placeholder);
+	assert_int_equal(d->numa_node, 0);
+	assert_list("node 0 cpus", d->cpus, "0-7");
+	assert_string_equal(d->mems_how, "local");
+	d = numa_group(t, 1);
+	assert_true(d->placeholder);
+	assert_int_equal(d->numa_node, -1);
+	assert_list("no-node cpus", d->cpus, "8-15");
+	assert_list("no-node mems", d->mems, "0");
+	assert_string_equal(d->mems_how, "Machine");
+	assert_ptr_equal(ts_topology_numa_group_of_pu(t, 12), d);
+	assert_null(ts_topology_numa_group_of_pu(t, 16));
+	/* every level still reaches PUs 8-15 */
+	for (int l = 0; l < _TS_CPU_LEVEL_MAX; l++) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t all = hwloc_bitmap_alloc();
+		for (size_t i = 0; i < t->n_groups[l]; i++)
+			hwloc_bitmap_or(all, all, t->groups[l][i].cpus);
+		assert_list(ts_cpu_level_to_string((enum ts_cpu_level)l), all, "0-15");
+	}
+	assert_int_equal(ts_topology_mems_for(t, d->cpus, TS_MEMORY_TIER_DRAM, mems), 0);
+	assert_list("mems of 8-15", mems, "0");
+	assert_int_equal(ts_topology_mems_for(t, d->cpus, TS_MEMORY_TIER_HBM, mems), -ENOENT);
+	tg_free(g);
+}
+
+/* CPU nodes that exist with no memory: the nearest DRAM by distance (all on
+ * a tie), else the DRAM nodes of the enclosing package, else the machine. */
+static void test_cpu_node_without_memory(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:4 [numa(memory=1073741824)] core:2 pu:1");
+	cleanup_topology struct ts_topology *t = NULL;
+	/* node 3 is 20 from nodes 1 and 2, 30 from node 0 */
+	static const uint64_t lat[16] = {10, 20, 20, 30, 20, 10, 20, 20,
+					 20, 20, 10, 20, 30, 20, 20, 10};
+
+	tg_default_distances(g);
+	memcpy(g->dist, lat, sizeof(lat));
+	tg_drop_memory(g, 3, false);
+	t = load_gen(g);
+	assert_int_equal(t->n_numa_nodes, 4);
+	assert_false(ts_topology_numa_node(t, 3)->has_memory);
+	assert_false(ts_topology_numa_node(t, 3)->memory_only);
+	assert_int_equal(numa_group(t, 3)->numa_node, 3);
+	assert_list("node 3 mems", numa_group(t, 3)->mems, "1-2");
+	assert_string_equal(numa_group(t, 3)->mems_how, "distance");
+	ts_topology_free(t);
+	tg_free(g);
+
+	/* two nodes per package, no latency matrix: the package's other node */
+	g = tg_synthetic("pack:2 group:2 [numa(memory=1073741824)] core:2 pu:1");
+	tg_drop_memory(g, 1, false);
+	t = load_gen(g);
+	assert_list("node 1 mems", numa_group(t, 1)->mems, "0");
+	assert_string_equal(numa_group(t, 1)->mems_how, "Package");
+	tg_free(g);
+}
+
+/* Memory-only nodes own no PU even with a lower OS index than the CPU node
+ * of their locality; a node near no PU is GPU memory. */
+static void test_memory_only_nodes(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:1 [numa(memory=8589934592)] core:4 pu:1");
+	cleanup_topology struct ts_topology *t = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+
+	tg_numa(g, 0)->os = 3;
+	tg_add_memory_only(g, g->root->kids[0], 1, "HBM", 1u << 30);
+	tg_add_memory_only(g, NULL, 7, "GPUMemory", 1u << 30);
+	t = load_gen(g);
+	assert_false(ts_topology_numa_node(t, 3)->memory_only);
+	assert_list("node 3", ts_topology_numa_node(t, 3)->cpus, "0-3");
+	assert_true(ts_topology_numa_node(t, 1)->memory_only);
+	assert_int_equal(ts_topology_numa_node(t, 1)->tier, TS_MEMORY_TIER_HBM);
+	assert_int_equal(ts_topology_numa_node(t, 7)->tier, TS_MEMORY_TIER_GPU);
+	assert_int_equal(t->n_groups[TS_CPU_LEVEL_NUMA], 1);
+	hwloc_bitmap_set_range(cpus, 0, 1);
+	assert_int_equal(ts_topology_mems_for(t, cpus, TS_MEMORY_TIER_HBM, mems), 0);
+	assert_list("hbm", mems, "1,3");
+	assert_int_equal(ts_topology_mems_for(t, cpus, TS_MEMORY_TIER_GPU, mems), 0);
+	assert_list("gpu (no local one: every gpu node)", mems, "3,7");
+	tg_free(g);
+}
+
+static void check_levels(const char *name, const struct ts_topology *t)
+{
+	for (int l = 0; l < _TS_CPU_LEVEL_MAX; l++) {
+		cleanup_hwloc_bitmap hwloc_bitmap_t all = hwloc_bitmap_alloc();
+
+		if (t->n_groups[l] == 0 && (l == TS_CPU_LEVEL_NUMA || l == TS_CPU_LEVEL_CORE))
+			fail_msg("%s: no %s groups", name, ts_cpu_level_to_string(l));
+		for (size_t i = 0; i < t->n_groups[l]; i++) {
+			const struct ts_cpu_group *g = &t->groups[l][i];
+
+			if (hwloc_bitmap_iszero(g->cpus) || hwloc_bitmap_intersects(all, g->cpus))
+				fail_msg("%s: %s %zu empty or overlapping", name,
+					 ts_cpu_level_to_string(l), i);
+			hwloc_bitmap_or(all, all, g->cpus);
+			if (l != TS_CPU_LEVEL_NUMA)
+				continue;
+			if (g->mems == NULL || hwloc_bitmap_iszero(g->mems))
+				fail_msg("%s: numa group %zu has no mems", name, i);
+			unsigned n;
+			hwloc_bitmap_foreach_begin(n, g->mems)
+				{
+					const struct ts_numa_node *nd = ts_topology_numa_node(t, n);
+					if (nd == NULL || !nd->has_memory)
+						fail_msg("%s: numa group %zu: mems node %u has no "
+							 "memory",
+							 name, i, n);
+				}
+			hwloc_bitmap_foreach_end();
+		}
+		if (t->n_groups[l] > 0 && !hwloc_bitmap_isequal(all, t->online))
+			fail_msg("%s: %s groups do not cover the online cpus", name,
+				 ts_cpu_level_to_string(l));
+	}
+}
+
+/* Every generated topology: each level partitions the online PUs and every
+ * NUMA domain has mems with memory; from the corpus too when present. */
+static void test_levels_partition(void **state)
+{
+	const char *dir = getenv("TS_SHARED_DIR");
+
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		struct tg_topo *g = tg_random(seed, NULL);
+		cleanup_topology struct ts_topology *t = load_gen(g);
+		char name[64];
+
+		snprintf(name, sizeof(name), "seed %llu", (unsigned long long)seed);
+		check_levels(name, t);
+		tg_free(g);
+	}
+	if (dir == NULL || access(dir, R_OK) < 0) {
+		printf("# skip corpus part: TS_SHARED_DIR is not set or not readable\n");
+		return;
+	}
+	static const char *const files[] = {"10-hwloc-linux-64amd64-4s2n4ca2co.xml",
+					    "14-hwloc-linux-fakeheteromemtiers-dram-hbm-nvm.xml",
+					    "20-flux-sierra-power9-4xv100.v2.xml",
+					    "24-psmgmt-knl05-snc4-flat-mcdram.xml"};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		cleanup_free char *path = corpus_path("topology", files[i]);
+		struct tg_topo *base = tg_from_xml_file(path);
+
+		assert_non_null(base);
+		for (uint64_t seed = 1; seed <= 20; seed++) {
+			struct tg_topo *g = tg_random(seed, base);
+			cleanup_topology struct ts_topology *t = load_gen(g);
+
+			check_levels(files[i], t);
+			tg_free(g);
+		}
+		tg_free(base);
+	}
+}
+
+/* hwloc 2.9 imports v1 XML (what hwloc 1.x wrote). */
+static void test_v1_xml(void **state)
+{
+	char path[] = "/tmp/ts-v1-XXXXXX";
+	int fd = mkstemp(path);
+	hwloc_topology_t h;
+	cleanup_topology struct ts_topology *t = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(hwloc_topology_init(&h), 0);
+	assert_int_equal(hwloc_topology_set_synthetic(h, "pack:2 [numa(memory=1073741824)] core:2 "
+							 "pu:2"),
+			 0);
+	assert_int_equal(hwloc_topology_load(h), 0);
+	assert_int_equal(hwloc_topology_export_xml(h, path, HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1), 0);
+	hwloc_topology_destroy(h);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &text, NULL, &err), 0);
+	assert_null(strstr(text, "version=\"2.0\""));
+	assert_non_null(strstr(text, "hwloc.dtd"));
+	if (ts_topology_load_xml(path, &t, &err) < 0)
+		fail_msg("%s", err->msg);
+	unlink(path);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 8);
+	assert_int_equal(t->n_numa_nodes, 2);
+}
+
+/* Kinds as an ARM big.LITTLE machine reports them: five by capacity.  The
+ * big ones (within half the span of the fastest) are performance. */
+static void test_cpu_kinds(void **state)
+{
+	static const struct {
+		unsigned first, last, capacity, freq;
+	} kinds[] = {{13, 14, 230, 1800},
+		     {10, 12, 400, 2000},
+		     {5, 9, 880, 2800},
+		     {1, 4, 930, 3000},
+		     {0, 0, 1024, 3200}};
+	struct tg_topo *g = tg_synthetic("pack:1 core:15 pu:1");
+	cleanup_hwloc_bitmap hwloc_bitmap_t perf = hwloc_bitmap_alloc();
+	cleanup_hwloc_bitmap hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+	struct ts_topology *t;
+
+	for (int pass = 0; pass < 3; pass++) {
+		tg_set_kinds(g, 0, false, false, 0);
+		g->kinds = calloc(ARRAY_SIZE(kinds), sizeof(*g->kinds));
+		g->nkinds = ARRAY_SIZE(kinds);
+		for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+			g->kinds[i].cpus = hwloc_bitmap_alloc();
+			hwloc_bitmap_set_range(g->kinds[i].cpus, kinds[i].first, kinds[i].last);
+			/* pass 0: efficiency and capacity; 1: capacity; 2: frequency */
+			g->kinds[i].efficiency = pass == 0 ? (int)i : -1;
+			g->kinds[i].capacity = pass < 2 ? kinds[i].capacity : 0;
+			g->kinds[i].frequency_mhz = pass == 2 ? kinds[i].freq : 0;
+		}
+		t = load_gen(g);
+		assert_int_equal(t->n_cpu_kinds, 5);
+		/* hwloc ranks kinds by their frequencies itself, not by capacity */
+		assert_string_equal(t->kinds_ranked_by, pass == 1 ? "capacity" : "efficiency");
+		assert_string_equal(t->kinds_scored_by, pass < 2 ? "capacity" : "frequency");
+		assert_list("slowest", t->cpu_kinds[0].cpus, "13-14");
+		assert_list("fastest", t->cpu_kinds[4].cpus, "0");
+		assert_true(t->cpu_kinds[0].score == 0.0 && t->cpu_kinds[4].score == 1.0);
+		assert_list("performance", t->performance_cpus, "0-9");
+		assert_list("efficiency", t->efficiency_cpus, "10-14");
+		assert_true(ts_topology_kinds_split(t, 0.95, perf, eff));
+		assert_list("performance at 0.95", perf, "0");
+		assert_true(ts_topology_kinds_split(t, 0.1, perf, eff));
+		assert_list("efficiency at 0.1", eff, "13-14");
+		assert_false(ts_topology_kinds_split(t, 0.0, perf, eff));
+		assert_true(hwloc_bitmap_iszero(perf) && hwloc_bitmap_iszero(eff));
+		ts_topology_free(t);
+	}
+	/* kinds hwloc cannot rank (no efficiency, no info): no preference */
+	for (size_t i = 0; i < g->nkinds; i++)
+		g->kinds[i].frequency_mhz = 0;
+	t = load_gen(g);
+	assert_null(t->kinds_ranked_by);
+	assert_true(hwloc_bitmap_iszero(t->performance_cpus));
+	ts_topology_free(t);
+	/* ranks only: the score is the rank */
+	for (size_t i = 0; i < g->nkinds; i++)
+		g->kinds[i].efficiency = (int)i;
+	t = load_gen(g);
+	assert_string_equal(t->kinds_scored_by, "rank");
+	assert_true(t->cpu_kinds[2].score == 0.5);
+	assert_list("performance by rank", t->performance_cpus, "0-9");
+	ts_topology_free(t);
+	tg_free(g);
+}
+
+/* A snapshot holds every table placement uses: exported again after
+ * loading it gives the same text, over generated topologies and the
+ * corpus; damaged snapshots are refused. */
+static void test_snapshot(void **state)
+{
+	const char *dir = getenv("TS_SHARED_DIR");
+
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct tg_topo *g = tg_random(seed, NULL);
+		cleanup_topology struct ts_topology *t = load_gen(g), *u = NULL;
+		cleanup_free char *a = NULL, *b = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_snapshot_export(t, &a, &err), 0);
+		if (ts_topology_snapshot_load(a, "snap", &u, &err) < 0)
+			fail_msg("seed %llu: %s\n%s", (unsigned long long)seed, err->msg, a);
+		assert_null(u->hwloc);
+		assert_int_equal(ts_topology_snapshot_export(u, &b, &err), 0);
+		if (strcmp(a, b) != 0)
+			fail_msg("seed %llu: snapshot changed:\n%s\n---\n%s",
+				 (unsigned long long)seed, a, b);
+		assert_true(hwloc_bitmap_isequal(t->performance_cpus, u->performance_cpus));
+		tg_free(g);
+	}
+	if (dir != NULL && access(dir, R_OK) == 0) {
+		cleanup_free char *path = corpus_path("topology", "18-flux-ipa20-xe8640-spr-snc4-"
+								  "4xh100.xml");
+		cleanup_topology struct ts_topology *t = NULL, *u = NULL;
+		cleanup_free char *a = NULL, *b = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_load_xml(path, &t, &err), 0);
+		assert_int_equal(ts_topology_snapshot_export(t, &a, &err), 0);
+		assert_int_equal(ts_topology_snapshot_load(a, "snap", &u, &err), 0);
+		assert_int_equal(ts_topology_snapshot_export(u, &b, &err), 0);
+		assert_string_equal(a, b);
+		assert_int_equal(u->n_latency, 8);
+	} else {
+		printf("# skip corpus part: TS_SHARED_DIR is not set or not readable\n");
+	}
+	static const char *const bad[] = {
+		"",
+		"toposhim-topology-snapshot 2\nend\n",
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\n", /* no end */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\ngroup 1 0 0 0 0-3 0 local\n"
+		"group 3 0 0 -1 0-2 - -\nend\n", /* cores miss PU 3 */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\ngroup 1 0 0 0 0-3 - local\n"
+		"group 3 0 0 -1 0-3 - -\nend\n", /* numa group without mems */
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\nbogus 1\nend\n",
+		"toposhim-topology-snapshot 1\nonline 0-3\nsmt x\nend\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cleanup_topology struct ts_topology *t = NULL;
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_topology_snapshot_load(bad[i], "snap", &t, &err), -EINVAL);
+		if (strcmp(err->msg, i < 2 ? "snap: not a topology snapshot"
+					   : "snap: invalid topology snapshot") != 0)
+			fail_msg("bad %zu: %s", i, err->msg);
+	}
+}
+
+/* The placement loader reads the cache's snapshot once a create wrote it,
+ * and never writes when told not to. */
+static void test_placement_load(void **state)
+{
+	char dir[] = "/tmp/ts-snapcache-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *snap = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:2");
+	struct ts_topology *t = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_true(asprintf(&path, "%s/m.xml", dir) > 0);
+	assert_true(asprintf(&snap, "%s/topology.snapshot", dir) > 0);
+	assert_int_equal(ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+	/* read only: nothing written, hwloc tree loaded */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	assert_int_equal(access(snap, F_OK), -1);
+	t = ts_topology_free(t);
+	/* writing: the cache and its snapshot */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, true, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	assert_int_equal(access(snap, F_OK), 0);
+	t = ts_topology_free(t);
+	/* then the snapshot, with the source the XML's path */
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_null(t->hwloc);
+	assert_string_equal(t->source, path);
+	assert_int_equal(hwloc_bitmap_weight(t->online), 16);
+	assert_int_equal(t->n_groups[TS_CPU_LEVEL_NUMA], 2);
+	t = ts_topology_free(t);
+	/* a full load still parses the XML */
+	assert_int_equal(ts_topology_load_default(path, dir, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	t = ts_topology_free(t);
+	/* a snapshot of another key is not used */
+	assert_int_equal(
+		ts_write_file_atomic_at(AT_FDCWD, snap, "xml=other\n--\nend\n", 17, 0644, &err), 0);
+	assert_int_equal(ts_topology_load_for_placement(path, dir, false, &t, &err), 0);
+	assert_non_null(t->hwloc);
+	t = ts_topology_free(t);
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,6 +1033,14 @@ int main(void)
 		cmocka_unit_test(test_tiers_knl),
 		cmocka_unit_test(test_device_locality),
 		cmocka_unit_test(test_sysfs_trees),
+		cmocka_unit_test(test_cpus_without_numa_node),
+		cmocka_unit_test(test_cpu_node_without_memory),
+		cmocka_unit_test(test_memory_only_nodes),
+		cmocka_unit_test(test_levels_partition),
+		cmocka_unit_test(test_v1_xml),
+		cmocka_unit_test(test_cpu_kinds),
+		cmocka_unit_test(test_snapshot),
+		cmocka_unit_test(test_placement_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

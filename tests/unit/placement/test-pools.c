@@ -1,0 +1,285 @@
+/*
+ * Tests of the placement side of src/cli/pools.c and the hooks' environment
+ * (src/cli/cmd-hook.c): the resize of the shared pool gives the cpus and
+ * mems a create would, and every hook sees the create's configuration.  The
+ * cgroup tree is a fake cgroup v2 directory (TOPOSHIM_CGROUP_ROOT with a
+ * mode file); the topologies are generated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cgroup/cgroup.h"
+#include "cli/cmd-hook.h"
+#include "cli/pools.h"
+#include "oci/json.h"
+#include "state/state.h"
+#include "topogen.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	cleanup_free char *cmd = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	if (system(cmd) != 0)
+		fail_msg("failed: %s", cmd);
+}
+
+static char *slurp(const char *path)
+{
+	cleanup_error struct ts_error *err = NULL;
+	char *buf = NULL;
+
+	if (ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err) < 0)
+		fail_msg("%s", err->msg);
+	return buf;
+}
+
+static void put_record(struct ts_state *s, const char *id, const char *cls, const char *cpus,
+		       const char *mems, const char *cgroup)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new(id, &err);
+
+	assert_non_null(a);
+	a->class_name = strdup(cls);
+	a->cpus_str = strdup(cpus);
+	a->mems_str = strdup(mems);
+	a->runtime_root = strdup("/nonexistent");
+	a->runtime_path = strdup("/bin/false");
+	a->status = TS_ALLOC_CREATED;
+	a->pid = getpid();
+	assert_int_equal(ts_state_proc_start_ticks(NULL, a->pid, &a->pid_start_ticks, NULL, &err),
+			 0);
+	a->cgroup_path = cgroup != NULL ? strdup(cgroup) : NULL;
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+}
+
+/* A fake cgroup v2 tree with one container cgroup whose effective sets
+ * follow what is written (links to the written files). */
+static void fake_cgroup(const char *dir, const char *name)
+{
+	sh("set -e; cd '%s'; mkdir -p cg/ts/%s; echo unified > cg/%s; cd cg/ts/%s; "
+	   "echo 0-15 > cpuset.cpus; echo 0 > cpuset.mems; ln -sf cpuset.cpus "
+	   "cpuset.cpus.effective; ln -sf cpuset.mems cpuset.mems.effective",
+	   dir, name, TS_CGROUP_MODE_FILE, name);
+}
+
+/* The shared pool of a machine whose second die has no memory: a critical
+ * container on node 0 leaves the pool on that die.  Before: the resize
+ * gave it `--cpuset-mems ''` (the NUMA nodes of its cpus: none), or, with
+ * the node present without memory, that node; a create at the same moment
+ * gave node 0.  Now both go through ts_placement_mems(). */
+static void test_rebalance_mems(void **state)
+{
+	static const struct {
+		const char *name;
+		bool remove_node;
+		const char *want_mems;
+	} rows[] = {
+		{"die without numa node", true, "0"},
+		{"numa node without memory", false, "0"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char dir[] = "/tmp/ts-pools-XXXXXX";
+		cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
+				  *mems = NULL;
+		cleanup_json struct ts_json *config = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_state struct ts_state *s = NULL;
+		struct ts_pools p = {0};
+		struct tg_topo *g =
+			tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
+		const struct ts_alloc *web;
+
+		tg_drop_memory(g, 1, rows[i].remove_node);
+		assert_non_null(mkdtemp(dir));
+		xml = tg_xml(g);
+		tg_free(g);
+		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+		assert_int_equal(
+			ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+		fake_cgroup(dir, "web");
+		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+
+		assert_int_equal(
+			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		put_record(s, "web", "standard", "0-15", "0", "/ts/web");
+		put_record(s, "db", "critical", "0-7", "0", NULL);
+		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+		if (ts_pools_rebalance(&p, s, false, &err) != 1)
+			fail_msg("%s: %s", rows[i].name,
+				 err != NULL ? err->msg : "nothing resized");
+		web = ts_state_find(s, "web");
+		assert_string_equal(web->cpus_str, "8-15");
+		if (strcmp(web->mems_str, rows[i].want_mems) != 0)
+			fail_msg("%s: record mems '%s', want '%s'", rows[i].name, web->mems_str,
+				 rows[i].want_mems);
+		free(path);
+		assert_true(asprintf(&path, "%s/ts/web/cpuset.mems", cg) > 0);
+		mems = slurp(path);
+		if (strcmp(mems, "0\n") != 0)
+			fail_msg("%s: cpuset.mems '%s'", rows[i].name, mems);
+		ts_pools_release(&p);
+		s = ts_state_close(s);
+		unsetenv("TOPOSHIM_TOPOLOGY_XML");
+		unsetenv(TS_CGROUP_ROOT_ENV);
+		sh("rm -rf '%s'", dir);
+	}
+}
+
+/* A shared-pool container placed with memory-tier hbm keeps its tier when
+ * the pool is resized. */
+static void test_rebalance_keeps_tier(void **state)
+{
+	char dir[] = "/tmp/ts-tier-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_pools p = {0};
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+
+	tg_add_memory_only(g, g->root->kids[1], 2, "HBM", 1u << 30);
+	assert_non_null(mkdtemp(dir));
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+	assert_int_equal(ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+	fake_cgroup(dir, "hbm");
+	assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+	assert_int_equal(ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	put_record(s, "hbm", "standard", "0-7", "0-2", "/ts/hbm");
+	put_record(s, "db", "critical", "0-1", "0", NULL);
+	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
+	assert_string_equal(ts_state_find(s, "hbm")->cpus_str, "2-7");
+	assert_string_equal(ts_state_find(s, "hbm")->mems_str, "0-2");
+	ts_pools_release(&p);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	unsetenv(TS_CGROUP_ROOT_ENV);
+	sh("rm -rf '%s'", dir);
+}
+
+/* A batch container stays on the efficiency cores when the pool changes:
+ * before, the resize gave every shared container the whole pool. */
+static void test_rebalance_keeps_kind(void **state)
+{
+	char dir[] = "/tmp/ts-kind-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_pools p = {0};
+	struct tg_topo *g = tg_synthetic("pack:1 [numa(memory=1073741824)] core:8 pu:1");
+
+	g->kinds = calloc(2, sizeof(*g->kinds));
+	g->nkinds = 2;
+	g->kinds[0] = (struct tg_kind){.cpus = hwloc_bitmap_alloc(), .efficiency = 0};
+	g->kinds[1] = (struct tg_kind){.cpus = hwloc_bitmap_alloc(), .efficiency = 1};
+	hwloc_bitmap_set_range(g->kinds[0].cpus, 4, 7);
+	hwloc_bitmap_set_range(g->kinds[1].cpus, 0, 3);
+	assert_non_null(mkdtemp(dir));
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+	assert_int_equal(ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+	fake_cgroup(dir, "b");
+	assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+	assert_int_equal(ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	put_record(s, "b", "batch", "4-7", "0", "/ts/b");
+	put_record(s, "db", "critical", "0,4", "0", NULL);
+	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
+	assert_string_equal(ts_state_find(s, "b")->cpus_str, "5-7");
+	ts_pools_release(&p);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	unsetenv(TS_CGROUP_ROOT_ENV);
+	sh("rm -rf '%s'", dir);
+}
+
+/* The hooks get every variable the create's configuration came from.
+ * Before: only PATH, TOPOSHIM_STATE_DIR and TOPOSHIM_CONFIG, so with
+ * TOPOSHIM_TOPOLOGY_XML at create the poststop resize used the host. */
+static void test_hook_env(void **state)
+{
+	cleanup_json struct ts_json *config = ts_json_new_object();
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *cwd = getcwd(NULL, 0), *want = NULL;
+	static const char *const stages[] = {"createRuntime", "poststop"};
+
+	setenv("TOPOSHIM_TOPOLOGY_XML", "topo/machine.xml", 1);
+	setenv("TOPOSHIM_SYSFS_ROOT", "/srv/fake/sys", 1);
+	setenv(TS_CGROUP_ROOT_ENV, "/srv/cg", 1);
+	unsetenv("TOPOSHIM_PROC_ROOT");
+	assert_int_equal(
+		ts_hook_inject(config, "/usr/bin/toposhim", "/run/ts", "/etc/t.json", &err), 0);
+	assert_true(asprintf(&want, "TOPOSHIM_TOPOLOGY_XML=%s/topo/machine.xml", cwd) > 0);
+	for (size_t i = 0; i < ARRAY_SIZE(stages); i++) {
+		const struct ts_json *hook =
+			ts_json_get_array(ts_json_get_object(config, "hooks"), stages[i])
+				->u.array.items[0];
+		const struct ts_json *env = ts_json_get_array(hook, "env");
+		static const char *const rest[] = {
+			"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TOPOSHIM_STATE_DIR=/run/ts",
+			"TOPOSHIM_CONFIG=/etc/t.json",	      NULL,
+			"TOPOSHIM_SYSFS_ROOT=/srv/fake/sys",  "TOPOSHIM_CGROUP_ROOT=/srv/cg"};
+
+		assert_int_equal(env->u.array.len, ARRAY_SIZE(rest));
+		for (size_t k = 0; k < ARRAY_SIZE(rest); k++)
+			assert_string_equal(env->u.array.items[k]->u.string,
+					    rest[k] != NULL ? rest[k] : want);
+	}
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	unsetenv("TOPOSHIM_SYSFS_ROOT");
+	unsetenv(TS_CGROUP_ROOT_ENV);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rebalance_mems),
+		cmocka_unit_test(test_rebalance_keeps_tier),
+		cmocka_unit_test(test_rebalance_keeps_kind),
+		cmocka_unit_test(test_hook_env),
+	};
+
+	/* the resize logs what it does; the assertions read the records */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
