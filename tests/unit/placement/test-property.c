@@ -1326,7 +1326,8 @@ static void test_corpus(void **state)
 
 	if (dir == NULL)
 		ts_test_skip("no corpus of topologies (%s/corpus/topology)",
-			     getenv("TS_SHARED_DIR") ? getenv("TS_SHARED_DIR") : "TS_SHARED_DIR unset");
+			     getenv("TS_SHARED_DIR") ? getenv("TS_SHARED_DIR")
+						     : "TS_SHARED_DIR unset");
 	nn = scandir(dir, &names, NULL, alphasort);
 	for (int i = 0; i < nn; i++) {
 		const char *name = names[i]->d_name;
