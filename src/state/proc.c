@@ -10,6 +10,7 @@
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+#include "util/testpoint.h"
 #include "util/fileio.h"
 
 /* /proc/<pid>/stat and /cgroup are short; anything bigger is not procfs */
@@ -142,10 +143,19 @@ static int init_alive(const char *proc_root, const struct ts_alloc *a)
 bool ts_state_alloc_is_stale(const char *proc_root, const struct ts_alloc *a, uint64_t now_usec,
 			     uint64_t grace_usec)
 {
+	/* The process first, its runtime dir second.  Until the create (the
+	 * recorded pid: toposhim exec'd into the runtime) ends, the runtime
+	 * may still make <root>/<id>; once it is seen gone, whatever it made
+	 * is there to be seen.  Checking the dir first lost live containers:
+	 * the dir was looked for just before the runtime made it, and the
+	 * process was gone when looked for just after (issue 17). */
+	if (a->pid > 0 && init_alive(proc_root, a) != 0)
+		return false;
+	ts_test_point("gc-between-pid-and-dir");
 	if (runtime_dir_exists(a) != 0)
 		return false;
 	if (a->pid > 0)
-		return init_alive(proc_root, a) == 0;
+		return true;
 	/* no pid yet: a create still running, or one that died before the
 	 * createRuntime hook; a clock step backwards keeps the record */
 	return now_usec >= a->created_usec && now_usec - a->created_usec > grace_usec;

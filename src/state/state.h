@@ -270,9 +270,12 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err);
  * A record is stale when <runtime_root>/<container_id> does not exist and
  * either its recorded pid is gone (no /proc/<pid>, a zombie, or a start time
  * other than the recorded one: a recycled pid) or it has no pid and is older
- * than grace_usec.  When in doubt (procfs or the runtime dir cannot be read
- * for a reason other than absence) the record is kept: handing out CPUs that
- * are still used is worse than holding them a while longer.
+ * than grace_usec.  The process is looked at before the runtime dir: a
+ * create (the recorded pid, toposhim exec'd into the runtime) that ends
+ * between the two looks has made its dir by then.  When in doubt (procfs or
+ * the runtime dir cannot be read for a reason other than absence) the record
+ * is kept: handing out CPUs that are still used is worse than holding them a
+ * while longer.
  * @param[in]  now_usec       CLOCK_REALTIME now, microseconds (ts_state_now_usec()).
  * @param[in]  grace_usec     grace period of records without a pid.
  * @param[out] ret_collected  the removed records, in store order; caller
