@@ -383,7 +383,11 @@ struct ts_cgroup_resize_result {
  *
  * Liveness: with pid > 0, a container whose <proc_root>/<pid>/stat is gone,
  * names a zombie, or (with pid_start_ticks) another start time is DEAD and
- * skipped.  With direct writes, a missing cgroup directory is DEAD too.
+ * skipped.  With direct writes, a missing cgroup directory is DEAD too; a
+ * `<runtime> update` that fails while the container goes away (its init is
+ * then dead, or <runtime_root>/<container_id> no longer exists: a racing
+ * `delete --force`) is DEAD, "container '<id>': deleted while it was
+ * resized", not FAILED.
  *
  * Direct writes (mode UNIFIED and a cgroupfs driver): cpuset.cpus and
  * cpuset.mems of <root>/<cgroup_path>.  Targets nested in each other are

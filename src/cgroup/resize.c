@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -527,6 +528,25 @@ static void resize_runtime(const struct ts_cgroup_resize_target *t, unsigned tim
 			   last_line(out, out_len));
 }
 
+/* An update that failed because the container went away while it ran (a
+ * `delete --force` racing the resize: "container does not exist") is no
+ * failure: the container is gone, and its record with it. */
+static void gone_meanwhile(const struct ts_cgroup_resize_target *t, const char *proc_root,
+			   struct ts_cgroup_resize_result *res)
+{
+	char path[8192];
+	struct stat st;
+
+	if (check_alive(t, proc_root, res) == 0)
+		return;
+	if (t->runtime_root == NULL || strchr(t->container_id, '/') != NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", t->runtime_root, t->container_id);
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		set_result(res, TS_CGROUP_RESIZE_DEAD,
+			   "container '%s': deleted while it was resized", t->container_id);
+}
+
 /* ---- entry point --------------------------------------------------------------------------- */
 
 static int validate(const struct ts_cgroup_resize_target *t, const char *normalized, bool direct,
@@ -605,6 +625,8 @@ int ts_cgroup_resize(const struct ts_cgroup_resize_target *targets, size_t n,
 		if (direct[i] || check_alive(&targets[i], proc_root, &results[i]) == 0)
 			continue;
 		resize_runtime(&targets[i], timeout_ms, &results[i]);
+		if (results[i].status == TS_CGROUP_RESIZE_FAILED)
+			gone_meanwhile(&targets[i], proc_root, &results[i]);
 	}
 	r = 0;
 	for (size_t i = 0; i < n; i++)

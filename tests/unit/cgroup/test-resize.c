@@ -239,6 +239,7 @@ static const char fake_runtime[] =
 	"for last; do :; done\n"
 	"case \"$last\" in\n"
 	"fail) echo 'level=error msg=\"container not running\"' >&2; exit 1 ;;\n"
+	"deleted) echo 'level=error msg=\"container does not exist\"' >&2; exit 1 ;;\n"
 	"slow) exec sleep 5 ;;\n"
 	"esac\n"
 	"echo ok\n"
@@ -254,6 +255,9 @@ static void test_runtime_update(void **state)
 	mkdirs("rt");
 	put("rt/runc", fake_runtime);
 	snprintf(rt, sizeof(rt), "%s/rt/runc", tmp);
+	char rtroot[256];
+	mkdirs("rt/root");
+	snprintf(rtroot, sizeof(rtroot), "%s/rt/root", tmp);
 	const struct ts_cgroup_resize_target t[] = {
 		{.container_id = "a",
 		 .cgroup_path = "/kubepods/a",
@@ -266,6 +270,11 @@ static void test_runtime_update(void **state)
 		{.container_id = "b", .cpus_str = "2", .runtime_path = rt},
 		{.container_id = "nort", .cpus_str = "2", .runtime_path = "/nonexistent/runc"},
 		{.container_id = "gone", .cpus_str = "2", .runtime_path = rt, .pid = 100},
+		/* deleted by a racing `delete --force` while the update ran: gone */
+		{.container_id = "deleted",
+		 .cpus_str = "2",
+		 .runtime_path = rt,
+		 .runtime_root = rtroot},
 	};
 	char proc[256];
 	snprintf(proc, sizeof(proc), "%s/proc", tmp);
@@ -274,7 +283,7 @@ static void test_runtime_update(void **state)
 						      .proc_root = proc,
 						      .timeout_ms = 300};
 
-	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 4);
+	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 5);
 	want_result(&res[0], TS_CGROUP_RESIZE_OK, "%s", "");
 	assert_true(res[0].via_runtime);
 	assert_null(res[0].effective_cpus);
@@ -289,11 +298,18 @@ static void test_runtime_update(void **state)
 		    "container 'nort': cannot execute '/nonexistent/runc'");
 	want_result(&res[5], TS_CGROUP_RESIZE_DEAD, "container 'gone': init pid 100 is gone");
 	assert_true(res[5].via_runtime);
+	want_result(&res[6], TS_CGROUP_RESIZE_DEAD,
+		    "container 'deleted': deleted while it was resized");
 	cleanup_free char *log = get("rt/argv.log");
-	assert_string_equal(log, "--root /run/r update --cpuset-cpus 0-1 --cpuset-mems 0 a\n"
-				 "update --cpuset-cpus 0-1 fail\n"
-				 "update --cpuset-cpus 0-1 slow\n"
-				 "update --cpuset-cpus 2 b\n");
+	cleanup_free char *want = NULL;
+	assert_true(asprintf(&want,
+			     "--root /run/r update --cpuset-cpus 0-1 --cpuset-mems 0 a\n"
+			     "update --cpuset-cpus 0-1 fail\n"
+			     "update --cpuset-cpus 0-1 slow\n"
+			     "update --cpuset-cpus 2 b\n"
+			     "--root %s update --cpuset-cpus 2 deleted\n",
+			     rtroot) > 0);
+	assert_string_equal(log, want);
 	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
 }
 
