@@ -1,0 +1,151 @@
+# shellcheck shell=bash
+# soak.bash - churn the allocation store and check that it kept every live
+# container (issue 17).  Loaded by tests/integration/soak.bats and
+# tests/soak/soak-long.sh after helpers.bash; uses TOPOSHIM, TOPOSHIMCTL,
+# TS_BUILDDIR and jq.
+#
+#   soak_prepare DIR RUNTIME   a work dir: a 384-PU topology made by hwloc
+#                              (2 packages x 12 L3 x 8 cores x 2 PUs), a
+#                              config with the state dir inside DIR, the
+#                              runtime to use (the stand-in or runc)
+#   soak_template_standin / soak_template_runc   the config.json template
+#   soak_run SECONDS SEED [--start]   run the driver (8 workers)
+#   soak_check                 the invariants; prints what is wrong, fails
+#   soak_drain                 delete every container, gc, expect 0 records
+
+SOAK_DRIVER=${SOAK_DRIVER:-$TS_BUILDDIR/tests/soak/soak-driver}
+SOAK_WORKERS=${SOAK_WORKERS:-8}
+
+soak_prepare() {
+	SOAK=$1
+	SOAK_RUNTIME=$2
+	mkdir -p "$SOAK/work" "$SOAK/root" || return 1
+	lstopo-no-graphics --input "pack:2 l3:12 core:8 pu:2" --of xml "$SOAK/topo.xml" 2>/dev/null ||
+		return 1
+	printf '{ "state_dir": "%s/state" }\n' "$SOAK" >"$SOAK/toposhim.json"
+}
+
+# An OCI config.json for the stand-in: nothing in it is run.
+soak_template_standin() {
+	printf '%s\n' '{"ociVersion": "1.0.2", "root": {"path": "rootfs"},' \
+		'"process": {"args": ["true"], "cwd": "/"}, "linux": {},' \
+		'"annotations": {@ANNOTATIONS@}}' >"$SOAK/template.json"
+}
+
+# A busybox `true` container for runc, sharing one read-only rootfs.
+soak_template_runc() {
+	local rootfs=$SOAK/rootfs
+	mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/dev" "$rootfs/sys" "$SOAK/spec" || return 1
+	cp /bin/busybox "$rootfs/bin/" && ln -sf busybox "$rootfs/bin/true" || return 1
+	(cd "$SOAK/spec" && runc spec) || return 1
+	jq --arg root "$rootfs" '.process.terminal = false | .process.args = ["true"]
+		| .root = {path: $root, readonly: true} | .annotations = {"@": "@"}' \
+		"$SOAK/spec/config.json" | sed 's/"@": "@"/@ANNOTATIONS@/' >"$SOAK/template.json"
+}
+
+soak_env() {
+	local topo=""
+	[ -f "$SOAK/topo.xml" ] && topo=$SOAK/topo.xml
+	env TOPOSHIM_CONFIG="$SOAK/toposhim.json" ${topo:+TOPOSHIM_TOPOLOGY_XML="$topo"} \
+		${SOAK_RUNTIME:+TOPOSHIM_RUNTIME="$SOAK_RUNTIME"} "$@"
+}
+
+soak_run() {
+	local seconds=$1 seed=$2
+	shift 2
+	soak_env "$SOAK_DRIVER" --toposhim "$TOPOSHIM" --root "$SOAK/root" --work "$SOAK/work" \
+		--template "$SOAK/template.json" --workers "$SOAK_WORKERS" --seconds "$seconds" \
+		--seed "$seed" --kill-one-in 10 "$@" >"$SOAK/driver.out" 2>&1 3>&-
+	local rc=$?
+	cat "$SOAK/driver.out"
+	return $rc
+}
+
+# The containers that are alive: created or running (a stopped one has
+# given nothing back yet, but has no process either).  The stand-in keeps
+# ROOT/ID only; runc says.
+soak_live() {
+	if [ -z "$SOAK_RUNTIME" ] || [ "$(basename "$SOAK_RUNTIME")" = runc ]; then
+		runc --root "$SOAK/root" list -f json 2>/dev/null |
+			jq -r '.[]? | select(.status == "created" or .status == "running") | .id'
+	else
+		ls "$SOAK/root"
+	fi
+}
+
+# Every live container has exactly one record, whose cpus, mems and class
+# are what its config.json says (for runc: and what its cgroup has); no two
+# live exclusive cpusets overlap; every config.json parses; stderr holds
+# only capacity refusals and no lock timeout.
+soak_check() {
+	local records=$SOAK/state/allocations.json bad=0 id n rec cfg want got
+	local live
+	live=$(soak_live) || return 1
+	jq -e '.allocations | type == "array"' "$records" >/dev/null ||
+		{ echo "soak: $records does not parse"; return 1; }
+	for id in $live; do
+		cfg=$SOAK/work/$id/config.json
+		n=$(jq --arg id "$id" --arg root "$SOAK/root" \
+			'[.allocations[] | select(.container_id == $id and .runtime_root == $root)] | length' \
+			"$records")
+		if [ "$n" != 1 ]; then
+			echo "soak: live container '$id' has $n records (config: $(jq -c '.linux.resources.cpu // {}' "$cfg"))"
+			bad=$((bad + 1))
+			continue
+		fi
+		rec=$(jq -c --arg id "$id" '.allocations[] | select(.container_id == $id) | [.cpus, .mems, .class]' "$records")
+		want=$(jq -c '[.linux.resources.cpu.cpus // "", .linux.resources.cpu.mems // "",
+			.annotations["toposhim.io/placed-class"]]' "$cfg")
+		# a running shared container follows the pool: its cgroup, not its
+		# config.json, has what the record says
+		if [ "$rec" != "$want" ] && [ "$(jq -r '.[2]' <<<"$rec")" != critical ] &&
+			got=$(soak_cgroup_cpus "$id"); then
+			want=$(jq -c --arg c "$got" '.[0] = $c' <<<"$want")
+		fi
+		if [ "$rec" != "$want" ]; then
+			echo "soak: '$id': record $rec, container $want"
+			bad=$((bad + 1))
+		fi
+	done
+	local overlap
+	overlap=$(for id in $live; do
+		jq -r --arg id "$id" '.allocations[] | select(.container_id == $id and .class == "critical") | .cpus' "$records"
+	done | tr ',' '\n' | awk -F- 'NF { hi = NF > 1 ? $2 : $1; for (i = $1; i <= hi; i++) print i }' |
+		sort -n | uniq -d | paste -sd, -)
+	[ -z "$overlap" ] || { echo "soak: PUs given to two live critical containers: $overlap"; bad=$((bad + 1)); }
+	for cfg in "$SOAK"/work/*/config.json; do
+		jq -e . "$cfg" >/dev/null 2>&1 || { echo "soak: torn $cfg"; bad=$((bad + 1)); }
+	done
+	local other
+	# what the creates printed (a create's header line is "ID RC"; start
+	# and delete lines carry the runtime's own notes)
+	other=$(cat "$SOAK"/work/worker-*.log |
+		awk '/^[^ ]/ { create = NF == 2 } /^  / && create' |
+		grep -av -e 'not enough cpus available to satisfy request' \
+			-e 'would leave the shared pool empty' | sort | uniq -c | head -5)
+	[ -z "$other" ] || { echo "soak: unexpected stderr:"; echo "$other"; bad=$((bad + 1)); }
+	echo "soak: $(wc -w <<<"$live") live containers, $(jq '.allocations | length' "$records") records, $bad problems"
+	[ "$bad" = 0 ]
+}
+
+# cpuset.cpus of a runc container's cgroup (v1 cpuset hierarchy or v2).
+soak_cgroup_cpus() {
+	local pid path
+	pid=$(runc --root "$SOAK/root" state "$1" 2>/dev/null | jq -r '.pid') || return 1
+	[ "$pid" -gt 0 ] 2>/dev/null || return 1
+	path=$(awk -F: '$2 ~ /(^|,)cpuset(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+	cat "/sys/fs/cgroup/cpuset$path/cpuset.cpus" 2>/dev/null ||
+		cat "/sys/fs/cgroup$(awk -F: '$1 == 0 { print $3 }' "/proc/$pid/cgroup")/cpuset.cpus.effective"
+}
+
+# Delete every container through toposhim, collect, and expect no record.
+soak_drain() {
+	local id
+	for id in $(ls "$SOAK/root"); do
+		soak_env "$TOPOSHIM" --root "$SOAK/root" delete --force "$id" >/dev/null 2>&1 3>&-
+	done
+	soak_env "$TOPOSHIMCTL" alloc gc --grace 0 >/dev/null 3>&- || return 1
+	local left
+	left=$(jq '.allocations | length' "$SOAK/state/allocations.json")
+	[ "$left" = 0 ] || { echo "soak: $left records left after deleting everything"; return 1; }
+}
