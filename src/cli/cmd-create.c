@@ -106,18 +106,42 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
 	return ts_plugin_adjust_apply(b->config, adjust, "plugins: adjust", err);
 }
 
+/* The runtime root of the container, absolute (the runtime and its hooks
+ * run from other directories): the engine's --root, else the runtime's own
+ * default (runc and crun keep their state in /run/<name> as root).  With
+ * the container id it names the container (state.h). */
+static int runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+			struct ts_error **err)
+{
+	const char *root = args->root;
+	cleanup_free char *cwd = NULL;
+
+	if (root == NULL)
+		root = strstr(runtime_path, "crun") != NULL ? "/run/crun" : "/run/runc";
+	if (root[0] == '/')
+		*ret = strdup(root);
+	else if ((cwd = getcwd(NULL, 0)) == NULL)
+		return ts_error_set(err, errno, "--root '%s': cannot tell the current directory",
+				    root);
+	else if (asprintf(ret, "%s/%s", cwd, root) < 0)
+		*ret = NULL;
+	return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "--root");
+}
+
 /* Every allocation is followed by the hooks; without placement they are
  * needed only for the plugins' create and delete stages. */
 static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const char *config_path,
-			struct ts_error **err)
+			const char *root, struct ts_error **err)
 {
 	cleanup_free char *self = NULL;
+	struct ts_hook_env he = {
+		.state_dir = state_dir, .config_path = config_path, .runtime_root = root};
 	int r;
 
 	r = ts_hook_self_exe(&self, err);
 	if (r < 0)
 		return r;
-	return ts_hook_inject(b->config, self, state_dir, config_path, err);
+	return ts_hook_inject(b->config, self, &he, err);
 }
 
 /* The CDI index lives in the state dir: unless the config names its own
@@ -291,20 +315,17 @@ static int set_string(char **dst, const char *src, struct ts_error **err)
 
 /* The record of a new allocation; ownership goes to the store. */
 static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
-			     const char *runtime_path, const struct ts_oci_bundle *b,
-			     const struct ts_placement_result *res,
+			     const char *runtime_path, const char *root,
+			     const struct ts_oci_bundle *b, const struct ts_placement_result *res,
 			     const struct ts_cdi_injection *injected, struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
-	const char *root = args->root, *cpus = NULL, *mems = NULL;
+	const char *cpus = NULL, *mems = NULL;
 	size_t n = injected != NULL ? injected->n_devices : 0;
 	int r;
 
 	if (a == NULL)
 		return ts_error_code(*err);
-	/* runc and crun keep their state in /run/<name> by default (as root) */
-	if (root == NULL)
-		root = strstr(runtime_path, "crun") != NULL ? "/run/crun" : "/run/runc";
 	r = set_string(&a->runtime_root, root, err);
 	if (r >= 0)
 		r = set_string(&a->runtime_path, runtime_path, err);
@@ -359,7 +380,7 @@ static void restore_config(const struct ts_oci_bundle *b)
 /* Place the container under the state lock, edit config.json, save it, and
  * record the allocation. */
 static int place_and_save(const struct ts_cli_args *args, const char *config_path,
-			  const char *runtime_path, struct ts_pools *pools,
+			  const char *runtime_path, const char *root, struct ts_pools *pools,
 			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
 			  const struct ts_cdi_injection *injected, struct ts_error **err)
 {
@@ -403,6 +424,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		r = read_request(b, args->container_id, pools, injected, &req, err);
 	if (r < 0)
 		return r;
+	req.runtime_root = root;
 	n = ts_pools_views(pools, s, &allocs, &bitmaps, err);
 	if (n < 0)
 		return n;
@@ -419,14 +441,14 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0 && !res.existing)
 		r = pre_create(chain, args, b, &res, injected, err);
 	if (r >= 0)
-		r = inject_hooks(b, ts_state_dir(s), config_path, err);
+		r = inject_hooks(b, ts_state_dir(s), config_path, root, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0)
 		return r;
 	if (res.existing)
 		return 0; /* a retried create: the allocation is recorded already */
-	r = record_allocation(s, args, runtime_path, b, &res, injected, err);
+	r = record_allocation(s, args, runtime_path, root, b, &res, injected, err);
 	if (r >= 0 && ts_pools_rebalance(pools, s, args->systemd_cgroup, err) < 0) {
 		/* the new container is placed; the others follow at the next change */
 		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
@@ -463,9 +485,12 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
 	cleanup_pools struct ts_pools pools = {0};
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
+	cleanup_free char *root = NULL;
 	int r;
 
 	r = check_container_id(args->container_id, err);
+	if (r >= 0)
+		r = runtime_root(args, runtime_path, &root, err);
 	if (r >= 0)
 		r = ts_cli_config_check_keys(config, config_path, err);
 	if (r >= 0)
@@ -481,12 +506,12 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r < 0)
 		return r;
 	if (pools.placement.enabled)
-		return place_and_save(args, config_path, runtime_path, &pools, chain, b, injected,
-				      err);
+		return place_and_save(args, config_path, runtime_path, root, &pools, chain, b,
+				      injected, err);
 	r = pre_create(chain, args, b, NULL, injected, err);
 	if (r >= 0 && (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
 		       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0))
-		r = inject_hooks(b, NULL, config_path, err);
+		r = inject_hooks(b, NULL, config_path, root, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	return r < 0 ? r : 0;

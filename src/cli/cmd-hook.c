@@ -117,6 +117,12 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 	return 0;
 }
 
+/* The record of the hook's container (ts_state_lookup()). */
+static struct ts_alloc *find_record(const struct ts_state *s, const struct ts_hook_state *st)
+{
+	return ts_state_lookup(s, st->runtime_root, st->container_id, st->bundle);
+}
+
 int ts_hook_create_runtime(const struct ts_hook_state *st, const struct ts_state_options *opts,
 			   char **ret_warning, struct ts_error **err)
 {
@@ -157,11 +163,16 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 	r = ts_state_load(s, &warning, err);
 	if (r < 0)
 		return r;
-	found = ts_state_find(s, st->container_id);
+	found = find_record(s, st);
 	if (found != NULL) {
+		cleanup_free char *record_root = NULL;
+
 		a = ts_alloc_dup(found);
-		if (a == NULL)
+		if (a == NULL || (found->runtime_root != NULL &&
+				  (record_root = strdup(found->runtime_root)) == NULL)) {
+			ts_alloc_free(a);
 			return ts_error_set(err, ENOMEM, "container '%s'", st->container_id);
+		}
 		a->pid = st->pid;
 		a->pid_start_ticks = ticks;
 		free(a->cgroup_path);
@@ -180,7 +191,7 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 			return r;
 		/* in the same store session: one load, one commit */
 		if (pools != NULL)
-			(void)ts_pools_catch_up(pools, s, st->container_id);
+			(void)ts_pools_catch_up(pools, s, record_root, st->container_id);
 	}
 	/* also without a record: a rebuilt store is worth writing */
 	r = ts_state_commit(s, err);
@@ -199,6 +210,7 @@ int ts_hook_poststop(const struct ts_hook_state *st, const struct ts_state_optio
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
 	cleanup_alloc struct ts_alloc *removed = NULL;
+	const struct ts_alloc *a;
 	int r, found;
 
 	r = ts_state_open(opts, &s, err);
@@ -207,7 +219,8 @@ int ts_hook_poststop(const struct ts_hook_state *st, const struct ts_state_optio
 	r = ts_state_load(s, &warning, err);
 	if (r < 0)
 		return r;
-	found = ts_state_remove(s, st->container_id, &removed);
+	a = find_record(s, st);
+	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
 	r = ts_state_commit(s, err);
 	if (r < 0)
 		return r;
@@ -264,8 +277,8 @@ static int run_stage(const struct ts_hook_state *st, bool create, const struct t
 							  err);
 		ts_pools_release(&pools);
 	} else
-		r = ts_pools_release_container(config, config_file(), opts, st->container_id,
-					       &record, err);
+		r = ts_pools_release_container(config, config_file(), opts, st->runtime_root,
+					       st->container_id, st->bundle, &record, err);
 	if (r < 0)
 		return r;
 	r = ts_plugin_chain_load(config, config_file(), &chain, err);
@@ -312,6 +325,10 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err)
 		r = ts_hook_state_parse(buf, len, &st, err);
 	if (r >= 0)
 		r = load_options(&config, &opts, err);
+	/* given by the hook entry: a root ts_hook_inject() put there */
+	st.runtime_root = secure_getenv(TS_HOOK_ROOT_ENV);
+	if (st.runtime_root != NULL && st.runtime_root[0] != '/')
+		st.runtime_root = NULL;
 	if (r >= 0)
 		r = run_stage(&st, create, config, &opts, &warning, err);
 	ts_hook_state_release(&st);
@@ -393,8 +410,7 @@ static int append_config_env(struct ts_json *env, const char *name, struct ts_er
 }
 
 static struct ts_json *hook_entry(const char *self_exe, const char *stage_arg,
-				  const char *state_dir, const char *config_path,
-				  struct ts_error **err)
+				  const struct ts_hook_env *he, struct ts_error **err)
 {
 	cleanup_json struct ts_json *o = ts_json_new_object();
 	cleanup_json struct ts_json *args = ts_json_new_array();
@@ -413,9 +429,11 @@ static struct ts_json *hook_entry(const char *self_exe, const char *stage_arg,
 	if (r >= 0)
 		r = append_string(env, TS_HOOK_PATH_ENV, err);
 	if (r >= 0)
-		r = append_env(env, TS_STATE_DIR_ENV, state_dir, err);
+		r = append_env(env, TS_STATE_DIR_ENV, he->state_dir, err);
 	if (r >= 0)
-		r = append_env(env, "TOPOSHIM_CONFIG", config_path, err);
+		r = append_env(env, "TOPOSHIM_CONFIG", he->config_path, err);
+	if (r >= 0)
+		r = append_env(env, TS_HOOK_ROOT_ENV, he->runtime_root, err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(config_env); i++)
 		r = append_config_env(env, config_env[i], err);
 	if (r >= 0)
@@ -448,8 +466,7 @@ static bool is_our_entry(const struct ts_json *entry, const char *stage_arg)
 }
 
 static int inject_one(struct ts_json *hooks, const char *key, const char *stage_arg,
-		      const char *self_exe, const char *state_dir, const char *config_path,
-		      struct ts_error **err)
+		      const char *self_exe, const struct ts_hook_env *he, struct ts_error **err)
 {
 	struct ts_json *arr, *entry, *item;
 	size_t i;
@@ -457,7 +474,7 @@ static int inject_one(struct ts_json *hooks, const char *key, const char *stage_
 	arr = ts_json_object_ensure(hooks, key, TS_JSON_ARRAY, "config.json: '/hooks'", err);
 	if (arr == NULL)
 		return code_of(err);
-	entry = hook_entry(self_exe, stage_arg, state_dir, config_path, err);
+	entry = hook_entry(self_exe, stage_arg, he, err);
 	if (entry == NULL)
 		return code_of(err);
 	ts_json_array_foreach (arr, i, item) {
@@ -467,8 +484,8 @@ static int inject_one(struct ts_json *hooks, const char *key, const char *stage_
 	return ts_json_array_append(arr, entry, err);
 }
 
-int ts_hook_inject(struct ts_json *config, const char *self_exe, const char *state_dir,
-		   const char *config_path, struct ts_error **err)
+int ts_hook_inject(struct ts_json *config, const char *self_exe, const struct ts_hook_env *he,
+		   struct ts_error **err)
 {
 	struct ts_json *hooks;
 	int r;
@@ -479,10 +496,8 @@ int ts_hook_inject(struct ts_json *config, const char *self_exe, const char *sta
 	hooks = ts_json_object_ensure(config, "hooks", TS_JSON_OBJECT, "config.json: ''", err);
 	if (hooks == NULL)
 		return code_of(err);
-	r = inject_one(hooks, "createRuntime", TS_HOOK_STAGE_CREATE_RUNTIME, self_exe, state_dir,
-		       config_path, err);
+	r = inject_one(hooks, "createRuntime", TS_HOOK_STAGE_CREATE_RUNTIME, self_exe, he, err);
 	if (r < 0)
 		return r;
-	return inject_one(hooks, "poststop", TS_HOOK_STAGE_POSTSTOP, self_exe, state_dir,
-			  config_path, err);
+	return inject_one(hooks, "poststop", TS_HOOK_STAGE_POSTSTOP, self_exe, he, err);
 }

@@ -36,6 +36,8 @@ struct ts_pools;
 /** argv[2] of the two hooks. */
 #define TS_HOOK_STAGE_CREATE_RUNTIME "create-runtime"
 #define TS_HOOK_STAGE_POSTSTOP "poststop"
+/** The hooks' environment variable naming the container's runtime root. */
+#define TS_HOOK_ROOT_ENV "TOPOSHIM_RUNTIME_ROOT"
 /** PATH given to the hooks. */
 #define TS_HOOK_PATH_ENV "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 /** Largest state document read from stdin (1 MiB). */
@@ -74,6 +76,11 @@ struct ts_hook_state {
 	char *status;	    /* "status"; NULL when absent */
 	pid_t pid;	    /* "pid"; 0 when absent or 0 (poststop of a dead container) */
 	char *bundle;	    /* "bundle"; NULL when absent */
+	/* Not part of the OCI state: the runtime root the create was given,
+	 * from the hook entry's TOPOSHIM_RUNTIME_ROOT; borrowed from the
+	 * environment; NULL for a hook entry without it (an older toposhim),
+	 * found then by container id and bundle. */
+	const char *runtime_root;
 };
 
 /**
@@ -95,7 +102,9 @@ void ts_hook_state_release(struct ts_hook_state *st);
 
 /**
  * The createRuntime stage: record st->pid (its start time and cgroup from
- * opts->proc_root) in the allocation of st->container_id, state "created".
+ * opts->proc_root) in the allocation of the container (st->runtime_root,
+ * st->container_id; without a root, the record of that id whose bundle is
+ * st->bundle), state "created".
  * @param[in]  st           parsed state; st->pid must be > 0.
  * @param[in]  opts         state store options; borrowed.
  * @param[out] ret_warning  a store-rebuild warning to log, or NULL; caller
@@ -121,7 +130,8 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 				  struct ts_error **err);
 
 /**
- * The poststop stage: remove the allocation of st->container_id.  A missing
+ * The poststop stage: remove the allocation of the container (found as by
+ * ts_hook_create_runtime()).  A missing
  * allocation is not an error (GC collected it, or it never existed).
  * @param[out] ret_removed  the removed record, for the caller to release its
  *                          CPUs elsewhere (caller frees); may be NULL.
@@ -151,6 +161,13 @@ int ts_cmd_hook(int argc, char **argv, struct ts_error **err);
  */
 int ts_hook_self_exe(char **ret, struct ts_error **err);
 
+/** What the injected hooks get in their environment besides PATH; NULL/"" leaves one out. */
+struct ts_hook_env {
+	const char *state_dir;	  /* TOPOSHIM_STATE_DIR: pass what the create itself saw */
+	const char *config_path;  /* TOPOSHIM_CONFIG */
+	const char *runtime_root; /* TOPOSHIM_RUNTIME_ROOT: the create's --root (absolute) */
+};
+
 /**
  * Add the createRuntime and poststop hooks to a config.json tree.  An entry
  * already there from an earlier attempt of the same create (args
@@ -159,19 +176,17 @@ int ts_hook_self_exe(char **ret, struct ts_error **err);
  * Implements: OCI runtime-spec config.md "POSIX-platform Hooks" (path, args, env).
  * @param[in,out] config     the config.json root; edited in place.
  * @param[in]     self_exe   absolute path of toposhim (ts_hook_self_exe()).
- * @param[in]     state_dir  value for TOPOSHIM_STATE_DIR in the hooks' env, or
- *                           NULL/"" to leave it out (pass what the create
- *                           itself saw in its environment).
- * @param[in]     config_path  value for TOPOSHIM_CONFIG, or NULL/"".
+ * @param[in]     he         the hooks' environment; borrowed.
  * The other configuration variables (see the top of this file) are copied
- * from this process's environment (secure_getenv) in that order.
+ * from this process's environment (secure_getenv) in that order, after
+ * TOPOSHIM_RUNTIME_ROOT.
  * @return 0; -EINVAL "config.json: '/hooks': expected object, got <type>"
  *         (likewise for '/hooks/createRuntime' and '/hooks/poststop' that
  *         are not arrays) or "hook: not an absolute path '<p>'"; -errno
  *         "hook: env: <name>: cannot resolve '<value>'" when a relative path
  *         cannot be made absolute (no working directory); -ENOMEM.
  */
-int ts_hook_inject(struct ts_json *config, const char *self_exe, const char *state_dir,
-		   const char *config_path, struct ts_error **err);
+int ts_hook_inject(struct ts_json *config, const char *self_exe, const struct ts_hook_env *he,
+		   struct ts_error **err);
 
 #endif

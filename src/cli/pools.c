@@ -118,6 +118,7 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 		}
 		allocs[i] = (struct ts_allocation){
 			.container_id = a->container_id,
+			.runtime_root = a->runtime_root,
 			.class_name = a->class_name,
 			.pool = ts_pools_pool_of(p, a),
 			.cpus = bitmaps[2 * i],
@@ -218,7 +219,7 @@ static int record_resize(struct ts_state *s, const struct ts_alloc *a,
 	case TS_CGROUP_RESIZE_DEAD:
 		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
 		       a->container_id);
-		(void)ts_state_remove(s, a->container_id, NULL);
+		(void)ts_state_remove(s, a->runtime_root, a->container_id, NULL);
 		return 0;
 	case TS_CGROUP_RESIZE_OK:
 	case TS_CGROUP_RESIZE_MISMATCH:
@@ -359,9 +360,10 @@ static void rebalance_or_warn(struct ts_pools *p, struct ts_state *s)
 		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", err->msg);
 }
 
-bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *container_id)
+bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *runtime_root,
+		       const char *container_id)
 {
-	const struct ts_alloc *a = ts_state_find(s, container_id);
+	const struct ts_alloc *a = ts_state_find(s, runtime_root, container_id);
 
 	if (!p->placement.enabled || a == NULL ||
 	    ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED || !overtaken(p, s, a))
@@ -371,13 +373,15 @@ bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *conta
 }
 
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
-			       const struct ts_state_options *opts, const char *container_id,
+			       const struct ts_state_options *opts, const char *runtime_root,
+			       const char *container_id, const char *bundle,
 			       struct ts_alloc **ret_removed, struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *removed = NULL;
 	struct ts_pools p = {0};
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
+	const struct ts_alloc *a;
 	int r, found;
 
 	r = ts_pools_init(config, config_path, &p, err);
@@ -390,7 +394,8 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		goto out;
 	if (warning != NULL)
 		ts_log(TS_LOG_WARNING, "%s", warning);
-	found = ts_state_remove(s, container_id, &removed);
+	a = ts_state_lookup(s, runtime_root, container_id, bundle);
+	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
 	/* the CPUs are free again even if the others cannot grow yet */
 	if (found > 0 && p.placement.enabled)
 		rebalance_or_warn(&p, s);

@@ -111,13 +111,18 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
  *                   updated record; the caller commits.
  * @return true when a rebalance ran (a failed resize is logged).
  */
-bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *container_id);
+bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *runtime_root,
+		       const char *container_id);
 
 /**
  * The poststop stage: remove a container's allocation and give its CPUs
  * back to the shared pool, resizing the running shared-pool containers.
  * @param[in] config, config_path  the toposhim config; borrowed.
  * @param[in] opts                 where the store is.
+ * @param[in] runtime_root, container_id, bundle
+ *                                 the container, found as ts_state_lookup()
+ *                                 finds it (bundle matters only without a
+ *                                 root); borrowed.
  * @param[out] ret_removed         may be NULL; the removed record (caller
  *                                 frees with ts_alloc_free()), NULL if none.
  * @return 1 when an allocation was removed; 0 when there was none (already
@@ -125,7 +130,8 @@ bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *conta
  *         store.  A failed resize is logged, not returned.
  */
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
-			       const struct ts_state_options *opts, const char *container_id,
+			       const struct ts_state_options *opts, const char *runtime_root,
+			       const char *container_id, const char *bundle,
 			       struct ts_alloc **ret_removed, struct ts_error **err);
 
 #endif

@@ -771,6 +771,12 @@ static int check_user_mems(struct placer *p, struct ts_error **err)
 			    p->file, list_of(bad, buf, sizeof(buf)));
 }
 
+/* Two runtime roots are the same root (NULL only equals NULL). */
+static bool same_root(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
 static int copy_existing(const struct ts_allocation *a, struct ts_placement_result *res)
 {
 	struct ts_strv rs = {0};
@@ -983,7 +989,8 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 
 	for (size_t i = 0; req->container_id != NULL && i < nallocs; i++) {
 		if (allocs[i].container_id == NULL ||
-		    strcmp(allocs[i].container_id, req->container_id) != 0)
+		    strcmp(allocs[i].container_id, req->container_id) != 0 ||
+		    !same_root(allocs[i].runtime_root, req->runtime_root))
 			continue;
 		r = copy_existing(&allocs[i], &res);
 		if (r == 0)

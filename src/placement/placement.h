@@ -177,6 +177,7 @@ const struct ts_placement_class *ts_placement_config_class(const struct ts_place
 /* A live allocation, as the state module records it.  All borrowed. */
 struct ts_allocation {
 	const char *container_id;
+	const char *runtime_root; /* with container_id, names the container; may be NULL */
 	const char *class_name;
 	enum ts_placement_pool pool;
 	hwloc_const_bitmap_t cpus;
@@ -199,6 +200,8 @@ enum ts_placement_pool ts_placement_allocation_pool(const struct ts_placement_co
 
 struct ts_placement_request {
 	char *container_id;
+	const char *runtime_root; /* borrowed; set by the caller: an allocation of the same
+				   * container (root and id) is an earlier attempt of this create */
 	char *class_name;
 	bool class_derived;  /* no toposhim.io/class: derived from quota */
 	unsigned cpus;	     /* exclusive PUs wanted (0: none / whole node) */

@@ -190,6 +190,7 @@ uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 }
 
 struct id_ref {
+	const char *root; /* "" for none */
 	const char *id;
 	size_t at;
 };
@@ -199,12 +200,15 @@ static int cmp_id_ref(const void *x, const void *y)
 	const struct id_ref *a = x, *b = y;
 	int c = strcmp(a->id, b->id);
 
+	if (c == 0)
+		c = strcmp(a->root, b->root);
 	return c != 0 ? c : (a->at > b->at) - (a->at < b->at);
 }
 
-/* Set dup[i] for every record whose container id an earlier record has:
- * sorted by id, then position, neighbours compared (n log n; the store
- * holds hundreds of records).  @return 0; -ENOMEM. */
+/* Set dup[i] for every record whose container (runtime root and id) an
+ * earlier record has: sorted by id, root, then position, neighbours
+ * compared (n log n; the store holds hundreds of records).  @return 0;
+ * -ENOMEM. */
 static int mark_duplicates(struct ts_alloc *const *v, size_t n, bool *dup)
 {
 	cleanup_free struct id_ref *refs = NULL;
@@ -215,10 +219,13 @@ static int mark_duplicates(struct ts_alloc *const *v, size_t n, bool *dup)
 	if (refs == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		refs[i] = (struct id_ref){.id = v[i]->container_id, .at = i};
+		refs[i] = (struct id_ref){.root = v[i]->runtime_root ? v[i]->runtime_root : "",
+					  .id = v[i]->container_id,
+					  .at = i};
 	qsort(refs, n, sizeof(*refs), cmp_id_ref);
 	for (size_t i = 1; i < n; i++)
-		if (strcmp(refs[i - 1].id, refs[i].id) == 0)
+		if (strcmp(refs[i - 1].id, refs[i].id) == 0 &&
+		    strcmp(refs[i - 1].root, refs[i].root) == 0)
 			dup[refs[i].at] = true;
 	return 0;
 }

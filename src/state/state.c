@@ -304,19 +304,46 @@ struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i)
 	return i < s->n_allocs ? s->allocs[i] : NULL;
 }
 
-static ssize_t find_index(const struct ts_state *s, const char *container_id)
+bool ts_alloc_is(const struct ts_alloc *a, const char *runtime_root, const char *container_id)
+{
+	if (a == NULL || container_id == NULL || strcmp(a->container_id, container_id) != 0)
+		return false;
+	if (a->runtime_root == NULL || runtime_root == NULL)
+		return a->runtime_root == runtime_root;
+	return strcmp(a->runtime_root, runtime_root) == 0;
+}
+
+static ssize_t find_index(const struct ts_state *s, const char *runtime_root,
+			  const char *container_id)
 {
 	for (size_t i = 0; container_id != NULL && i < s->n_allocs; i++)
-		if (strcmp(s->allocs[i]->container_id, container_id) == 0)
+		if (ts_alloc_is(s->allocs[i], runtime_root, container_id))
 			return (ssize_t)i;
 	return -1;
 }
 
-struct ts_alloc *ts_state_find(const struct ts_state *s, const char *container_id)
+struct ts_alloc *ts_state_find(const struct ts_state *s, const char *runtime_root,
+			       const char *container_id)
 {
-	ssize_t i = find_index(s, container_id);
+	ssize_t i = find_index(s, runtime_root, container_id);
 
 	return i < 0 ? NULL : s->allocs[i];
+}
+
+struct ts_alloc *ts_state_lookup(const struct ts_state *s, const char *runtime_root,
+				 const char *container_id, const char *bundle)
+{
+	struct ts_alloc *a = ts_state_find(s, runtime_root, container_id);
+
+	if (a != NULL || runtime_root != NULL)
+		return a;
+	for (size_t i = 0; bundle != NULL && container_id != NULL && i < s->n_allocs; i++) {
+		a = s->allocs[i];
+		if (strcmp(a->container_id, container_id) == 0 && a->bundle != NULL &&
+		    strcmp(a->bundle, bundle) == 0)
+			return a;
+	}
+	return NULL;
 }
 
 int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
@@ -326,7 +353,7 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 
 	if (a == NULL || a->container_id == NULL || a->container_id[0] == '\0')
 		return ts_error_set(err, 0, "allocation: empty container id");
-	i = find_index(s, a->container_id);
+	i = find_index(s, a->runtime_root, a->container_id);
 	if (i >= 0) {
 		ts_alloc_free(s->allocs[i]);
 		s->allocs[i] = TAKE_PTR(owned);
@@ -347,9 +374,10 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 	return 0;
 }
 
-int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_alloc **ret_removed)
+int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *container_id,
+		    struct ts_alloc **ret_removed)
 {
-	ssize_t i = find_index(s, container_id);
+	ssize_t i = find_index(s, runtime_root, container_id);
 	struct ts_alloc *a;
 
 	if (i < 0)
@@ -626,7 +654,7 @@ static size_t adopt_live_containers(struct ts_state *s)
 			struct ts_alloc *a;
 			cleanup_error struct ts_error *ignored = NULL;
 
-			if (e->d_name[0] == '.' || ts_state_find(s, e->d_name) != NULL)
+			if (e->d_name[0] == '.' || ts_state_find(s, root, e->d_name) != NULL)
 				continue;
 			bundle = runtime_bundle(root_fd, e->d_name);
 			a = bundle != NULL ? adopt_one(root, e->d_name, bundle) : NULL;
@@ -682,7 +710,7 @@ static int merge_previous(struct ts_state *s, size_t *ret_added)
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (ts_state_find(s, v[i]->container_id) != NULL) {
+		if (ts_state_find(s, v[i]->runtime_root, v[i]->container_id) != NULL) {
 			ts_alloc_free(v[i]);
 			continue;
 		}

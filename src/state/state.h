@@ -28,7 +28,8 @@
  *   container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;
  *   numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n
  * (one line).  One allocation is an object with, in this order:
- *   "container_id"     string, non-empty, unique in the file
+ *   "container_id"     string, non-empty; with runtime_root unique in the
+ *                      file (one id under two roots is two containers)
  *   "runtime_root"     string: the runtime's --root; the runtime keeps its
  *                      state of the container in <runtime_root>/<container_id>
  *   "runtime"          string, optional: the runtime binary that created it,
@@ -236,23 +237,46 @@ size_t ts_state_count(const struct ts_state *s);
 /** Record at index i (0 ≤ i < count), in insertion order; borrowed. NULL when out of range. */
 struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i);
 
-/** Record of a container id, borrowed; NULL when there is none. */
-struct ts_alloc *ts_state_find(const struct ts_state *s, const char *container_id);
+/**
+ * Whether a is the record of the container (runtime_root, container_id).
+ * A container is named by both: runtimes keep their containers apart by
+ * root (containerd's "k8s.io" and "default" namespaces use one id under
+ * two roots), so the same id under two roots is two containers.  A NULL
+ * root matches only a record without a root.
+ */
+bool ts_alloc_is(const struct ts_alloc *a, const char *runtime_root, const char *container_id);
+
+/** Record of the container (runtime_root, container_id), borrowed; NULL when there is none. */
+struct ts_alloc *ts_state_find(const struct ts_state *s, const char *runtime_root,
+			       const char *container_id);
+
+/**
+ * The record of a container as a hook names it: ts_state_find() when
+ * runtime_root is non-NULL; else (a hook entry written before the root was
+ * passed to hooks) the record of container_id without a root, else the one
+ * whose bundle is bundle — two containers of one id under two roots have
+ * two bundles.
+ * @return the record, borrowed; NULL when none matches.
+ */
+struct ts_alloc *ts_state_lookup(const struct ts_state *s, const char *runtime_root,
+				 const char *container_id, const char *bundle);
 
 /**
  * Insert a record, replacing (and freeing) any record of the same container
- * id in place.  Takes ownership of a, also on failure.
+ * (runtime root and container id) in place.  Takes ownership of a, also on
+ * failure.
  * @return 0; -EINVAL when a or its container id is NULL/empty; -ENOMEM.
  */
 int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err);
 
 /**
- * Remove the record of a container id.
+ * Remove the record of the container (runtime_root, container_id).
  * @param[out] ret_removed  the removed record (caller frees); may be NULL,
  *                          then the record is freed.  Untouched when absent.
  * @return 1 when a record was removed, 0 when there was none.
  */
-int ts_state_remove(struct ts_state *s, const char *container_id, struct ts_alloc **ret_removed);
+int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *container_id,
+		    struct ts_alloc **ret_removed);
 
 /**
  * Write the store to allocations.json (atomically, mode 0600) if it changed

@@ -132,7 +132,7 @@ static void test_rebalance_mems(void **state)
 		if (ts_pools_rebalance(&p, s, false, &err) != 1)
 			fail_msg("%s: %s", rows[i].name,
 				 err != NULL ? err->msg : "nothing resized");
-		web = ts_state_find(s, "web");
+		web = ts_state_find(s, "/nonexistent", "web");
 		assert_string_equal(web->cpus_str, "8-15");
 		if (strcmp(web->mems_str, rows[i].want_mems) != 0)
 			fail_msg("%s: record mems '%s', want '%s'", rows[i].name, web->mems_str,
@@ -182,8 +182,8 @@ static void test_rebalance_keeps_tier(void **state)
 	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
 	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
 	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
-	assert_string_equal(ts_state_find(s, "hbm")->cpus_str, "2-7");
-	assert_string_equal(ts_state_find(s, "hbm")->mems_str, "0-2");
+	assert_string_equal(ts_state_find(s, "/nonexistent", "hbm")->cpus_str, "2-7");
+	assert_string_equal(ts_state_find(s, "/nonexistent", "hbm")->mems_str, "0-2");
 	ts_pools_release(&p);
 	unsetenv("TOPOSHIM_TOPOLOGY_XML");
 	unsetenv(TS_CGROUP_ROOT_ENV);
@@ -227,7 +227,7 @@ static void test_rebalance_keeps_kind(void **state)
 	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
 	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
 	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
-	assert_string_equal(ts_state_find(s, "b")->cpus_str, "5-7");
+	assert_string_equal(ts_state_find(s, "/nonexistent", "b")->cpus_str, "5-7");
 	ts_pools_release(&p);
 	unsetenv("TOPOSHIM_TOPOLOGY_XML");
 	unsetenv(TS_CGROUP_ROOT_ENV);
@@ -248,8 +248,11 @@ static void test_hook_env(void **state)
 	setenv("TOPOSHIM_SYSFS_ROOT", "/srv/fake/sys", 1);
 	setenv(TS_CGROUP_ROOT_ENV, "/srv/cg", 1);
 	unsetenv("TOPOSHIM_PROC_ROOT");
-	assert_int_equal(
-		ts_hook_inject(config, "/usr/bin/toposhim", "/run/ts", "/etc/t.json", &err), 0);
+	assert_int_equal(ts_hook_inject(config, "/usr/bin/toposhim",
+					&(struct ts_hook_env){.state_dir = "/run/ts",
+							      .config_path = "/etc/t.json"},
+					&err),
+			 0);
 	assert_true(asprintf(&want, "TOPOSHIM_TOPOLOGY_XML=%s/topo/machine.xml", cwd) > 0);
 	for (size_t i = 0; i < ARRAY_SIZE(stages); i++) {
 		const struct ts_json *hook =

@@ -484,13 +484,23 @@ static void reap(pid_t pid)
 	(void)waitpid(pid, NULL, 0);
 }
 
+/* The runtime root of the run's containers (the create's --root). */
+static const char *run_root(const struct run *run)
+{
+	static char rt[400];
+
+	snprintf(rt, sizeof(rt), "%s/rt", run->dir);
+	return rt;
+}
+
 /* The createRuntime hook, as `toposhim hook create-runtime` runs it, with a
  * proc tree whose <pid>/cgroup names the container's own fake cgroup. */
 static int hook_created(struct run *run, struct live *l, struct ts_error **err)
 {
 	char proc[600], path[700];
 	cleanup_free char *stat = NULL;
-	struct ts_hook_state st = {.container_id = l->id, .pid = l->child};
+	struct ts_hook_state st = {
+		.container_id = l->id, .pid = l->child, .runtime_root = run_root(run)};
 	struct ts_pools pools = {0};
 	int r;
 
@@ -848,7 +858,8 @@ static bool check_store(struct run *run)
 	}
 	/* every live container is recorded (until an exit is collected) */
 	for (size_t i = 0; ok && i < run->nlive; i++)
-		if (!run->live[i].exited && ts_state_find(s, run->live[i].id) == NULL)
+		if (!run->live[i].exited &&
+		    ts_state_find(s, run_root(run), run->live[i].id) == NULL)
 			ok = failf(run, "'%s': running, but not recorded", run->live[i].id);
 out:
 	if (reserved != NULL)
@@ -993,7 +1004,7 @@ static void do_create(struct run *run, const struct step *s)
 	/* the new record against the store before it */
 	st = open_store(run);
 	if (st != NULL && before_free != NULL) {
-		const struct ts_alloc *a = ts_state_find(st, l.id);
+		const struct ts_alloc *a = ts_state_find(st, run_root(run), l.id);
 		struct ts_pools pools = {0};
 
 		if (a != NULL && ts_pools_init(run->config, run->config_path, &pools, &err) == 0 &&
@@ -1027,7 +1038,7 @@ static void do_delete(struct run *run, unsigned pick, bool exit_only)
 	}
 	/* the poststop hook, as `toposhim hook poststop` runs it */
 	if (ts_pools_release_container(run->config, run->config_path, &(struct ts_state_options){0},
-				       l->id, NULL, &err) < 0)
+				       run_root(run), l->id, NULL, NULL, &err) < 0)
 		failf(run, "poststop of %s: %s", l->id, err->msg);
 	remove_live(run, idx[pick % n]);
 }
@@ -1038,7 +1049,7 @@ static void forget_collected(struct run *run)
 	struct ts_state *s = open_store(run);
 
 	for (size_t i = 0; s != NULL && i < run->nlive;) {
-		if (run->live[i].exited && ts_state_find(s, run->live[i].id) == NULL)
+		if (run->live[i].exited && ts_state_find(s, run_root(run), run->live[i].id) == NULL)
 			remove_live(run, i);
 		else
 			i++;

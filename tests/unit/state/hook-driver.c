@@ -40,7 +40,10 @@ static int inject(const char *path)
 	if (ts_read_file_at(AT_FDCWD, path, 0, &buf, &len, &err) < 0 ||
 	    ts_json_parse(buf, len, "config.json", &config, &err) < 0 ||
 	    ts_hook_self_exe(&exe, &err) < 0 ||
-	    ts_hook_inject(config, exe, getenv("TOPOSHIM_STATE_DIR"), getenv("TOPOSHIM_CONFIG"),
+	    ts_hook_inject(config, exe,
+			   &(struct ts_hook_env){.state_dir = getenv("TOPOSHIM_STATE_DIR"),
+						 .config_path = getenv("TOPOSHIM_CONFIG"),
+						 .runtime_root = getenv("TOPOSHIM_RUNTIME_ROOT")},
 			   &err) < 0 ||
 	    ts_json_serialize(config, true, &out, &len, &err) < 0 ||
 	    ts_write_file_atomic_at(AT_FDCWD, path, out, len, 0644, &err) < 0)

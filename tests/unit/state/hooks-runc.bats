@@ -13,6 +13,8 @@ setup() {
 	WORK=$(mktemp -d /tmp/ts-state-bats-XXXXXX)
 	export TOPOSHIM_STATE_DIR="$WORK/state"
 	ROOT="$WORK/runc"
+	# the root the hooks get, with the id, names the container's record
+	export TOPOSHIM_RUNTIME_ROOT="$ROOT"
 	BUNDLE="$WORK/bundle"
 	ID="ts-hooks-$$-$BATS_TEST_NUMBER"
 	mkdir -p "$BUNDLE/rootfs/bin" "$ROOT"
@@ -46,7 +48,7 @@ crun_here() {
 	assert_success
 	# the entries are absolute and carry a clean env
 	run jq -c '.hooks.createRuntime[-1]' "$BUNDLE/config.json"
-	assert_output "{\"path\":\"$DRIVER\",\"args\":[\"toposhim\",\"hook\",\"create-runtime\"],\"env\":[\"PATH=/usr/sbin:/usr/bin:/sbin:/bin\",\"TOPOSHIM_STATE_DIR=$TOPOSHIM_STATE_DIR\"]}"
+	assert_output "{\"path\":\"$DRIVER\",\"args\":[\"toposhim\",\"hook\",\"create-runtime\"],\"env\":[\"PATH=/usr/sbin:/usr/bin:/sbin:/bin\",\"TOPOSHIM_STATE_DIR=$TOPOSHIM_STATE_DIR\",\"TOPOSHIM_RUNTIME_ROOT=$ROOT\"]}"
 	run "$DRIVER" put "$ID" "$ROOT"
 	assert_success
 	# a retried create does not add the hooks twice
@@ -55,7 +57,7 @@ crun_here() {
 	assert_output 1
 
 	# the hooks run with the env of config.json, not this one
-	env -u TOPOSHIM_STATE_DIR runc --root "$ROOT" create --bundle "$BUNDLE" "$ID" \
+	env -u TOPOSHIM_STATE_DIR -u TOPOSHIM_RUNTIME_ROOT runc --root "$ROOT" create --bundle "$BUNDLE" "$ID" \
 		</dev/null >"$WORK/create.log" 2>&1
 	pid=$(runc --root "$ROOT" state "$ID" | jq .pid)
 	[ "$pid" -gt 0 ]
@@ -77,7 +79,7 @@ crun_here() {
 	command -v crun >/dev/null || skip "crun not installed"
 	"$DRIVER" inject "$BUNDLE/config.json"
 	"$DRIVER" put "$ID" "$ROOT"
-	(unset TOPOSHIM_STATE_DIR && crun_here --root "$ROOT" create --bundle "$BUNDLE" "$ID") \
+	(unset TOPOSHIM_STATE_DIR TOPOSHIM_RUNTIME_ROOT && crun_here --root "$ROOT" create --bundle "$BUNDLE" "$ID") \
 		</dev/null >"$WORK/create.log" 2>&1 || { cat "$WORK/create.log"; false; }
 	pid=$(crun_here --root "$ROOT" state "$ID" | jq .pid)
 	[ "$pid" -gt 0 ]

@@ -237,7 +237,7 @@ static void test_gc(void **state)
 
 		assert_int_equal(ts_state_open(NULL, &w, &err), 0);
 		assert_int_equal(ts_state_load(w, NULL, &err), 0);
-		a = ts_alloc_dup(ts_state_find(w, "web-1"));
+		a = ts_alloc_dup(ts_state_find(w, NULL, "web-1"));
 		assert_non_null(a);
 		a->pid = getpid();
 		a->pid_start_ticks = ticks;

@@ -132,6 +132,51 @@ static void put_creating(const struct fixture *f, const char *container_id)
 	assert_int_equal(ts_state_commit(s, &err), 0);
 }
 
+/* Put a record of (root, id) with a bundle and cpus. */
+static void put_rooted(const struct fixture *f, const char *root, const char *id,
+		       const char *bundle, const char *cpus)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new(id, &err);
+
+	assert_non_null(a);
+	a->runtime_root = strdup(root);
+	a->bundle = strdup(bundle);
+	a->cpus_str = strdup(cpus);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+}
+
+/* Issue 10, finding 5: the same id under two runtime roots.  Each hook
+ * finds its own container's record: by the root its entry carries, or,
+ * for an entry without one (an older toposhim), by its bundle. */
+static void test_same_id_two_roots(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_alloc struct ts_alloc *removed = NULL;
+	cleanup_alloc struct ts_alloc *removed2 = NULL;
+	struct ts_hook_state k8s = {.container_id = (char *)"c",
+				    .bundle = (char *)"/b/k8s.io/c",
+				    .runtime_root = "/run/containerd/runc/k8s.io"};
+	struct ts_hook_state old = {.container_id = (char *)"c", .bundle = (char *)"/b/default/c"};
+
+	put_rooted(f, "/run/containerd/runc/k8s.io", "c", "/b/k8s.io/c", "1");
+	put_rooted(f, "/run/containerd/runc/default", "c", "/b/default/c", "2");
+	assert_int_equal(ts_hook_poststop(&k8s, &f->opts, &removed, NULL, &err), 1);
+	assert_string_equal(removed->runtime_root, "/run/containerd/runc/k8s.io");
+	assert_string_equal(removed->cpus_str, "1");
+	/* the other container's record stays */
+	assert_int_equal(ts_hook_poststop(&k8s, &f->opts, NULL, NULL, &err), 0);
+	assert_int_equal(ts_hook_poststop(&old, &f->opts, &removed2, NULL, &err), 1);
+	assert_string_equal(removed2->runtime_root, "/run/containerd/runc/default");
+	assert_string_equal(removed2->cpus_str, "2");
+	assert_null(err);
+}
+
 static void test_create_runtime_then_poststop(void **state)
 {
 	struct fixture *f = *state;
@@ -154,7 +199,7 @@ static void test_create_runtime_then_poststop(void **state)
 		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
 		assert_int_equal(ts_state_load(s, &warning, &err), 0);
 		assert_null(warning);
-		a = ts_state_find(s, "web-1");
+		a = ts_state_find(s, NULL, "web-1");
 		assert_non_null(a);
 		assert_int_equal(a->status, TS_ALLOC_CREATED);
 		assert_int_equal(a->pid, 4242);
@@ -261,7 +306,7 @@ static void test_cmd_hook_stdin(void **state)
 	assert_int_equal(ts_state_proc_cgroup(NULL, getpid(), &cgroup, &err), 0);
 	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
 	assert_int_equal(ts_state_load(s, NULL, &err), 0);
-	a = ts_state_find(s, "ctr-self");
+	a = ts_state_find(s, NULL, "ctr-self");
 	assert_non_null(a);
 	assert_int_equal(a->status, TS_ALLOC_CREATED);
 	assert_int_equal(a->pid, getpid());
@@ -393,23 +438,35 @@ static void test_inject(void **state)
 		"{\"ociVersion\":\"1.0.2\",\"hooks\":{\"createRuntime\":[{\"path\":\"/usr/bin/"
 		"other\"},{\"path\":\"/opt/ts\",\"args\":[\"toposhim\",\"hook\","
 		"\"create-runtime\"],\"env\":[\"PATH=/usr/sbin:/usr/bin:/sbin:/bin\","
-		"\"TOPOSHIM_CONFIG=/etc/t.json\"]}],\"prestart\":[],\"poststop\":[{\"path\":\"/opt/"
-		"ts\",\"args\":[\"toposhim\",\"hook\",\"poststop\"],\"env\":["
-		"\"PATH=/usr/sbin:/usr/bin:/sbin:/bin\",\"TOPOSHIM_CONFIG=/etc/t.json\"]}]}}";
+		"\"TOPOSHIM_CONFIG=/etc/t.json\",\"TOPOSHIM_RUNTIME_ROOT=/run/"
+		"r\"]}],\"prestart\":[],"
+		"\"poststop\":[{\"path\":\"/opt/ts\",\"args\":[\"toposhim\",\"hook\",\"poststop\"],"
+		"\"env\":[\"PATH=/usr/sbin:/usr/bin:/sbin:/bin\",\"TOPOSHIM_CONFIG=/etc/t.json\","
+		"\"TOPOSHIM_RUNTIME_ROOT=/run/r\"]}]}}";
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_json struct ts_json *root = NULL;
 	cleanup_free char *once = NULL, *twice = NULL, *moved = NULL;
 
 	assert_int_equal(ts_json_parse(config, strlen(config), "config.json", &root, &err), 0);
-	assert_int_equal(ts_hook_inject(root, "/usr/local/bin/toposhim", "/tmp/s", NULL, &err), 0);
+	assert_int_equal(ts_hook_inject(root, "/usr/local/bin/toposhim",
+					&(struct ts_hook_env){.state_dir = "/tmp/s"}, &err),
+			 0);
 	once = compact(root);
 	assert_string_equal(once, want);
 	/* a retried create: the same entries, not two of each */
-	assert_int_equal(ts_hook_inject(root, "/usr/local/bin/toposhim", "/tmp/s", "", &err), 0);
+	assert_int_equal(
+		ts_hook_inject(root, "/usr/local/bin/toposhim",
+			       &(struct ts_hook_env){.state_dir = "/tmp/s", .config_path = ""},
+			       &err),
+		0);
 	twice = compact(root);
 	assert_string_equal(twice, want);
 	/* another toposhim binary and environment: replaced in place */
-	assert_int_equal(ts_hook_inject(root, "/opt/ts", NULL, "/etc/t.json", &err), 0);
+	assert_int_equal(ts_hook_inject(root, "/opt/ts",
+					&(struct ts_hook_env){.config_path = "/etc/t.json",
+							      .runtime_root = "/run/r"},
+					&err),
+			 0);
 	moved = compact(root);
 	assert_string_equal(moved, want_moved);
 }
@@ -434,7 +491,8 @@ static void test_inject_errors(void **state)
 		assert_int_equal(ts_json_parse(rows[i].config, strlen(rows[i].config),
 					       "config.json", &root, &err),
 				 0);
-		assert_int_equal(ts_hook_inject(root, rows[i].self, NULL, NULL, &err), -EINVAL);
+		assert_int_equal(ts_hook_inject(root, rows[i].self, &(struct ts_hook_env){0}, &err),
+				 -EINVAL);
 		assert_string_equal(err->msg, rows[i].msg);
 	}
 }
@@ -456,6 +514,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_runc_state),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test_setup_teardown(test_same_id_two_roots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_runtime_then_poststop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_runtime_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_hook_stdin, setup, teardown),

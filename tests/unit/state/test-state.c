@@ -154,7 +154,7 @@ static void test_missing_file_is_empty(void **state)
 	assert_int_equal(ts_state_load(s, &warning, &err), 0);
 	assert_null(warning);
 	assert_int_equal(ts_state_count(s), 0);
-	assert_null(ts_state_find(s, "x"));
+	assert_null(ts_state_find(s, NULL, "x"));
 	/* nothing changed: commit writes nothing */
 	assert_int_equal(ts_state_commit(s, &err), 0);
 	assert_int_equal(th_exists(f->sdir, "allocations.json"), 0);
@@ -235,7 +235,7 @@ static void test_round_trip_exact(void **state)
 	assert_null(warning);
 	assert_int_equal(ts_state_count(s), 2);
 	a = ts_state_at(s, 0);
-	b = ts_state_find(s, "batch \"2\"");
+	b = ts_state_find(s, "/run/containerd/runc/default", "batch \"2\"");
 	assert_ptr_equal(b, ts_state_at(s, 1));
 	assert_string_equal(a->container_id, "web-1");
 	assert_string_equal(a->runtime_root, "/run/containerd/runc/default");
@@ -548,7 +548,7 @@ static void test_adopt_from_runtime_state(void **state)
 			    "): store rebuilt from live containers, kept 3 of 3 allocations (2 "
 			    "found in the runtime state)");
 	assert_int_equal(ts_state_count(s), 3);
-	a = ts_state_find(s, "c1");
+	a = ts_state_find(s, f->runtime, "c1");
 	assert_non_null(a);
 	assert_string_equal(a->class_name, "critical");
 	assert_string_equal(a->cpus_str, "0-7");
@@ -556,14 +556,14 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_false(a->pinned);
 	assert_true(a->numa_exclusive);
 	assert_string_equal(a->runtime_root, f->runtime);
-	a = ts_state_find(s, "c2");
+	a = ts_state_find(s, f->runtime, "c2");
 	assert_non_null(a);
 	assert_string_equal(a->class_name, "standard");
 	assert_string_equal(a->cpus_str, "9");
 	assert_true(a->pinned);
 	assert_false(a->numa_exclusive);
-	assert_null(ts_state_find(s, "c3"));
-	assert_null(ts_state_find(s, "c4"));
+	assert_null(ts_state_find(s, f->runtime, "c3"));
+	assert_null(ts_state_find(s, f->runtime, "c4"));
 }
 
 /* Nothing of the file survives and there is no previous copy: the runtime
@@ -585,7 +585,7 @@ static void test_adopt_with_nothing_left(void **state)
 	assert_true(asprintf(&want, "%s\n", f->runtime) > 0);
 	assert_string_equal(roots, want);
 	/* the same root again: the file is not rewritten with a duplicate */
-	assert_int_equal(ts_state_remove(s, "web-1", NULL), 1);
+	assert_int_equal(ts_state_remove(s, f->runtime, "web-1", NULL), 1);
 	assert_int_equal(ts_state_commit(s, &err), 0);
 	free(TAKE_PTR(roots));
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &roots, NULL, &err), 0);
@@ -609,7 +609,7 @@ static void test_adopt_with_nothing_left(void **state)
 	warning = load_warn(s);
 	assert_non_null(strstr(warning, "): store rebuilt from live containers, kept 1 of 1 "
 					"allocations (1 found in the runtime state)"));
-	a = ts_state_find(s, "c1");
+	a = ts_state_find(s, f->runtime, "c1");
 	assert_non_null(a);
 	assert_string_equal(a->cpus_str, "3");
 	assert_string_equal(a->class_name, "critical");
@@ -659,7 +659,7 @@ static void test_bad_records_and_versions(void **state)
 		 * both records are salvaged (their containers are alive) */
 		{"{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": @A@}",
 		 "'/allocations/0/color': unknown member"},
-		/* "b" twice: the first is kept, the second dropped */
+		/* "b" twice under one root: the first is kept, the second dropped */
 		{"{\"version\": 1, \"checksum\": \"fnv1a64:0\", \"allocations\": @B@}",
 		 "'/allocations/2/container_id': duplicate 'b'"},
 	};
@@ -672,9 +672,9 @@ static void test_bad_records_and_versions(void **state)
 			     "[{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"state\":"
 			     "\"creating\",\"created_usec\":5},{\"container_id\":\"a\","
 			     "\"runtime_root\":\"%s\",\"state\":\"creating\",\"created_usec\":5},"
-			     "{\"container_id\":\"b\",\"runtime_root\":\"/nowhere\",\"state\":"
+			     "{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"state\":"
 			     "\"creating\",\"created_usec\":5}]",
-			     f->runtime, f->runtime) > 0);
+			     f->runtime, f->runtime, f->runtime) > 0);
 	assert_true(
 		asprintf(&arr,
 			 "[{\"container_id\":\"a\",\"runtime_root\":\"%s\",\"state\":\"created\","
@@ -767,13 +767,46 @@ static void test_put_replace_remove(void **state)
 	/* replaced in place: order kept */
 	assert_int_equal(ts_state_count(s), 2);
 	assert_ptr_equal(ts_state_at(s, 0), a);
-	assert_string_equal(ts_state_find(s, "x")->cpus_str, "5");
-	assert_int_equal(ts_state_remove(s, "x", &removed), 1);
+	assert_string_equal(ts_state_find(s, NULL, "x")->cpus_str, "5");
+	assert_int_equal(ts_state_remove(s, NULL, "x", &removed), 1);
 	assert_ptr_equal(removed, a);
-	assert_int_equal(ts_state_remove(s, "x", NULL), 0);
+	assert_int_equal(ts_state_remove(s, NULL, "x", NULL), 0);
 	assert_int_equal(ts_state_count(s), 1);
 	assert_string_equal(ts_state_at(s, 0)->container_id, "y");
 	assert_null(ts_state_at(s, 1));
+
+	/* one id under two runtime roots is two containers (containerd's
+	 * "k8s.io" and "default" namespaces): each found, replaced and
+	 * removed on its own */
+	for (int i = 0; i < 2; i++) {
+		a = ts_alloc_new("same", &err);
+		assert_non_null(a);
+		a->runtime_root = strdup(i == 0 ? "/run/containerd/runc/k8s.io"
+						: "/run/containerd/runc/default");
+		a->cpus_str = strdup(i == 0 ? "1" : "2");
+		assert_int_equal(ts_state_put(s, a, &err), 0);
+	}
+	assert_int_equal(ts_state_count(s), 3);
+	assert_string_equal(ts_state_find(s, "/run/containerd/runc/k8s.io", "same")->cpus_str, "1");
+	assert_string_equal(ts_state_find(s, "/run/containerd/runc/default", "same")->cpus_str,
+			    "2");
+	assert_null(ts_state_find(s, NULL, "same"));
+	assert_int_equal(ts_state_remove(s, "/run/containerd/runc/k8s.io", "same", NULL), 1);
+	assert_null(ts_state_find(s, "/run/containerd/runc/k8s.io", "same"));
+	assert_string_equal(ts_state_find(s, "/run/containerd/runc/default", "same")->cpus_str,
+			    "2");
+	/* and both go through a commit and a load (no duplicate) */
+	a = ts_alloc_new("same", &err);
+	a->runtime_root = strdup("/run/containerd/runc/k8s.io");
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	{
+		char *warning = NULL;
+
+		assert_int_equal(ts_state_load(s, &warning, &err), 0);
+		assert_null(warning);
+		assert_int_equal(ts_state_count(s), 3);
+	}
 	assert_int_equal(ts_state_put(s, NULL, &err), -EINVAL);
 	assert_string_equal(err->msg, "allocation: empty container id");
 	ts_error_clear(&err);
@@ -946,7 +979,7 @@ static void test_parallel_writers_lose_nothing(void **state)
 		char id[32];
 
 		snprintf(id, sizeof(id), "ctr-%d", i);
-		assert_non_null(ts_state_find(s, id));
+		assert_non_null(ts_state_find(s, NULL, id));
 	}
 }
 
