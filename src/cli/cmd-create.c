@@ -3,17 +3,24 @@
  *
  *   open the bundle (oci)
  *   → inject the requested CDI devices (cdi)
- *   → under the state lock: collect stale allocations (state), place the
- *     container (topology, placement), write cpus/mems and the class's
- *     cgroup limits (cgroup), inject the lifecycle hooks
- *   → the plugin chain's pre-create stage (plugin), which may adjust it
- *   → save config.json atomically (oci), record the allocation, resize the
- *     running shared-pool containers (pools), commit the store
- *   → return to main, which execs the runtime (the exec releases the lock).
+ *   → reserve, under the state lock and only for this step: collect stale
+ *     allocations (state), place the container (topology, placement), write
+ *     cpus/mems and the class's cgroup limits into the tree (cgroup), record
+ *     the allocation ("creating") and commit
+ *   → without the lock: the plugins' delete stage for what was collected,
+ *     the pre-create stage (plugin), which may adjust the tree; cpus and
+ *     mems a plugin set pass the allocator's checks and are recorded
+ *   → inject the lifecycle hooks, save config.json atomically (oci); a
+ *     failure from here on releases the reservation
+ *   → resize the running shared-pool containers (pools: ts_pools_settle(),
+ *     which holds the store's lock only to plan and to record)
+ *   → return to main, which execs the runtime.
  *
- * Everything is decided on the in-memory tree first and config.json is
- * written once, before the store is committed: a failure before the save
- * leaves config.json byte-identical and the store as it was.
+ * Nothing slow or external runs under the state lock (issue 10, finding
+ * 8): a plugin may take its whole timeout and a `runc update` seconds,
+ * while other creates go on.  Everything is decided on the in-memory tree
+ * and config.json is written once, last: a failure leaves config.json
+ * byte-identical and the store without the reservation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +41,7 @@
 #include "oci/spec.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/testpoint.h"
 
 static void registry_freep(struct ts_cdi_registry **r)
 {
@@ -75,15 +83,17 @@ static void chain_freep(struct ts_plugin_chain **c)
  * toposhim's placement) and may adjust a limited part of it. */
 static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *args,
 		      struct ts_oci_bundle *b, const struct ts_placement_result *res,
-		      const struct ts_cdi_injection *injected, struct ts_error **err)
+		      const struct ts_cdi_injection *injected, struct ts_plugin_report *ret_report,
+		      struct ts_error **err)
 {
-	cleanup_json struct ts_json *adjust = NULL;
 	cleanup_free char *cpus = NULL, *mems = NULL;
 	cleanup_free const char **devices = NULL;
 	struct ts_plugin_event ev = {.container_id = args->container_id, .config = b->config};
+	struct ts_plugin_report rep = {0};
 	size_t n = injected != NULL ? injected->n_devices : 0;
 	int r;
 
+	*ret_report = rep;
 	if (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_PRE_CREATE) == 0)
 		return 0;
 	devices = calloc(n + 1, sizeof(*devices));
@@ -100,10 +110,15 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
 		ev.cpus_str = cpus;
 		ev.mems_str = mems;
 	}
-	r = ts_lifecycle_run(chain, TS_PLUGIN_STAGE_PRE_CREATE, &ev, &adjust, err);
-	if (r < 0 || adjust == NULL)
+	r = ts_lifecycle_run_report(chain, TS_PLUGIN_STAGE_PRE_CREATE, &ev, &rep, err);
+	if (r >= 0 && rep.adjust != NULL)
+		r = ts_plugin_adjust_apply(b->config, rep.adjust, "plugins: adjust", err);
+	if (r < 0) {
+		ts_plugin_report_release(&rep);
 		return r;
-	return ts_plugin_adjust_apply(b->config, adjust, "plugins: adjust", err);
+	}
+	*ret_report = rep;
+	return 0;
 }
 
 /* The runtime root of the container, absolute (the runtime and its hooks
@@ -317,7 +332,8 @@ static int set_string(char **dst, const char *src, struct ts_error **err)
 static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 			     const char *runtime_path, const char *root,
 			     const struct ts_oci_bundle *b, const struct ts_placement_result *res,
-			     const struct ts_cdi_injection *injected, struct ts_error **err)
+			     const struct ts_cdi_injection *injected, uint64_t *ret_created_usec,
+			     struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
 	const char *cpus = NULL, *mems = NULL;
@@ -361,44 +377,45 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		if (r < 0)
 			return r;
 	}
+	*ret_created_usec = a->created_usec;
 	return ts_state_put(s, TAKE_PTR(a), err);
 }
 
-/* The create fails after config.json was replaced (the store could not be
- * written): put the original bytes back, with their mode and owner, so that
- * the create leaves it as it found it and a retry does not take our cpus for
- * the user's. */
-static void restore_config(const struct ts_oci_bundle *b)
-{
-	cleanup_error struct ts_error *err = NULL;
+/* Which of the store's records is this create's own: (root, id), made by
+ * this process at that time (a later create of the same container, after
+ * this one failed, has its own). */
+struct reservation {
+	const char *runtime_root;
+	const char *container_id;
+	uint64_t created_usec;
+	bool made; /* a record was put and committed by this create */
+};
 
-	if (ts_write_file_atomic_owned_at(AT_FDCWD, b->config_path, b->original, b->original_len,
-					  b->config_mode, b->config_uid, b->config_gid, &err) < 0)
-		ts_log(TS_LOG_WARNING, "cannot restore %s: %s", b->config_path, err->msg);
+static struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
+{
+	struct ts_alloc *a = ts_state_find(s, rv->runtime_root, rv->container_id);
+
+	return a != NULL && a->created_usec == rv->created_usec && a->pid == getpid() ? a : NULL;
 }
 
-/* Place the container under the state lock, edit config.json, save it, and
- * record the allocation. */
-static int place_and_save(const struct ts_cli_args *args, const char *config_path,
-			  const char *runtime_path, const char *root, struct ts_pools *pools,
-			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
-			  const struct ts_cdi_injection *injected, struct ts_error **err)
+/* Reserve: under the state lock, collect stale allocations, place the
+ * container, write the placement into the tree and record it ("creating").
+ * The lock is held for this step only: nothing slow or external runs
+ * under it (the plugins and the resizes come after, issue 10 finding 8). */
+static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_config *sc,
+		   const char *runtime_path, const char *root, struct ts_pools *pools,
+		   struct ts_oci_bundle *b, const struct ts_cdi_injection *injected,
+		   struct ts_placement_result *res, struct reservation *rv,
+		   struct ts_alloc ***ret_collected, size_t *ret_ncollected, struct ts_error **err)
 {
-	struct ts_cli_state_config sc = {0};
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
 	cleanup_request struct ts_placement_request req = {0};
-	cleanup_result struct ts_placement_result res = {0};
 	struct ts_allocation *allocs = NULL;
 	hwloc_bitmap_t *bitmaps = NULL;
-	struct ts_alloc **collected = NULL;
-	size_t ncollected = 0;
 	int n, r;
 
-	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
-	if (r < 0)
-		return r;
-	r = ts_state_open(&(struct ts_state_options){.state_dir = sc.state_dir}, &s, err);
+	r = ts_state_open(&(struct ts_state_options){.state_dir = sc->state_dir}, &s, err);
 	if (r >= 0)
 		r = ts_state_load(s, &warning, err);
 	if (r < 0)
@@ -410,14 +427,13 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		if (r < 0)
 			return r;
 	}
-	r = ts_state_gc(s, ts_state_now_usec(), sc.gc_grace_usec, &collected, &ncollected, err);
+	r = ts_state_gc(s, ts_state_now_usec(), sc->gc_grace_usec, ret_collected, ret_ncollected,
+			err);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ncollected; i++)
+	for (size_t i = 0; i < *ret_ncollected; i++)
 		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
-		       collected[i]->container_id);
-	ts_lifecycle_delete_collected(chain, collected, ncollected);
-	ts_alloc_array_free(collected, ncollected);
+		       (*ret_collected)[i]->container_id);
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
@@ -428,37 +444,221 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	n = ts_pools_views(pools, s, &allocs, &bitmaps, err);
 	if (n < 0)
 		return n;
-	r = ts_placement_place(&pools->placement, pools->topo, allocs, (size_t)n, &req, &res, err);
+	r = ts_placement_place(&pools->placement, pools->topo, allocs, (size_t)n, &req, res, err);
 	ts_pools_views_free(allocs, bitmaps, (size_t)n);
 	if (r < 0)
 		return r;
-	for (char **reason = res.reasons; reason != NULL && *reason != NULL; reason++)
+	for (char **reason = res->reasons; reason != NULL && *reason != NULL; reason++)
 		ts_log(TS_LOG_DEBUG, "placement of '%s': %s", args->container_id, *reason);
-	for (char **w = res.warnings; w != NULL && *w != NULL; w++)
+	for (char **w = res->warnings; w != NULL && *w != NULL; w++)
 		ts_log(TS_LOG_WARNING, "%s", *w);
 
-	r = apply_placement(b, pools, &res, err);
-	if (r >= 0 && !res.existing)
-		r = pre_create(chain, args, b, &res, injected, err);
-	if (r >= 0)
-		r = inject_hooks(b, ts_state_dir(s), config_path, root, err);
-	if (r >= 0)
-		r = ts_oci_bundle_save(b, err);
-	if (r < 0)
-		return r;
-	if (res.existing)
-		return 0; /* a retried create: the allocation is recorded already */
-	r = record_allocation(s, args, runtime_path, root, b, &res, injected, err);
-	if (r >= 0 && ts_pools_rebalance(pools, s, args->systemd_cgroup, err) < 0) {
-		/* the new container is placed; the others follow at the next change */
-		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", (*err)->msg);
-		ts_error_clear(err);
-	}
+	r = apply_placement(b, pools, res, err);
+	if (r >= 0 && !res->existing)
+		r = record_allocation(s, args, runtime_path, root, b, res, injected,
+				      &rv->created_usec, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
-	if (r < 0)
-		restore_config(b);
+	if (r >= 0)
+		rv->made = !res->existing;
+	ts_test_point("create-after-reserve");
 	return r;
+}
+
+/* Undo a reservation: a later step of the create failed. */
+static void unreserve(const struct ts_cli_state_config *sc, const struct reservation *rv)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	const struct ts_alloc *a;
+
+	if (!rv->made)
+		return;
+	if (ts_state_open(&(struct ts_state_options){.state_dir = sc->state_dir}, &s, &err) < 0 ||
+	    ts_state_load(s, NULL, &err) < 0) {
+		/* left to the garbage collection: our pid is gone with no runtime dir */
+		ts_log(TS_LOG_WARNING, "cannot release the allocation of '%s': %s, ignoring",
+		       rv->container_id, err->msg);
+		return;
+	}
+	a = own_record(s, rv);
+	if (a != NULL)
+		(void)ts_state_remove(s, a->runtime_root, a->container_id, NULL);
+	if (ts_state_commit(s, &err) < 0)
+		ts_log(TS_LOG_WARNING, "cannot release the allocation of '%s': %s, ignoring",
+		       rv->container_id, err->msg);
+}
+
+/* Whether list a differs from b (NULL as ""). */
+static bool list_differs(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
+}
+
+/* The other containers' exclusive cpus that cpus overlaps, as a message;
+ * NULL when none. */
+static int overlap_of_others(struct ts_pools *pools, const struct ts_state *s,
+			     const struct ts_alloc *own, hwloc_const_bitmap_t cpus, char **ret,
+			     struct ts_error **err)
+{
+	*ret = NULL;
+	for (size_t i = 0; i < ts_state_count(s); i++) {
+		const struct ts_alloc *o = ts_state_at(s, i);
+		cleanup_hwloc_bitmap hwloc_bitmap_t theirs = NULL;
+		cleanup_error struct ts_error *ignored = NULL;
+		enum ts_placement_pool pool = ts_pools_pool_of(pools, o);
+
+		if (o == own || o->cpus_str == NULL || o->cpus_str[0] == '\0' ||
+		    (pool != TS_PLACEMENT_POOL_EXCLUSIVE &&
+		     pool != TS_PLACEMENT_POOL_NUMA_EXCLUSIVE &&
+		     pool != TS_PLACEMENT_POOL_RESERVED) ||
+		    ts_cpulist_parse(o->cpus_str, &theirs, &ignored) < 0)
+			continue;
+		if (hwloc_bitmap_intersects(cpus, theirs)) {
+			if (asprintf(ret, "overlap the exclusive cpus %s of container '%s'",
+				     o->cpus_str, o->container_id) < 0)
+				return ts_error_set(err, ENOMEM, "plugins: adjust");
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static bool numa_nodes_exist(const struct ts_topology *topo, hwloc_const_bitmap_t mems)
+{
+	unsigned n;
+
+	hwloc_bitmap_foreach_begin(n, mems)
+		{
+			if (ts_topology_numa_node(topo, n) == NULL)
+				return false;
+		}
+	hwloc_bitmap_foreach_end();
+	return true;
+}
+
+/* cpus and mems a pre-create plugin set go through the allocator's checks
+ * before they are recorded (issue 10, finding 6): online cpus that no other
+ * container holds exclusively, mems that are NUMA nodes of the topology.
+ * What is accepted is recorded as the container's allocation; cpus a
+ * plugin gave a shared-pool container pin it (its pool no longer moves it). */
+static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_config *sc,
+			  const struct ts_oci_bundle *b, const struct ts_plugin_report *rep,
+			  const struct reservation *rv, struct ts_error **err)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL, mems = NULL;
+	cleanup_free char *overlap = NULL;
+	const char *cpus_str = NULL, *mems_str = NULL;
+	struct ts_alloc *own, *copy;
+	int r;
+
+	if (!rv->made || !(rep->adjust_fields & (TS_PLUGIN_ADJUST_CPUS | TS_PLUGIN_ADJUST_MEMS)))
+		return 0;
+	if (ts_oci_cpu_get_cpus(b->config, &cpus_str, err) < 0 ||
+	    ts_oci_cpu_get_mems(b->config, &mems_str, err) < 0)
+		return ts_error_prefix(err, "%s", b->config_path);
+	r = ts_state_open(&(struct ts_state_options){.state_dir = sc->state_dir}, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, NULL, err);
+	if (r < 0)
+		return r;
+	own = own_record(s, rv);
+	if (own == NULL ||
+	    (!list_differs(own->cpus_str, cpus_str) && !list_differs(own->mems_str, mems_str)))
+		return 0;
+	if (cpus_str != NULL && cpus_str[0] != '\0') {
+		r = ts_cpulist_parse(cpus_str, &cpus, err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s: adjust", rep->cpus_from);
+		if (!hwloc_bitmap_isincluded(cpus, pools->topo->online))
+			return ts_error_set(err, 0,
+					    "%s: adjust: '/linux/resources/cpu/cpus': not online "
+					    "cpus '%s'",
+					    rep->cpus_from, cpus_str);
+		r = overlap_of_others(pools, s, own, cpus, &overlap, err);
+		if (r < 0)
+			return r;
+		if (overlap != NULL)
+			return ts_error_set(err, 0,
+					    "%s: adjust: '/linux/resources/cpu/cpus': cpus '%s' %s",
+					    rep->cpus_from, cpus_str, overlap);
+	}
+	if (mems_str != NULL && mems_str[0] != '\0') {
+		r = ts_cpulist_parse(mems_str, &mems, err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s: adjust", rep->mems_from);
+		if (!numa_nodes_exist(pools->topo, mems))
+			return ts_error_set(
+				err, 0,
+				"%s: adjust: '/linux/resources/cpu/mems': not numa nodes "
+				"of this machine '%s'",
+				rep->mems_from, mems_str);
+	}
+	copy = ts_alloc_dup(own);
+	if (copy == NULL)
+		return ts_error_set(err, ENOMEM, "allocation");
+	free(copy->cpus_str);
+	free(copy->mems_str);
+	copy->cpus_str = strdup(cpus_str != NULL ? cpus_str : "");
+	copy->mems_str = strdup(mems_str != NULL ? mems_str : "");
+	if (ts_pools_pool_of(pools, own) == TS_PLACEMENT_POOL_SHARED &&
+	    list_differs(own->cpus_str, cpus_str))
+		copy->pinned = true;
+	if (copy->cpus_str == NULL || copy->mems_str == NULL) {
+		ts_alloc_free(copy);
+		return ts_error_set(err, ENOMEM, "allocation");
+	}
+	r = ts_state_put(s, copy, err);
+	if (r >= 0)
+		r = ts_state_commit(s, err);
+	return r;
+}
+
+/* Place the container (reserve), run the pre-create plugins, save
+ * config.json, then resize the running shared-pool containers (settle),
+ * each step taking the state lock only for itself. */
+static int place_and_save(const struct ts_cli_args *args, const char *config_path,
+			  const char *runtime_path, const char *root, struct ts_pools *pools,
+			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
+			  const struct ts_cdi_injection *injected, struct ts_error **err)
+{
+	struct ts_cli_state_config sc = {0};
+	cleanup_result struct ts_placement_result res = {0};
+	struct ts_plugin_report rep = {0};
+	struct reservation rv = {.runtime_root = root, .container_id = args->container_id};
+	struct ts_alloc **collected = NULL;
+	size_t ncollected = 0;
+	int r;
+
+	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
+	if (r < 0)
+		return r;
+	r = reserve(args, &sc, runtime_path, root, pools, b, injected, &res, &rv, &collected,
+		    &ncollected, err);
+	/* the delete stage of what the collection released, without the lock */
+	ts_lifecycle_delete_collected(chain, collected, ncollected);
+	ts_alloc_array_free(collected, ncollected);
+	if (r >= 0 && !res.existing)
+		r = pre_create(chain, args, b, &res, injected, &rep, err);
+	if (r >= 0)
+		r = adopt_adjusted(pools, &sc, b, &rep, &rv, err);
+	ts_plugin_report_release(&rep);
+	if (r >= 0)
+		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
+	if (r >= 0)
+		r = ts_oci_bundle_save(b, err);
+	if (r < 0) {
+		unreserve(&sc, &rv);
+		return r;
+	}
+	ts_test_point("create-after-save");
+	/* the new container is placed; the others follow now, or at the next change */
+	if (rv.made)
+		ts_pools_settle_or_warn(pools,
+					&(struct ts_state_options){.state_dir = sc.state_dir},
+					args->systemd_cgroup);
+	return 0;
 }
 
 /* runc's rule for container ids (one path component: its state lives in
@@ -508,7 +708,10 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (pools.placement.enabled)
 		return place_and_save(args, config_path, runtime_path, root, &pools, chain, b,
 				      injected, err);
-	r = pre_create(chain, args, b, NULL, injected, err);
+	struct ts_plugin_report rep = {0};
+
+	r = pre_create(chain, args, b, NULL, injected, &rep, err);
+	ts_plugin_report_release(&rep);
 	if (r >= 0 && (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
 		       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0))
 		r = inject_hooks(b, NULL, config_path, root, err);

@@ -143,6 +143,7 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 	const struct ts_alloc *found;
 	struct ts_alloc *a;
 	uint64_t ticks = 0;
+	bool settle = false;
 	int r;
 
 	if (st->pid <= 0)
@@ -189,14 +190,17 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 		r = ts_state_put(s, a, err);
 		if (r < 0)
 			return r;
-		/* in the same store session: one load, one commit */
-		if (pools != NULL)
-			(void)ts_pools_catch_up(pools, s, record_root, st->container_id);
+		/* decided in the same store session: one load, one commit */
+		settle =
+			pools != NULL && ts_pools_catch_up(pools, s, record_root, st->container_id);
 	}
 	/* also without a record: a rebuilt store is worth writing */
 	r = ts_state_commit(s, err);
 	if (r < 0)
 		return r;
+	s = ts_state_close(s);
+	if (settle)
+		ts_pools_settle_or_warn(pools, opts, false);
 	if (ret_warning != NULL)
 		*ret_warning = TAKE_PTR(warning);
 	if (ret_record != NULL)

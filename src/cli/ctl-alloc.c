@@ -192,21 +192,24 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 		ts_pools_release(&pools);
 		return err != NULL ? print_error(err) : 1;
 	}
+	if (ts_state_commit(s, &err) < 0) {
+		ts_alloc_array_free(collected, n);
+		ts_plugin_chain_free(chain);
+		ts_pools_release(&pools);
+		return print_error(err);
+	}
+	s = ts_state_close(s);
+	/* without the store's lock, as in a create */
 	ts_lifecycle_delete_collected(chain, collected, n);
 	ts_plugin_chain_free(chain);
-	if (n > 0 && pools.placement.enabled &&
-	    (ts_pools_load_topology(&pools, ts_state_dir(s), &err) < 0 ||
-	     ts_pools_rebalance(&pools, s, false, &err) < 0)) {
+	if (n > 0 && ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir},
+				     false, &err) < 0) {
 		fprintf(stderr,
 			"toposhimctl: alloc gc: cannot resize the shared pool: %s, ignoring\n",
 			err->msg);
 		ts_error_clear(&err);
 	}
 	ts_pools_release(&pools);
-	if (ts_state_commit(s, &err) < 0) {
-		ts_alloc_array_free(collected, n);
-		return print_error(err);
-	}
 	for (size_t i = 0; i < n; i++)
 		printf("collected %s\n", collected[i]->container_id);
 	ts_alloc_array_free(collected, n);

@@ -22,6 +22,25 @@ void ts_lifecycle_event_from_alloc(const char *container_id, const struct ts_all
 	ret->pid = a->pid;
 }
 
+int ts_lifecycle_run_report(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
+			    const struct ts_plugin_event *ev, struct ts_plugin_report *ret,
+			    struct ts_error **err)
+{
+	struct ts_plugin_report rep = {0};
+	int r;
+
+	*ret = rep;
+	if (chain == NULL || ts_plugin_chain_count(chain, stage) == 0)
+		return 0;
+	r = ts_plugin_chain_run(chain, stage, ev, &rep, err);
+	if (r < 0)
+		return r;
+	for (char **m = rep.ignored; m != NULL && *m != NULL; m++)
+		ts_log(TS_LOG_WARNING, "%s, ignoring", *m);
+	*ret = rep;
+	return 0;
+}
+
 int ts_lifecycle_run(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
 		     const struct ts_plugin_event *ev, struct ts_json **ret_adjust,
 		     struct ts_error **err)
@@ -31,13 +50,9 @@ int ts_lifecycle_run(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
 
 	if (ret_adjust != NULL)
 		*ret_adjust = NULL;
-	if (chain == NULL || ts_plugin_chain_count(chain, stage) == 0)
-		return 0;
-	r = ts_plugin_chain_run(chain, stage, ev, &rep, err);
+	r = ts_lifecycle_run_report(chain, stage, ev, &rep, err);
 	if (r < 0)
 		return r;
-	for (char **m = rep.ignored; m != NULL && *m != NULL; m++)
-		ts_log(TS_LOG_WARNING, "%s, ignoring", *m);
 	if (ret_adjust != NULL)
 		*ret_adjust = TAKE_PTR(rep.adjust);
 	ts_plugin_report_release(&rep);

@@ -38,6 +38,16 @@ int ts_lifecycle_run(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
 		     struct ts_error **err);
 
 /**
+ * ts_lifecycle_run(), handing back the whole report (the adjust and which
+ * plugin set cpus and mems).
+ * @param[out] ret  filled (zeroed when no plugin ran); release with
+ *                  ts_plugin_report_release().
+ */
+int ts_lifecycle_run_report(struct ts_plugin_chain *chain, enum ts_plugin_stage stage,
+			    const struct ts_plugin_event *ev, struct ts_plugin_report *ret,
+			    struct ts_error **err);
+
+/**
  * Read a bundle's config.json for a hook's event.
  * @return the tree (caller frees) or NULL when the bundle is gone or the
  *         file cannot be read or parsed (the delete stage must still run).

@@ -1,11 +1,14 @@
 /* pools.c - see pools.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "util/cleanup.h"
+#include "util/testpoint.h"
 
 int ts_pools_init(const struct ts_json *config, const char *config_path, struct ts_pools *ret,
 		  struct ts_error **err)
@@ -244,87 +247,299 @@ static int record_resize(struct ts_state *s, const struct ts_alloc *a,
 	}
 }
 
-int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
-		       struct ts_error **err)
+/* A rebalance's work: planned on the open store, applied without it (a
+ * `<runtime> update` may take seconds), recorded on the store again. */
+struct pools_plan {
+	struct ts_alloc **which;		 /* copies of the records to resize, owned */
+	char **cpus, **mems;			 /* what each gets; owned */
+	struct ts_cgroup_resize_target *targets; /* borrowing from the above */
+	size_t n;
+};
+
+static void plan_release(struct pools_plan *pl)
+{
+	ts_alloc_array_free(pl->which, pl->n);
+	for (size_t i = 0; i < pl->n; i++) {
+		free(pl->cpus != NULL ? pl->cpus[i] : NULL);
+		free(pl->mems != NULL ? pl->mems[i] : NULL);
+	}
+	free(pl->cpus);
+	free(pl->mems);
+	free(pl->targets);
+	*pl = (struct pools_plan){0};
+}
+
+/* Whether a, by (root, id), is among the n records of v. */
+static bool among(struct ts_alloc *const *v, size_t n, const struct ts_alloc *a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ts_alloc_is(v[i], a->runtime_root, a->container_id))
+			return true;
+	return false;
+}
+
+/* Every running shared-pool container whose cpus or mems differ from what
+ * the pool gives its class now, but those of skip (NULL: none). */
+static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool systemd_cgroup,
+			  struct ts_alloc *const *skip, size_t nskip, struct pools_plan *ret,
+			  struct ts_error **err)
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
-	cleanup_free struct ts_cgroup_resize_target *targets = NULL;
-	cleanup_free struct ts_alloc **which = NULL;
-	cleanup_strv char **cpus = NULL, **mems = NULL;
-	struct ts_cgroup_resize_result *results = NULL;
-	struct ts_cgroup_resize_options opts = {
-		.root = p->cgroup_root,
-		.mode = p->cgroup_mode,
-		.proc_root = ts_state_proc_root(s),
-	};
-	size_t n = ts_state_count(s), nt = 0;
-	int r, resized = 0;
+	struct pools_plan pl = {0};
+	size_t n = ts_state_count(s);
+	int r;
 
 	r = shared_pool(p, s, &pool, err);
 	if (r < 0)
 		return r;
-	targets = calloc(n ? n : 1, sizeof(*targets));
-	which = calloc(n ? n : 1, sizeof(*which));
-	cpus = calloc(n + 1, sizeof(*cpus));
-	mems = calloc(n + 1, sizeof(*mems));
-	if (targets == NULL || which == NULL || cpus == NULL || mems == NULL)
+	pl.which = calloc(n + 1, sizeof(*pl.which));
+	pl.cpus = calloc(n + 1, sizeof(*pl.cpus));
+	pl.mems = calloc(n + 1, sizeof(*pl.mems));
+	pl.targets = calloc(n + 1, sizeof(*pl.targets));
+	if (pl.which == NULL || pl.cpus == NULL || pl.mems == NULL || pl.targets == NULL) {
+		plan_release(&pl);
 		return ts_error_set(err, ENOMEM, "resize");
+	}
 	for (size_t i = 0; i < n; i++) {
-		struct ts_alloc *a = ts_state_at(s, i);
+		const struct ts_alloc *a = ts_state_at(s, i);
+		char *cpus = NULL, *mems = NULL;
 
 		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
-		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL)
+		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
+		    among(skip, nskip, a))
 			continue;
-		r = class_cpus(p, pool, a->class_name, &cpus[nt], err);
+		r = class_cpus(p, pool, a->class_name, &cpus, err);
 		if (r >= 0)
-			r = pool_mems(p, cpus[nt], tier_of_record(p->topo, a), &mems[nt], err);
-		if (r < 0)
-			return r;
-		if (str_eq(a->cpus_str, cpus[nt]) && str_eq(a->mems_str, mems[nt])) {
-			cpus[nt] = (free(cpus[nt]), NULL);
-			mems[nt] = (free(mems[nt]), NULL);
+			r = pool_mems(p, cpus, tier_of_record(p->topo, a), &mems, err);
+		if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
+			free(cpus);
+			free(mems);
 			continue;
 		}
-		which[nt] = a;
-		targets[nt] = (struct ts_cgroup_resize_target){
+		pl.cpus[pl.n] = cpus;
+		pl.mems[pl.n] = mems;
+		pl.which[pl.n] = ts_alloc_dup(a);
+		pl.n++;
+		if (r >= 0 && pl.which[pl.n - 1] == NULL)
+			r = ts_error_set(err, ENOMEM, "allocation");
+		if (r < 0) {
+			plan_release(&pl);
+			return r;
+		}
+		a = pl.which[pl.n - 1];
+		pl.targets[pl.n - 1] = (struct ts_cgroup_resize_target){
 			.container_id = a->container_id,
 			.cgroup_path = a->cgroup_path,
-			.cpus_str = cpus[nt],
-			.mems_str = mems[nt],
+			.cpus_str = cpus,
+			.mems_str = mems,
 			.pid = a->pid,
 			.pid_start_ticks = a->pid_start_ticks,
 			.runtime_path = a->runtime_path,
 			.runtime_root = a->runtime_root,
 			.driver = systemd_cgroup ? TS_CGROUP_DRIVER_SYSTEMD : TS_CGROUP_DRIVER_AUTO,
 		};
-		nt++;
 	}
-	if (nt == 0)
-		return 0;
-	r = ts_cgroup_resize(targets, nt, &opts, &results, err);
-	if (r < 0)
-		return r;
-	r = 0;
-	/* record_resize() replaces and removes records, which ends the loan
-	 * of every pointer into the store: copy the records first. */
-	for (size_t i = 0; i < nt; i++) {
-		which[i] = ts_alloc_dup(which[i]);
-		if (which[i] == NULL)
-			r = ts_error_set(err, ENOMEM, "allocation");
-	}
-	for (size_t i = 0; i < nt && r >= 0; i++) {
-		r = record_resize(s, which[i], &results[i], cpus[i], mems[i], err);
-		if (r >= 0 && results[i].status == TS_CGROUP_RESIZE_OK) {
+	*ret = pl;
+	return 0;
+}
+
+/* Record the outcomes in the store: a container's record says what it
+ * runs with.  A record gone (released) or replaced (recreated) since the
+ * plan was made is left alone.  @return how many were resized. */
+static int record_results(struct ts_state *s, const struct pools_plan *pl,
+			  const struct ts_cgroup_resize_result *results, struct ts_error **err)
+{
+	int resized = 0;
+
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct ts_alloc *planned = pl->which[i];
+		const struct ts_alloc *now =
+			ts_state_find(s, planned->runtime_root, planned->container_id);
+		int r;
+
+		if (now == NULL || now->pid != planned->pid ||
+		    now->created_usec != planned->created_usec)
+			continue;
+		r = record_resize(s, now, &results[i], pl->cpus[i], pl->mems[i], err);
+		if (r < 0)
+			return r;
+		if (results[i].status == TS_CGROUP_RESIZE_OK) {
 			ts_log(TS_LOG_DEBUG,
 			       "container '%s' follows the shared pool: cpus %s mems %s",
-			       which[i]->container_id, cpus[i], mems[i]);
+			       planned->container_id, pl->cpus[i], pl->mems[i]);
 			resized++;
 		}
 	}
-	for (size_t i = 0; i < nt; i++)
-		ts_alloc_free(which[i]);
-	ts_cgroup_resize_results_free(results, nt);
-	return r < 0 ? r : resized;
+	return resized;
+}
+
+static int apply_plan(struct ts_pools *p, const char *proc_root, const struct pools_plan *pl,
+		      struct ts_cgroup_resize_result **ret_results, struct ts_error **err)
+{
+	struct ts_cgroup_resize_options opts = {
+		.root = p->cgroup_root,
+		.mode = p->cgroup_mode,
+		.proc_root = proc_root,
+	};
+
+	return ts_cgroup_resize(pl->targets, pl->n, &opts, ret_results, err);
+}
+
+int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
+		       struct ts_error **err)
+{
+	struct pools_plan pl = {0};
+	struct ts_cgroup_resize_result *results = NULL;
+	int r;
+
+	r = plan_rebalance(p, s, systemd_cgroup, NULL, 0, &pl, err);
+	if (r < 0 || pl.n == 0)
+		return r;
+	r = apply_plan(p, ts_state_proc_root(s), &pl, &results, err);
+	if (r >= 0)
+		r = record_results(s, &pl, results, err);
+	ts_cgroup_resize_results_free(results, pl.n);
+	plan_release(&pl);
+	return r;
+}
+
+/* Open and load the store; a rebuild warning is logged. */
+static int open_store(const struct ts_state_options *opts, struct ts_state **ret,
+		      struct ts_error **err)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *warning = NULL;
+	int r;
+
+	r = ts_state_open(opts, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, &warning, err);
+	if (r < 0)
+		return r;
+	if (warning != NULL)
+		ts_log(TS_LOG_WARNING, "%s", warning);
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+/* One round of ts_pools_settle(): plan under the store lock, resize
+ * without it, record under it.  Failed containers join *skip (they are
+ * tried again at the next pool change, not in this settle).
+ * @return how many were resized; 0 with *ret_done when nothing was left. */
+static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
+			bool systemd_cgroup, struct ts_alloc ***skip, size_t *nskip, bool *ret_done,
+			struct ts_error **err)
+{
+	struct pools_plan pl = {0};
+	struct ts_cgroup_resize_result *results = NULL;
+	struct ts_state *s = NULL;
+	cleanup_free char *proc_root = NULL;
+	int r;
+
+	r = open_store(opts, &s, err);
+	if (r >= 0)
+		r = ts_pools_load_topology(p, ts_state_dir(s), err);
+	if (r >= 0)
+		r = plan_rebalance(p, s, systemd_cgroup, *skip, *nskip, &pl, err);
+	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
+		r = ts_error_set(err, ENOMEM, "resize");
+	s = ts_state_close(s);
+	*ret_done = r >= 0 && pl.n == 0;
+	if (r < 0 || pl.n == 0) {
+		plan_release(&pl);
+		return r;
+	}
+	ts_test_point("settle-before-resize");
+	r = apply_plan(p, proc_root, &pl, &results, err);
+	if (r >= 0)
+		r = open_store(opts, &s, err);
+	if (r >= 0)
+		r = record_results(s, &pl, results, err);
+	if (r >= 0) {
+		int c = ts_state_commit(s, err);
+
+		r = c < 0 ? c : r;
+	}
+	s = ts_state_close(s);
+	for (size_t i = 0; r >= 0 && i < pl.n; i++) {
+		struct ts_alloc **grown;
+
+		if (results[i].status != TS_CGROUP_RESIZE_FAILED)
+			continue;
+		grown = reallocarray(*skip, *nskip + 1, sizeof(**skip));
+		if (grown == NULL)
+			break; /* only means it may be tried again in this settle */
+		*skip = grown;
+		(*skip)[(*nskip)++] = TAKE_PTR(pl.which[i]);
+	}
+	ts_cgroup_resize_results_free(results, pl.n);
+	plan_release(&pl);
+	return r;
+}
+
+/* Whether a settle would find work now (*ret_done false). */
+static int settle_pending(struct ts_pools *p, const struct ts_state_options *opts,
+			  bool systemd_cgroup, struct ts_alloc *const *skip, size_t nskip,
+			  bool *ret_done, struct ts_error **err)
+{
+	struct pools_plan pl = {0};
+	struct ts_state *s = NULL;
+	int r;
+
+	r = open_store(opts, &s, err);
+	if (r >= 0)
+		r = plan_rebalance(p, s, systemd_cgroup, skip, nskip, &pl, err);
+	ts_state_close(s);
+	*ret_done = pl.n == 0;
+	plan_release(&pl);
+	return r;
+}
+
+int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, bool systemd_cgroup,
+		    struct ts_error **err)
+{
+	struct ts_alloc **skip = NULL;
+	size_t nskip = 0;
+	cleanup_free char *path = NULL;
+	int total = 0, r = 0;
+
+	if (!p->placement.enabled)
+		return 0;
+	if (asprintf(&path, "%s/" TS_POOLS_RESIZE_LOCK,
+		     ts_state_dir_resolve(opts != NULL ? opts->state_dir : NULL)) < 0)
+		return ts_error_set(err, ENOMEM, "resize");
+	/* A second pass only when a change was committed while this process
+	 * held the resize lock: its maker found the lock taken and left the
+	 * work to the holder. */
+	for (int pass = 0; pass < 4 && r >= 0; pass++) {
+		cleanup_close int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		bool done = false;
+
+		if (fd < 0) {
+			r = ts_error_set(err, errno, "%s: cannot open", path);
+			break;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK && errno != EINTR)
+				r = ts_error_set(err, errno, "%s: cannot lock", path);
+			break; /* the holder sees our change when it looks again */
+		}
+		for (int round = 0; round < 16 && r >= 0 && !done; round++) {
+			r = settle_round(p, opts, systemd_cgroup, &skip, &nskip, &done, err);
+			if (r > 0)
+				total += r;
+		}
+		ts_closep(&fd);
+		fd = -EBADF;
+		if (r < 0 || !done)
+			break;
+		/* released: look again, for what was committed meanwhile */
+		r = settle_pending(p, opts, systemd_cgroup, skip, nskip, &done, err);
+		if (r < 0 || done)
+			break;
+	}
+	ts_alloc_array_free(skip, nskip);
+	return r < 0 ? r : total;
 }
 
 /* Whether a later non-shared record overlaps the cpus of shared record a. */
@@ -349,27 +564,22 @@ static bool overtaken(const struct ts_pools *p, const struct ts_state *s, const 
 	return hit;
 }
 
-/* Load the topology and rebalance; a failure is logged, not returned: the
- * store change stands and the containers follow at the next change. */
-static void rebalance_or_warn(struct ts_pools *p, struct ts_state *s)
-{
-	cleanup_error struct ts_error *err = NULL;
-
-	if (ts_pools_load_topology(p, ts_state_dir(s), &err) < 0 ||
-	    ts_pools_rebalance(p, s, false, &err) < 0)
-		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", err->msg);
-}
-
-bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *runtime_root,
+bool ts_pools_catch_up(struct ts_pools *p, const struct ts_state *s, const char *runtime_root,
 		       const char *container_id)
 {
 	const struct ts_alloc *a = ts_state_find(s, runtime_root, container_id);
 
-	if (!p->placement.enabled || a == NULL ||
-	    ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED || !overtaken(p, s, a))
-		return false;
-	rebalance_or_warn(p, s);
-	return true;
+	return p->placement.enabled && a != NULL &&
+	       ts_pools_pool_of(p, a) == TS_PLACEMENT_POOL_SHARED && overtaken(p, s, a);
+}
+
+void ts_pools_settle_or_warn(struct ts_pools *p, const struct ts_state_options *opts,
+			     bool systemd_cgroup)
+{
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_pools_settle(p, opts, systemd_cgroup, &err) < 0)
+		ts_log(TS_LOG_WARNING, "cannot resize the shared pool: %s, ignoring", err->msg);
 }
 
 int ts_pools_release_container(const struct ts_json *config, const char *config_path,
@@ -396,15 +606,16 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		ts_log(TS_LOG_WARNING, "%s", warning);
 	a = ts_state_lookup(s, runtime_root, container_id, bundle);
 	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
-	/* the CPUs are free again even if the others cannot grow yet */
-	if (found > 0 && p.placement.enabled)
-		rebalance_or_warn(&p, s);
 	r = ts_state_commit(s, err);
-	if (r >= 0) {
-		r = found;
-		if (ret_removed != NULL)
-			*ret_removed = TAKE_PTR(removed);
-	}
+	s = ts_state_close(s);
+	if (r < 0)
+		goto out;
+	/* the CPUs are free again even if the others cannot grow yet */
+	if (found > 0)
+		ts_pools_settle_or_warn(&p, opts, false);
+	r = found;
+	if (ret_removed != NULL)
+		*ret_removed = TAKE_PTR(removed);
 out:
 	ts_pools_release(&p);
 	return r;

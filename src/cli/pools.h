@@ -6,10 +6,10 @@
  * The shared pool is online − reserved (unless shared_may_use) − every
  * exclusive, NUMA-exclusive allocation (placement.h).  Whenever an
  * allocation is added or removed, every *running* shared-pool container
- * whose recorded cpuset differs from the new pool is resized at once
- * (cgroup.h: direct cgroup v2 writes, or `<runtime> update`), in the same
- * locked section of the state store, and its record updated.  A container
- * found dead on the way is dropped from the store.
+ * whose recorded cpuset differs from the new pool is resized (cgroup.h:
+ * direct cgroup v2 writes, or `<runtime> update`) by ts_pools_settle(),
+ * outside the store's lock, and its record updated.  A container found
+ * dead on the way is dropped from the store.
  */
 #ifndef TS_CLI_POOLS_H
 #define TS_CLI_POOLS_H
@@ -77,46 +77,72 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 /** Free what ts_pools_views() returned. */
 void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, size_t n);
 
+/** Name of the lock file, in the state dir, held while shared-pool containers are resized. */
+#define TS_POOLS_RESIZE_LOCK "resize.lock"
+
 /**
  * Give every running shared-pool container of the store the current shared
- * pool, and update the records: what a create of it would get now, cpus
- * the pool narrowed to its class's CPU kind (ts_placement_pool_cpus()),
- * mems those of the cpus (ts_placement_mems(), with the memory tier of the
- * memory-only nodes its record holds, else DRAM): never an empty list or a
- * node without memory.  Logs one warning per container that could not be resized and
- * drops dead ones from the store.  The caller commits the store.
+ * pool (the cpus of its class, and the NUMA nodes those cpus take memory
+ * from), and update the records, on a store the caller holds open.  Logs
+ * one warning per container that could not be resized and drops dead ones
+ * from the store.  The caller commits.  The create path and the hooks use
+ * ts_pools_settle(), which does not hold the store while resizing.
  * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
  * @return how many containers were resized (>= 0); errors of
- *         ts_pools_views(), ts_placement_shared_pool(), ts_placement_mems()
- *         ("shared pool: no memory node of tier ...", when the tier's nodes
- *         are gone) and ts_cgroup_resize() (bad input, out of memory); a
- *         container that fails is not an error.
+ *         ts_pools_views(), ts_placement_shared_pool() and ts_cgroup_resize()
+ *         (bad input, out of memory); a container that fails is not an error.
  */
 int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgroup,
 		       struct ts_error **err);
 
 /**
- * The createRuntime hook's catch-up, on the hook's open store: when an
- * exclusive, pinned or NUMA-exclusive allocation was recorded after this
- * shared-pool container's create and overlaps the cpus it was given (a
- * create that raced ahead between its exec and this hook, whose rebalance
- * could not resize it yet), rebalance the shared pool now.  Cheap otherwise:
- * no topology is loaded.  On cgroup v2 the new cpuset is written into the
- * container's cgroup at once; on v1 and with systemd the resize is a
- * `<runtime> update`, which the runtime refuses for a container it is still
- * creating, so there the container follows at the next pool change.
- * @param[in,out] p  pools from ts_pools_init(); the topology is loaded on
- *                   demand.
- * @param[in,out] s  the locked, loaded store holding the container's
- *                   updated record; the caller commits.
- * @return true when a rebalance ran (a failed resize is logged).
+ * Bring every running shared-pool container to the current shared pool,
+ * with no store open by the caller, without holding the store's lock while
+ * a container is resized (a `<runtime> update` may take seconds, and
+ * creates must not wait for it; issue 10, finding 8).
+ *
+ * Protocol: the resizes of a node are done by whoever holds
+ * <state_dir>/resize.lock (flock, never waited for).  The holder repeats
+ * rounds — plan under the store lock (ts_pools_rebalance()'s choice of
+ * containers and values), resize with the lock released, record the
+ * outcomes under the lock (a record released or replaced meanwhile is left
+ * alone) — until nothing differs, releases the resize lock, and looks once
+ * more.  A process that finds the resize lock taken returns at once: its
+ * change is committed already, and the holder's next look finds it.  A
+ * container whose resize failed is not tried again in the same settle.
+ * @param[in] opts            where the store is; borrowed.
+ * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
+ * @return how many containers this process resized (>= 0; 0 also when
+ *         another process holds the resize lock, or placement is off);
+ *         errors of the store and of ts_pools_rebalance()'s planning.
  */
-bool ts_pools_catch_up(struct ts_pools *p, struct ts_state *s, const char *runtime_root,
+int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, bool systemd_cgroup,
+		    struct ts_error **err);
+
+/** ts_pools_settle(), a failure logged as a warning ("..., ignoring"), not returned. */
+void ts_pools_settle_or_warn(struct ts_pools *p, const struct ts_state_options *opts,
+			     bool systemd_cgroup);
+
+/**
+ * The createRuntime hook's catch-up: whether an exclusive, pinned or
+ * NUMA-exclusive allocation was recorded after this shared-pool container's
+ * create and overlaps the cpus it was given (a create that raced ahead
+ * between its exec and this hook, whose settle could not resize it yet:
+ * it had no init process).  Cheap: no topology is loaded.  When true, the
+ * hook commits, closes the store and calls ts_pools_settle().  On cgroup v2
+ * the new cpuset is written into the container's cgroup at once; on v1 and
+ * with systemd the resize is a `<runtime> update`, which the runtime
+ * refuses for a container it is still creating, so there the container
+ * follows at the next pool change.
+ * @param[in] s  the locked, loaded store holding the container's updated record.
+ */
+bool ts_pools_catch_up(struct ts_pools *p, const struct ts_state *s, const char *runtime_root,
 		       const char *container_id);
 
 /**
  * The poststop stage: remove a container's allocation and give its CPUs
- * back to the shared pool, resizing the running shared-pool containers.
+ * back to the shared pool, then resize the running shared-pool containers
+ * (ts_pools_settle(), after the store is committed and closed).
  * @param[in] config, config_path  the toposhim config; borrowed.
  * @param[in] opts                 where the store is.
  * @param[in] runtime_root, container_id, bundle

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# Issue 10, written as the attacks: the state lock is never held across
+# something slow or external (finding 8), the same container id under two
+# runtime roots is two containers (finding 5), and a plugin's cpus go
+# through the allocator (finding 6).  A stand-in runtime keeps <root>/<id>
+# like runc and can be made to hang in `update`; the topology is a
+# synthetic 4-CPU machine.
+
+load helpers
+
+setup() {
+	ts_setup_env
+	command -v jq >/dev/null || skip "jq is not installed"
+	WORK=$(mktemp -d "${BATS_TMPDIR:-/tmp}/toposhim-sec.XXXXXX")
+	chmod 0755 "$WORK"
+	ts_synthetic_xml "pack:1 core:4 pu:1" "$WORK/topo.xml"
+	export TOPOSHIM_TOPOLOGY_XML="$WORK/topo.xml"
+	export TOPOSHIM_CONFIG="$WORK/toposhim.json"
+	export TOPOSHIM_RUNTIME="$WORK/runtime"
+	cat >"$WORK/runtime" <<RUNTIME
+#!/bin/sh
+# --root ROOT COMMAND ... ID: keeps ROOT/ID; 'update' waits for $WORK/go
+eval "id=\\\${\$#}"
+echo "\$*" >>"$WORK/runtime.log"
+case "\$3" in
+create) mkdir -p "\$2/\$id" ;;
+delete) rm -rf "\$2/\$id" ;;
+update) while [ ! -e "$WORK/go" ]; do sleep 0.05; done ;;
+esac
+RUNTIME
+	chmod 0755 "$WORK/runtime"
+	write_sec_config ''
+}
+
+teardown() {
+	touch "$WORK/go"
+	for p in $(cat "$WORK"/*.pid 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+
+write_sec_config() {
+	echo "{\"state_dir\": \"$WORK/state\"${1:+, $1}}" >"$TOPOSHIM_CONFIG"
+}
+
+# bundle NAME CLASS [CPUS]: a config.json asking for CLASS (and CPUS).
+bundle() {
+	mkdir -p "$WORK/$1/rootfs"
+	jq -n --arg c "$2" --arg n "${3:-}" '{ociVersion: "1.0.2", root: {path: "rootfs"},
+		process: {args: ["true"], cwd: "/"}, linux: {},
+		annotations: ({"toposhim.io/class": $c} + if $n != "" then {"toposhim.io/cpus": $n} else {} end)}' \
+		>"$WORK/$1/config.json"
+}
+
+records() {
+	jq -c '[.allocations[] | [.runtime_root, .container_id, .cpus]]' "$WORK/state/allocations.json"
+}
+
+@test "security: a slow pre-create plugin does not hold the state lock (finding 8)" {
+	getent passwd toposhim-plugin >/dev/null ||
+		skip "no user toposhim-plugin, which plugins run as (contrib/plugin-user.sh creates it)"
+	install -d -m 0755 "$WORK/plugins"
+	install -m 0755 "$TS_SRCDIR/tests/fixtures/plugins/scripted" "$WORK/plugins/"
+	write_sec_config "\"plugins\": [{\"type\": \"slow\", \"path\": \"$WORK/plugins/scripted\",
+		\"timeout_ms\": 60000, \"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"wait\", \"only\": \"slow\", \"path\": \"$WORK/go\"}}]"
+	bundle slow critical 1
+	bundle quick critical 1
+	"$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/slow" slow \
+		</dev/null >"$WORK/slow.out" 2>&1 3>&- &
+	echo $! >"$WORK/slow.pid"
+	# the slow create has placed and recorded its container: its plugin runs
+	for _ in $(seq 200); do
+		[ -s "$WORK/state/allocations.json" ] && [ "$(records | jq length)" = 1 ] && break
+		sleep 0.05
+	done
+	[ "$(records)" = "[[\"$WORK/root\",\"slow\",\"0\"]]" ]
+	# an unrelated create goes through while that plugin still runs
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/quick" quick
+	[ "$status" = 0 ] || fail "quick create: $output"
+	kill -0 "$(cat "$WORK/slow.pid")" || fail "the slow create ended before the quick one: $(cat "$WORK/slow.out")"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/quick/config.json")" = 1 ]
+	touch "$WORK/go"
+	wait "$(cat "$WORK/slow.pid")" || fail "slow create: $(cat "$WORK/slow.out")"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/slow/config.json")" = 0 ]
+}
+
+@test "security: a hanging runtime update does not hold the state lock (finding 8)" {
+	# a running shared container, recorded with its init by the createRuntime hook
+	bundle web standard
+	"$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/web" web
+	sleep 1000 &
+	echo $! >"$WORK/init.pid"
+	printf '{"ociVersion":"1.0.2","id":"web","status":"creating","pid":%d,"bundle":"%s"}' \
+		"$(cat "$WORK/init.pid")" "$WORK/web" |
+		env TOPOSHIM_RUNTIME_ROOT="$WORK/root" "$TOPOSHIM" hook create-runtime
+	[ "$(jq -r '.allocations[0].state' "$WORK/state/allocations.json")" = created ]
+	# a critical create shrinks it: the update hangs until $WORK/go
+	bundle crit critical 1
+	"$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/crit" crit \
+		</dev/null >"$WORK/crit.out" 2>&1 3>&- &
+	echo $! >"$WORK/crit.pid"
+	for _ in $(seq 200); do
+		grep -q "update" "$WORK/runtime.log" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q "^--root $WORK/root update --cpuset-cpus 1-3 --cpuset-mems 0 web$" "$WORK/runtime.log" ||
+		fail "no update of web: $(cat "$WORK/runtime.log")"
+	# meanwhile another create places and records its container
+	bundle batch batch
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/batch" batch
+	[ "$status" = 0 ] || fail "batch create: $output"
+	kill -0 "$(cat "$WORK/crit.pid")" || fail "the critical create ended before the batch one"
+	touch "$WORK/go"
+	wait "$(cat "$WORK/crit.pid")" || fail "critical create: $(cat "$WORK/crit.out")"
+	[ "$(jq -r '.allocations[] | select(.container_id == "web") | .cpus' "$WORK/state/allocations.json")" = 1-3 ]
+}
+
+@test "security: one container id under two runtime roots is two containers (finding 5)" {
+	bundle a critical 1
+	bundle b critical 1
+	run "$TOPOSHIM" --root "$WORK/k8s.io" create --bundle "$WORK/a" same
+	[ "$status" = 0 ] || fail "$output"
+	run "$TOPOSHIM" --root "$WORK/default" create --bundle "$WORK/b" same
+	[ "$status" = 0 ] || fail "$output"
+	# the second got CPUs of its own, not the first's "existing" allocation
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/a/config.json")" = 0 ]
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/b/config.json")" = 1 ]
+	[ "$(records)" = "[[\"$WORK/k8s.io\",\"same\",\"0\"],[\"$WORK/default\",\"same\",\"1\"]]" ]
+	# the second's poststop releases the second only
+	printf '{"ociVersion":"1.0.2","id":"same","status":"stopped","bundle":"%s"}' "$WORK/b" |
+		env TOPOSHIM_RUNTIME_ROOT="$WORK/default" "$TOPOSHIM" hook poststop
+	[ "$(records)" = "[[\"$WORK/k8s.io\",\"same\",\"0\"]]" ]
+}
+
+@test "security: a plugin's cpus go through the allocator (finding 6)" {
+	getent passwd toposhim-plugin >/dev/null ||
+		skip "no user toposhim-plugin, which plugins run as (contrib/plugin-user.sh creates it)"
+	install -d -m 0755 "$WORK/plugins"
+	install -m 0755 "$TS_SRCDIR/tests/fixtures/plugins/scripted" "$WORK/plugins/"
+	bundle holder critical 1
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/holder" holder
+	[ "$status" = 0 ] || fail "$output"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/holder/config.json")" = 0 ]
+	# a plugin moves the next container onto the holder's exclusive CPU 0
+	write_sec_config "\"plugins\": [{\"type\": \"thief\", \"path\": \"$WORK/plugins/scripted\",
+		\"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"name\": \"thief\",
+		\"adjust\": {\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"0\"}}}}}}]"
+	bundle web standard
+	cp "$WORK/web/config.json" "$WORK/web.orig"
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/web" web
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: plugin 'thief' ($WORK/plugins/scripted): adjust: '/linux/resources/cpu/cpus': cpus '0' overlap the exclusive cpus 0 of container 'holder'" ]
+	cmp "$WORK/web/config.json" "$WORK/web.orig"
+	[ "$(records)" = "[[\"$WORK/root\",\"holder\",\"0\"]]" ]
+	# cpus no one holds are taken, recorded, and pin the container
+	write_sec_config "\"plugins\": [{\"type\": \"mover\", \"path\": \"$WORK/plugins/scripted\",
+		\"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"name\": \"mover\",
+		\"adjust\": {\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"3\"}}}}}}]"
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/web" web
+	[ "$status" = 0 ] || fail "$output"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/web/config.json")" = 3 ]
+	[ "$(jq -c '.allocations[1] | [.container_id, .cpus, .pinned]' "$WORK/state/allocations.json")" = '["web","3",true]' ]
+}
