@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/config.h"
+#include "runtime/runtime.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -136,4 +137,51 @@ void ts_cli_runtime_config_release(struct ts_cli_runtime_config *rc)
 	free(rc->search);
 	rc->path_origin = NULL;
 	rc->search = NULL;
+}
+
+int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
+			const char *const *names, char **ret_path, struct ts_error **err)
+{
+	struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
+	struct ts_runtime_lookup lookup = {
+		.override = names == NULL ? secure_getenv("TOPOSHIM_RUNTIME") : NULL,
+		.path_env = getenv("PATH"),
+		.names = names,
+	};
+	int r;
+
+	if (config != NULL && names == NULL) {
+		r = ts_cli_runtime_config_read(config, config_path, &rc, err);
+		if (r < 0)
+			return r;
+		lookup.path = rc.path;
+		lookup.path_origin = rc.path_origin;
+		lookup.names = rc.search;
+	}
+	r = ts_runtime_find(&lookup, ret_path, err);
+	ts_cli_runtime_config_release(&rc);
+	return r;
+}
+
+int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
+				 const char *runtime_root, const char *container_id,
+				 char **ret_path, struct ts_error **err)
+{
+	cleanup_free char *configured = NULL;
+	enum ts_runtime_family family;
+	const char *names[2] = {NULL, NULL};
+	int r;
+
+	r = ts_cli_runtime_find(config, config_path, NULL, &configured, err);
+	if (r < 0)
+		return r;
+	family = ts_runtime_family_of_container(runtime_root, container_id);
+	if (family == TS_RUNTIME_FAMILY_UNKNOWN ||
+	    family == ts_runtime_family_of_path(configured)) {
+		*ret_path = TAKE_PTR(configured);
+		return 0;
+	}
+	/* created by the other runtime (the config changed since): that one */
+	names[0] = ts_runtime_family_name(family);
+	return ts_cli_runtime_find(NULL, config_path, names, ret_path, err);
 }

@@ -72,4 +72,35 @@ int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_
 /** Free what ts_cli_runtime_config_read() allocated; the strings stay. */
 void ts_cli_runtime_config_release(struct ts_cli_runtime_config *rc);
 
+/**
+ * The runtime to exec: TOPOSHIM_RUNTIME, else the config's "runtime"
+ * (path, else the search list), else runc or crun in $PATH and the system
+ * dirs (runtime.h, ts_runtime_find()).
+ * @param[in]  config  the loaded root, or NULL (no config).
+ * @param[in]  names   NULL for the above; else look up only these names
+ *                     (NULL-terminated) in $PATH and the system dirs,
+ *                     ignoring the override and the config.
+ * @param[out] ret_path  caller frees.
+ * @return 0; errors of ts_cli_runtime_config_read() and ts_runtime_find().
+ */
+int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
+			const char *const *names, char **ret_path, struct ts_error **err);
+
+/**
+ * The runtime that keeps a container: the configured one (ts_cli_runtime_find())
+ * when the container's runtime state is that runtime's kind or cannot be
+ * told, else the runtime of the kind its state shows (runtime.h,
+ * ts_runtime_family_of_container()), looked up by name.  One container,
+ * one runtime, whatever the config says now: a switch from runc to crun
+ * leaves the containers runc created to runc.  The path is derived from
+ * the config, the runtime's own state and $PATH, never from toposhim's
+ * state file (issue 10: nothing named only there is executed).
+ * @param[in]  runtime_root, container_id  the container (absolute root).
+ * @param[out] ret_path  caller frees.
+ * @return 0; errors of ts_cli_runtime_find() (no such runtime installed).
+ */
+int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
+				 const char *runtime_root, const char *container_id,
+				 char **ret_path, struct ts_error **err);
+
 #endif

@@ -29,30 +29,6 @@
 
 extern char **environ;
 
-/* Find the runtime (reading the config's "runtime" unless overridden). */
-static int find_runtime(const struct ts_json *config, const char *config_path, char **ret_path,
-			struct ts_error **err)
-{
-	struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
-	struct ts_runtime_lookup lookup = {
-		.override = secure_getenv("TOPOSHIM_RUNTIME"),
-		.path_env = getenv("PATH"),
-	};
-	int r;
-
-	if (config != NULL) {
-		r = ts_cli_runtime_config_read(config, config_path, &rc, err);
-		if (r < 0)
-			return r;
-		lookup.path = rc.path;
-		lookup.path_origin = rc.path_origin;
-		lookup.names = rc.search;
-	}
-	r = ts_runtime_find(&lookup, ret_path, err);
-	ts_cli_runtime_config_release(&rc);
-	return r;
-}
-
 /* Everything before the exec: returns the vectors to execve(). */
 static int prepare(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
 		   char ***ret_envp, struct ts_error **err)
@@ -70,7 +46,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		if (r < 0)
 			return r;
 	}
-	r = find_runtime(config, config_path, &runtime_path, err);
+	r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
 	if (r < 0)
 		return r;
 	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/file.h>
 
+#include "cli/config.h"
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "util/cleanup.h"
@@ -250,8 +251,9 @@ static int record_resize(struct ts_state *s, const struct ts_alloc *a,
 /* A rebalance's work: planned on the open store, applied without it (a
  * `<runtime> update` may take seconds), recorded on the store again. */
 struct pools_plan {
-	struct ts_alloc **which;		 /* copies of the records to resize, owned */
-	char **cpus, **mems;			 /* what each gets; owned */
+	struct ts_alloc **which; /* copies of the records to resize, owned */
+	char **cpus, **mems;	 /* what each gets; owned */
+	char **runtimes;	 /* the runtime that updates each (not the record's); owned */
 	struct ts_cgroup_resize_target *targets; /* borrowing from the above */
 	size_t n;
 };
@@ -262,7 +264,9 @@ static void plan_release(struct pools_plan *pl)
 	for (size_t i = 0; i < pl->n; i++) {
 		free(pl->cpus != NULL ? pl->cpus[i] : NULL);
 		free(pl->mems != NULL ? pl->mems[i] : NULL);
+		free(pl->runtimes != NULL ? pl->runtimes[i] : NULL);
 	}
+	free(pl->runtimes);
 	free(pl->cpus);
 	free(pl->mems);
 	free(pl->targets);
@@ -296,7 +300,9 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 	pl.cpus = calloc(n + 1, sizeof(*pl.cpus));
 	pl.mems = calloc(n + 1, sizeof(*pl.mems));
 	pl.targets = calloc(n + 1, sizeof(*pl.targets));
-	if (pl.which == NULL || pl.cpus == NULL || pl.mems == NULL || pl.targets == NULL) {
+	pl.runtimes = calloc(n + 1, sizeof(*pl.runtimes));
+	if (pl.which == NULL || pl.cpus == NULL || pl.mems == NULL || pl.targets == NULL ||
+	    pl.runtimes == NULL) {
 		plan_release(&pl);
 		return ts_error_set(err, ENOMEM, "resize");
 	}
@@ -327,6 +333,21 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			return r;
 		}
 		a = pl.which[pl.n - 1];
+		/* the record's "runtime" is not trusted with an exec: the runtime
+		 * that keeps the container, from the config and its state dir */
+		r = ts_cli_runtime_for_container(p->config, p->config_path, a->runtime_root,
+						 a->container_id, &pl.runtimes[pl.n - 1], err);
+		if (r < 0) {
+			ts_log(TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
+			       a->container_id, (*err)->msg);
+			ts_error_clear(err);
+			pl.n--;
+			free(pl.cpus[pl.n]);
+			free(pl.mems[pl.n]);
+			pl.which[pl.n] = ts_alloc_free(pl.which[pl.n]);
+			pl.cpus[pl.n] = pl.mems[pl.n] = NULL;
+			continue;
+		}
 		pl.targets[pl.n - 1] = (struct ts_cgroup_resize_target){
 			.container_id = a->container_id,
 			.cgroup_path = a->cgroup_path,
@@ -334,7 +355,7 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			.mems_str = mems,
 			.pid = a->pid,
 			.pid_start_ticks = a->pid_start_ticks,
-			.runtime_path = a->runtime_path,
+			.runtime_path = pl.runtimes[pl.n - 1],
 			.runtime_root = a->runtime_root,
 			.driver = systemd_cgroup ? TS_CGROUP_DRIVER_SYSTEMD : TS_CGROUP_DRIVER_AUTO,
 		};

@@ -292,3 +292,60 @@ int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv,
 	*ret_envp = TAKE_PTR(env);
 	return 0;
 }
+
+static const char *const ts_runtime_family_names[_TS_RUNTIME_FAMILY_MAX] = {
+	[TS_RUNTIME_FAMILY_RUNC] = "runc",
+	[TS_RUNTIME_FAMILY_CRUN] = "crun",
+};
+
+const char *ts_runtime_family_name(enum ts_runtime_family f)
+{
+	return f > TS_RUNTIME_FAMILY_UNKNOWN && f < _TS_RUNTIME_FAMILY_MAX
+		       ? ts_runtime_family_names[f]
+		       : NULL;
+}
+
+enum ts_runtime_family ts_runtime_family_of_path(const char *path)
+{
+	const char *base = path != NULL ? strrchr(path, '/') : NULL;
+
+	base = base != NULL ? base + 1 : path;
+	if (base == NULL)
+		return TS_RUNTIME_FAMILY_UNKNOWN;
+	if (strncmp(base, "crun", 4) == 0)
+		return TS_RUNTIME_FAMILY_CRUN;
+	if (strncmp(base, "runc", 4) == 0)
+		return TS_RUNTIME_FAMILY_RUNC;
+	return TS_RUNTIME_FAMILY_UNKNOWN;
+}
+
+enum ts_runtime_family ts_runtime_family_of_container(const char *root, const char *container_id)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (root == NULL || container_id == NULL || container_id[0] == '\0' ||
+	    strchr(container_id, '/') != NULL || strcmp(container_id, ".") == 0 ||
+	    strcmp(container_id, "..") == 0)
+		return TS_RUNTIME_FAMILY_UNKNOWN;
+	if (snprintf(path, sizeof(path), "%s/%s/state.json", root, container_id) <
+		    (int)sizeof(path) &&
+	    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return TS_RUNTIME_FAMILY_RUNC;
+	if (snprintf(path, sizeof(path), "%s/%s/status", root, container_id) < (int)sizeof(path) &&
+	    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return TS_RUNTIME_FAMILY_CRUN;
+	return TS_RUNTIME_FAMILY_UNKNOWN;
+}
+
+const char *ts_runtime_family_default_root(enum ts_runtime_family f)
+{
+	switch (f) {
+	case TS_RUNTIME_FAMILY_RUNC:
+		return "/run/runc";
+	case TS_RUNTIME_FAMILY_CRUN:
+		return "/run/crun";
+	default:
+		return NULL;
+	}
+}

@@ -99,4 +99,39 @@ int ts_runtime_check_depth(const char *value, const char *runtime_path, struct t
 int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv, char *const *envp,
 			  int depth, char ***ret_argv, char ***ret_envp, struct ts_error **err);
 
+/* The runtimes toposhim knows apart by the state they keep of a container. */
+enum ts_runtime_family {
+	TS_RUNTIME_FAMILY_UNKNOWN,
+	TS_RUNTIME_FAMILY_RUNC, /* runc (and runc-compatible Go runtimes): <root>/<id>/state.json */
+	TS_RUNTIME_FAMILY_CRUN, /* crun: <root>/<id>/status */
+	_TS_RUNTIME_FAMILY_MAX,
+};
+
+/** "runc", "crun"; NULL for UNKNOWN or out of range. */
+const char *ts_runtime_family_name(enum ts_runtime_family f);
+
+/**
+ * The family of a runtime binary, from its file name: a base name starting
+ * with "crun" is crun, one starting with "runc" is runc ("runc", "crun",
+ * "runc.amd64", "crun-1.8"), anything else UNKNOWN.
+ */
+enum ts_runtime_family ts_runtime_family_of_path(const char *path);
+
+/**
+ * The family of the runtime that keeps the container (root, container_id):
+ * <root>/<container_id>/state.json (runc) or .../status (crun), looked up
+ * with lstat (no symlink followed).  The runtime's own state dir, owned by
+ * root (0700 as runc and crun make it), is what names the runtime of a
+ * container — never toposhim's records (state.h), which only repeat it.
+ * @return the family; UNKNOWN when neither file exists (no such container,
+ *         or another runtime) or container_id is not one path component.
+ */
+enum ts_runtime_family ts_runtime_family_of_container(const char *root, const char *container_id);
+
+/**
+ * The default --root of a family's runtime when run as root: /run/runc,
+ * /run/crun.  @return a static string; NULL for UNKNOWN.
+ */
+const char *ts_runtime_family_default_root(enum ts_runtime_family f);
+
 #endif

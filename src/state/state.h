@@ -33,7 +33,10 @@
  *   "runtime_root"     string: the runtime's --root; the runtime keeps its
  *                      state of the container in <runtime_root>/<container_id>
  *   "runtime"          string, optional: the runtime binary that created it,
- *                      used for `<runtime> update` when its cpuset changes
+ *                      for the operator's eye (`toposhimctl alloc list`);
+ *                      never executed: the runtime of a container is
+ *                      derived from the config and the runtime's own state
+ *                      dir (cli/config.h ts_cli_runtime_for_container())
  *   "bundle"           string: absolute bundle directory
  *   "class"            string: QoS class name ("critical", "standard", ...)
  *   "cpus"             string: cpuset as a list ("0-3,8"), "" for none
@@ -122,7 +125,8 @@ enum ts_alloc_status {
 struct ts_alloc {
 	char *container_id; /* never NULL in a stored record */
 	char *runtime_root; /* runtime --root (absolute); NULL = unknown */
-	char *runtime_path; /* the runtime binary that created it (for `update`); NULL = unknown */
+	char *runtime_path; /* the runtime binary that created it (shown, never run); NULL = unknown
+			     */
 	char *bundle;	    /* absolute bundle directory; NULL = unknown */
 	char *class_name;   /* QoS class; NULL = none */
 	char *cpus_str;	    /* PU OS indexes as a list ("0-3,8"); NULL = none */

@@ -161,3 +161,29 @@ records() {
 	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/web/config.json")" = 3 ]
 	[ "$(jq -c '.allocations[1] | [.container_id, .cpus, .pinned]' "$WORK/state/allocations.json")" = '["web","3",true]' ]
 }
+
+@test "security: the runtime a forged record names is never executed (finding 2)" {
+	# a running shared container...
+	bundle web standard
+	"$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/web" web
+	sleep 1000 &
+	echo $! >"$WORK/init.pid"
+	printf '{"ociVersion":"1.0.2","id":"web","status":"creating","pid":%d,"bundle":"%s"}' \
+		"$(cat "$WORK/init.pid")" "$WORK/web" |
+		env TOPOSHIM_RUNTIME_ROOT="$WORK/root" "$TOPOSHIM" hook create-runtime
+	# ...whose record a hostile writer points at its own program (the
+	# checksum no longer matches: the salvage keeps the live record)
+	printf '#!/bin/sh\ntouch %s/pwned\n' "$WORK" >"$WORK/evil"
+	chmod 0755 "$WORK/evil"
+	jq --arg evil "$WORK/evil" '.allocations[0].runtime = $evil' "$WORK/state/allocations.json" \
+		>"$WORK/forged" && mv "$WORK/forged" "$WORK/state/allocations.json"
+	# a critical create shrinks it: the update goes to the configured runtime
+	touch "$WORK/go"
+	bundle crit critical 1
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/crit" crit
+	[ "$status" = 0 ] || fail "$output"
+	[[ "$output" == "toposhim: warning: $WORK/state/allocations.json: checksum mismatch"* ]] || fail "$output"
+	[ ! -e "$WORK/pwned" ] || fail "the forged runtime ran"
+	grep -q "^--root $WORK/root update --cpuset-cpus 1-3 --cpuset-mems 0 web$" "$WORK/runtime.log" ||
+		fail "no update through the configured runtime: $(cat "$WORK/runtime.log")"
+}

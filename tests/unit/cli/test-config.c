@@ -144,12 +144,67 @@ static void test_runtime_errors(void **state)
 	}
 }
 
+/* A container keeps the runtime that created it, whatever the config says
+ * now (issue 14); the path comes from the config and $PATH, never from a
+ * record (issue 10). */
+static void test_runtime_for_container(void **state)
+{
+	char dir[] = "/tmp/ts-rtfc-XXXXXX";
+	cleanup_free char *cmd = NULL, *cfg_text = NULL, *path_env = NULL, *old_path = NULL;
+	cleanup_free char *root = NULL, *want_runc = NULL, *want_crun = NULL;
+	cleanup_json struct ts_json *cfg = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	const char *p = getenv("PATH");
+
+	assert_non_null(mkdtemp(dir));
+	old_path = p != NULL ? strdup(p) : NULL;
+	assert_true(
+		asprintf(&cmd,
+			 "set -e; cd %s; mkdir bin root root/r1 root/c1 root/x;"
+			 "printf '#!/bin/sh\n' >bin/runc; printf '#!/bin/sh\n' >bin/crun;"
+			 "chmod 0755 bin/runc bin/crun; : >root/r1/state.json; : >root/c1/status",
+			 dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&path_env, "%s/bin", dir) > 0);
+	assert_true(asprintf(&root, "%s/root", dir) > 0);
+	assert_true(asprintf(&want_runc, "%s/bin/runc", dir) > 0);
+	assert_true(asprintf(&want_crun, "%s/bin/crun", dir) > 0);
+	setenv("PATH", path_env, 1);
+	unsetenv("TOPOSHIM_RUNTIME");
+	/* the config now says crun */
+	assert_true(asprintf(&cfg_text, "{\"runtime\": {\"path\": \"%s\"}}", want_crun) > 0);
+	assert_int_equal(ts_json_parse(cfg_text, strlen(cfg_text), "c.json", &cfg, &err), 0);
+	static const struct {
+		const char *id;
+		int want; /* 0 runc, 1 crun */
+	} rows[] = {
+		{"r1", 0}, /* created by runc before the switch: runc */
+		{"c1", 1}, /* crun's */
+		{"x", 1},  /* cannot tell: the configured one */
+		{"gone", 1},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *got = NULL;
+
+		assert_int_equal(
+			ts_cli_runtime_for_container(cfg, "c.json", root, rows[i].id, &got, &err),
+			0);
+		assert_string_equal(got, rows[i].want ? want_crun : want_runc);
+	}
+	if (old_path != NULL)
+		setenv("PATH", old_path, 1);
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_load_absent_is_empty), cmocka_unit_test(test_load_errors),
-		cmocka_unit_test(test_load_directory),	     cmocka_unit_test(test_runtime_read),
-		cmocka_unit_test(test_runtime_absent),	     cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_load_absent_is_empty),  cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_load_directory),	      cmocka_unit_test(test_runtime_read),
+		cmocka_unit_test(test_runtime_absent),	      cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_runtime_for_container),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

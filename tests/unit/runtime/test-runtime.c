@@ -338,6 +338,55 @@ static void test_build_exec(void **state)
 	check_strv(out_env3, want_env3);
 }
 
+/* Which runtime keeps a container: its own state file says (issue 14:
+ * one runtime per container; issue 10: never the records' word). */
+static void test_family(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		const char *path;
+		enum ts_runtime_family want;
+	} names[] = {
+		{"/usr/sbin/runc", TS_RUNTIME_FAMILY_RUNC},
+		{"runc.amd64", TS_RUNTIME_FAMILY_RUNC},
+		{"/opt/crun-1.8/bin/crun", TS_RUNTIME_FAMILY_CRUN},
+		{"/usr/bin/youki", TS_RUNTIME_FAMILY_UNKNOWN},
+		{"/tmp/stand-in-runtime", TS_RUNTIME_FAMILY_UNKNOWN},
+		{NULL, TS_RUNTIME_FAMILY_UNKNOWN},
+	};
+	cleanup_free char *root = fx_path(fx, "root");
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (ts_runtime_family_of_path(names[i].path) != names[i].want)
+			fail_msg("%s: family %d", names[i].path ? names[i].path : "NULL",
+				 ts_runtime_family_of_path(names[i].path));
+	fx_mkdir(fx, "root");
+	fx_mkdir(fx, "root/by-runc");
+	fx_file(fx, "root/by-runc/state.json", 0600);
+	fx_mkdir(fx, "root/by-crun");
+	fx_file(fx, "root/by-crun/status", 0600);
+	fx_mkdir(fx, "root/other");
+	fx_mkdir(fx, "root/linked");
+	{
+		cleanup_free char *target = fx_path(fx, "root/by-runc/state.json");
+		cleanup_free char *link_path = fx_path(fx, "root/linked/state.json");
+
+		assert_int_equal(symlink(target, link_path), 0);
+	}
+	assert_int_equal(ts_runtime_family_of_container(root, "by-runc"), TS_RUNTIME_FAMILY_RUNC);
+	assert_int_equal(ts_runtime_family_of_container(root, "by-crun"), TS_RUNTIME_FAMILY_CRUN);
+	assert_int_equal(ts_runtime_family_of_container(root, "other"), TS_RUNTIME_FAMILY_UNKNOWN);
+	assert_int_equal(ts_runtime_family_of_container(root, "none"), TS_RUNTIME_FAMILY_UNKNOWN);
+	/* a symlink is no runtime's state file; ids are one path component */
+	assert_int_equal(ts_runtime_family_of_container(root, "linked"), TS_RUNTIME_FAMILY_UNKNOWN);
+	assert_int_equal(ts_runtime_family_of_container(root, "../root/by-runc"),
+			 TS_RUNTIME_FAMILY_UNKNOWN);
+	assert_int_equal(ts_runtime_family_of_container(root, ".."), TS_RUNTIME_FAMILY_UNKNOWN);
+	assert_string_equal(ts_runtime_family_name(TS_RUNTIME_FAMILY_CRUN), "crun");
+	assert_null(ts_runtime_family_name(TS_RUNTIME_FAMILY_UNKNOWN));
+	assert_string_equal(ts_runtime_family_default_root(TS_RUNTIME_FAMILY_RUNC), "/run/runc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_explicit_errors, setup, teardown),
 		cmocka_unit_test(test_check_depth),
 		cmocka_unit_test(test_build_exec),
+		cmocka_unit_test_setup_teardown(test_family, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
