@@ -542,7 +542,11 @@ static void gone_meanwhile(const struct ts_cgroup_resize_target *t, const char *
 	if (t->runtime_root == NULL || strchr(t->container_id, '/') != NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/%s", t->runtime_root, t->container_id);
-	if (stat(path, &st) < 0 && errno == ENOENT)
+	/* runc's word for a state dir that a delete is removing; the dir
+	 * itself may still be there (RemoveAll takes its files first) */
+	if ((stat(path, &st) < 0 && errno == ENOENT) ||
+	    (res->message != NULL &&
+	     strstr(res->message, "msg=\"container does not exist\"") != NULL))
 		set_result(res, TS_CGROUP_RESIZE_DEAD,
 			   "container '%s': deleted while it was resized", t->container_id);
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/config.h"
 #include "cli/log.h"
@@ -282,6 +284,71 @@ static bool among(struct ts_alloc *const *v, size_t n, const struct ts_alloc *a)
 	return false;
 }
 
+/* Whether dir is a directory that only root (or this user) can change. */
+static bool owned_dir(const char *dir)
+{
+	struct stat st;
+
+	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       (st.st_uid == 0 || st.st_uid == geteuid()) && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* Whether path ends with the path suffix, at a component boundary:
+ * "/sys/fs/cgroup/cpuset/default/web" ends with "/default/web" and with
+ * "default/web", "/x/ab/c" does not end with "b/c", nothing ends with "". */
+static bool ends_with_path(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	while (k > 1 && suffix[k - 1] == '/')
+		k--;
+	if (k == 0 || k > n || strncmp(path + n - k, suffix, k) != 0)
+		return false;
+	return k == n || suffix[0] == '/' || path[n - k - 1] == '/';
+}
+
+/* Whether a resize of record a may act on its pid and cgroup: only when
+ * the container's runtime state confirms them, never on the record alone
+ * (issue 10: the state file is trusted only as far as it can be
+ * re-derived).  runc's and crun's state must name the same init (pid and
+ * start time) and a cgroup the record's cgroup path is the end of; a
+ * runtime of another layout must at least keep a state dir <root>/<id>
+ * that only root can change.  A container refused is logged, not resized. */
+static bool confirmed_target(const struct ts_alloc *a)
+{
+	cleanup_free char *dir = NULL, *cgroup = NULL;
+	pid_t pid = 0;
+	uint64_t start = 0;
+	int r;
+
+	r = ts_state_runtime_init(a->runtime_root, a->container_id, &pid, &start, &cgroup);
+	if (r == 1 && (pid != a->pid || (a->pid_start_ticks != 0 && start != a->pid_start_ticks))) {
+		ts_log(TS_LOG_WARNING,
+		       "container '%s': its record names init pid %d, its runtime %d: not "
+		       "resized, ignoring",
+		       a->container_id, (int)a->pid, (int)pid);
+		return false;
+	}
+	if (r == 1 && cgroup != NULL && a->cgroup_path != NULL &&
+	    strcmp(a->cgroup_path, "/") != 0 && !ends_with_path(cgroup, a->cgroup_path)) {
+		ts_log(TS_LOG_WARNING,
+		       "container '%s': its record names cgroup '%s', its runtime '%s': not "
+		       "resized, ignoring",
+		       a->container_id, a->cgroup_path, cgroup);
+		return false;
+	}
+	if (r != 1 && (a->runtime_root == NULL ||
+		       asprintf(&dir, "%s/%s", a->runtime_root, a->container_id) < 0 ||
+		       !owned_dir(a->runtime_root) || !owned_dir(dir))) {
+		ts_log(TS_LOG_WARNING,
+		       "container '%s': no runtime state that only root can change under '%s': "
+		       "not resized, ignoring",
+		       a->container_id, a->runtime_root ? a->runtime_root : "");
+		return false;
+	}
+	return true;
+}
+
 /* Every running shared-pool container whose cpus or mems differ from what
  * the pool gives its class now, but those of skip (NULL: none). */
 static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool systemd_cgroup,
@@ -346,6 +413,15 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			free(pl.mems[pl.n]);
 			pl.which[pl.n] = ts_alloc_free(pl.which[pl.n]);
 			pl.cpus[pl.n] = pl.mems[pl.n] = NULL;
+			continue;
+		}
+		if (!confirmed_target(a)) {
+			pl.n--;
+			free(pl.cpus[pl.n]);
+			free(pl.mems[pl.n]);
+			free(pl.runtimes[pl.n]);
+			pl.which[pl.n] = ts_alloc_free(pl.which[pl.n]);
+			pl.cpus[pl.n] = pl.mems[pl.n] = pl.runtimes[pl.n] = NULL;
 			continue;
 		}
 		pl.targets[pl.n - 1] = (struct ts_cgroup_resize_target){

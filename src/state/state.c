@@ -575,6 +575,52 @@ static char *runtime_bundle(int root_fd, const char *id)
 	return bundle != NULL ? strdup(bundle) : NULL;
 }
 
+int ts_state_runtime_init(const char *runtime_root, const char *container_id, pid_t *ret_pid,
+			  uint64_t *ret_start_ticks, char **ret_cgroup)
+{
+	const char *cgroup = NULL;
+	cleanup_close int root_fd = -EBADF;
+	cleanup_free char *runc = NULL, *crun = NULL;
+	cleanup_json struct ts_json *j = NULL;
+	int64_t pid = 0, start = 0;
+	const char *pid_key = "init_process_pid", *start_key = "init_process_start";
+
+	if (runtime_root == NULL || container_id == NULL || strchr(container_id, '/') != NULL ||
+	    strcmp(container_id, "..") == 0 || strcmp(container_id, ".") == 0)
+		return 0;
+	root_fd = open(runtime_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0 || asprintf(&runc, "%s/state.json", container_id) < 0 ||
+	    asprintf(&crun, "%s/status", container_id) < 0)
+		return 0;
+	j = read_json_at(root_fd, runc);
+	if (j == NULL) {
+		j = read_json_at(root_fd, crun);
+		pid_key = "pid";
+		start_key = "process-start-time";
+	}
+	if (j == NULL || ts_json_get_int64(ts_json_get(j, pid_key), &pid) < 0 || pid <= 0 ||
+	    pid > INT32_MAX || ts_json_get_int64(ts_json_get(j, start_key), &start) < 0 ||
+	    start < 0)
+		return 0;
+	if (strcmp(pid_key, "pid") == 0) {
+		cgroup = ts_json_get_string(j, "cgroup-path");
+	} else {
+		const struct ts_json *paths = ts_json_get(j, "cgroup_paths");
+
+		cgroup = ts_json_get_string(paths, "cpuset");
+		if (cgroup == NULL)
+			cgroup = ts_json_get_string(paths, "");
+	}
+	if (ret_cgroup != NULL) {
+		*ret_cgroup = cgroup != NULL ? strdup(cgroup) : NULL;
+		if (cgroup != NULL && *ret_cgroup == NULL)
+			return 0;
+	}
+	*ret_pid = (pid_t)pid;
+	*ret_start_ticks = (uint64_t)start;
+	return 1;
+}
+
 /* A record for a running container that toposhim placed (its config.json
  * carries TS_OCI_ANNOTATION_PLACED_CLASS) but the store has lost; NULL when
  * it is not one of ours. */

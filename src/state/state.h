@@ -323,6 +323,26 @@ static inline void ts_state_closep(struct ts_state **s)
 }
 #define cleanup_state __attribute__((cleanup(ts_state_closep)))
 
+/**
+ * The init process of a container as its runtime's own state dir records
+ * it (owned by root, unlike anything a container or plugin controls):
+ * runc's <root>/<id>/state.json "init_process_pid" and "init_process_start",
+ * crun's <root>/<id>/status "pid" and "process-start-time" (clock ticks
+ * after boot, as field 22 of /proc/<pid>/stat), and its cgroup: runc's
+ * "cgroup_paths" "cpuset" member (else ""), an absolute path of the
+ * mounted hierarchy ("/sys/fs/cgroup/cpuset/default/web"), crun's
+ * "cgroup-path", relative to it ("/default/web").
+ * @param[out] ret_pid, ret_start_ticks  written only when found.
+ * @param[out] ret_cgroup  when found: the cgroup, or NULL when the state
+ *                         names none; caller frees; may be NULL.
+ * @return 1 when found; 0 when there is no such state (no container of that
+ *         id under that root, a runtime of another layout, a file that does
+ *         not parse or lacks the members).  Never an error: callers fall
+ *         back to what else they know.
+ */
+int ts_state_runtime_init(const char *runtime_root, const char *container_id, pid_t *ret_pid,
+			  uint64_t *ret_start_ticks, char **ret_cgroup);
+
 struct ts_json;
 
 /**

@@ -239,7 +239,7 @@ static const char fake_runtime[] =
 	"for last; do :; done\n"
 	"case \"$last\" in\n"
 	"fail) echo 'level=error msg=\"container not running\"' >&2; exit 1 ;;\n"
-	"deleted) echo 'level=error msg=\"container does not exist\"' >&2; exit 1 ;;\n"
+	"deleted|removing) echo 'level=error msg=\"container does not exist\"' >&2; exit 1 ;;\n"
 	"slow) exec sleep 5 ;;\n"
 	"esac\n"
 	"echo ok\n"
@@ -257,6 +257,7 @@ static void test_runtime_update(void **state)
 	snprintf(rt, sizeof(rt), "%s/rt/runc", tmp);
 	char rtroot[256];
 	mkdirs("rt/root");
+	mkdirs("rt/root/removing");
 	snprintf(rtroot, sizeof(rtroot), "%s/rt/root", tmp);
 	const struct ts_cgroup_resize_target t[] = {
 		{.container_id = "a",
@@ -270,6 +271,11 @@ static void test_runtime_update(void **state)
 		{.container_id = "b", .cpus_str = "2", .runtime_path = rt},
 		{.container_id = "nort", .cpus_str = "2", .runtime_path = "/nonexistent/runc"},
 		{.container_id = "gone", .cpus_str = "2", .runtime_path = rt, .pid = 100},
+		/* runc's answer while a delete removes the state dir's files: gone */
+		{.container_id = "removing",
+		 .cpus_str = "2",
+		 .runtime_path = rt,
+		 .runtime_root = rtroot},
 		/* deleted by a racing `delete --force` while the update ran: gone */
 		{.container_id = "deleted",
 		 .cpus_str = "2",
@@ -283,7 +289,7 @@ static void test_runtime_update(void **state)
 						      .proc_root = proc,
 						      .timeout_ms = 300};
 
-	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 5);
+	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 6);
 	want_result(&res[0], TS_CGROUP_RESIZE_OK, "%s", "");
 	assert_true(res[0].via_runtime);
 	assert_null(res[0].effective_cpus);
@@ -299,6 +305,8 @@ static void test_runtime_update(void **state)
 	want_result(&res[5], TS_CGROUP_RESIZE_DEAD, "container 'gone': init pid 100 is gone");
 	assert_true(res[5].via_runtime);
 	want_result(&res[6], TS_CGROUP_RESIZE_DEAD,
+		    "container 'removing': deleted while it was resized");
+	want_result(&res[7], TS_CGROUP_RESIZE_DEAD,
 		    "container 'deleted': deleted while it was resized");
 	cleanup_free char *log = get("rt/argv.log");
 	cleanup_free char *want = NULL;
@@ -307,8 +315,9 @@ static void test_runtime_update(void **state)
 			     "update --cpuset-cpus 0-1 fail\n"
 			     "update --cpuset-cpus 0-1 slow\n"
 			     "update --cpuset-cpus 2 b\n"
+			     "--root %s update --cpuset-cpus 2 removing\n"
 			     "--root %s update --cpuset-cpus 2 deleted\n",
-			     rtroot) > 0);
+			     rtroot, rtroot) > 0);
 	assert_string_equal(log, want);
 	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
 }

@@ -49,17 +49,31 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* The runtime root of the records: a resize acts only on a container
+ * whose runtime keeps a state dir there that only root (or we) can change. */
+static const char *rt_root(void)
+{
+	static char root[64];
+
+	if (root[0] == '\0') {
+		snprintf(root, sizeof(root), "/tmp/ts-pools-rt-%d", (int)getpid());
+		sh("mkdir -p -m 0755 '%s'", root);
+	}
+	return root;
+}
+
 static void put_record(struct ts_state *s, const char *id, const char *cls, const char *cpus,
 		       const char *mems, const char *cgroup)
 {
 	cleanup_error struct ts_error *err = NULL;
 	struct ts_alloc *a = ts_alloc_new(id, &err);
 
+	sh("mkdir -p -m 0755 '%s/%s'", rt_root(), id);
 	assert_non_null(a);
 	a->class_name = strdup(cls);
 	a->cpus_str = strdup(cpus);
 	a->mems_str = strdup(mems);
-	a->runtime_root = strdup("/nonexistent");
+	a->runtime_root = strdup(rt_root());
 	a->runtime_path = strdup("/bin/false");
 	a->status = TS_ALLOC_CREATED;
 	a->pid = getpid();
@@ -132,7 +146,7 @@ static void test_rebalance_mems(void **state)
 		if (ts_pools_rebalance(&p, s, false, &err) != 1)
 			fail_msg("%s: %s", rows[i].name,
 				 err != NULL ? err->msg : "nothing resized");
-		web = ts_state_find(s, "/nonexistent", "web");
+		web = ts_state_find(s, rt_root(), "web");
 		assert_string_equal(web->cpus_str, "8-15");
 		if (strcmp(web->mems_str, rows[i].want_mems) != 0)
 			fail_msg("%s: record mems '%s', want '%s'", rows[i].name, web->mems_str,
@@ -182,8 +196,8 @@ static void test_rebalance_keeps_tier(void **state)
 	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
 	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
 	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
-	assert_string_equal(ts_state_find(s, "/nonexistent", "hbm")->cpus_str, "2-7");
-	assert_string_equal(ts_state_find(s, "/nonexistent", "hbm")->mems_str, "0-2");
+	assert_string_equal(ts_state_find(s, rt_root(), "hbm")->cpus_str, "2-7");
+	assert_string_equal(ts_state_find(s, rt_root(), "hbm")->mems_str, "0-2");
 	ts_pools_release(&p);
 	unsetenv("TOPOSHIM_TOPOLOGY_XML");
 	unsetenv(TS_CGROUP_ROOT_ENV);
@@ -227,7 +241,7 @@ static void test_rebalance_keeps_kind(void **state)
 	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
 	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
 	assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 1);
-	assert_string_equal(ts_state_find(s, "/nonexistent", "b")->cpus_str, "5-7");
+	assert_string_equal(ts_state_find(s, rt_root(), "b")->cpus_str, "5-7");
 	ts_pools_release(&p);
 	unsetenv("TOPOSHIM_TOPOLOGY_XML");
 	unsetenv(TS_CGROUP_ROOT_ENV);
@@ -274,15 +288,90 @@ static void test_hook_env(void **state)
 	unsetenv(TS_CGROUP_ROOT_ENV);
 }
 
+/* A record the runtime's own state contradicts is not acted on (issue 10:
+ * the state file is trusted only as far as it can be re-derived): another
+ * init pid, or another cgroup, than runc's state.json names. */
+static void test_rebalance_refuses_unconfirmed(void **state)
+{
+	static const struct {
+		const char *name;
+		int init_pid; /* 0: ours, the record's */
+		const char *cgroup, *want_cpus;
+		int want_resized;
+	} rows[] = {
+		{"runc names this init and cgroup", 0, "/sys/fs/cgroup/cpuset/ts/web", "8-15", 1},
+		{"runc names another init", 1, "/sys/fs/cgroup/cpuset/ts/web", "0-15", 0},
+		{"runc names another cgroup", 0, "/sys/fs/cgroup/cpuset/system.slice", "0-15", 0},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char dir[] = "/tmp/ts-pools-XXXXXX";
+		cleanup_free char *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL, *sj = NULL;
+		cleanup_json struct ts_json *config = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_state struct ts_state *s = NULL;
+		struct ts_pools p = {0};
+		uint64_t ticks = 0;
+		const struct ts_alloc *web;
+
+		assert_non_null(mkdtemp(dir));
+		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+		sh("lstopo-no-graphics --input 'pack:2 core:4 pu:2' --of xml '%s' 2>/dev/null",
+		   path);
+		fake_cgroup(dir, "web");
+		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+		assert_int_equal(ts_state_proc_start_ticks(NULL, getpid(), &ticks, NULL, &err), 0);
+		assert_true(asprintf(&sj,
+				     "{\"init_process_pid\": %d, \"init_process_start\": %llu, "
+				     "\"cgroup_paths\": {\"cpuset\": \"%s\"}}",
+				     rows[i].init_pid ? rows[i].init_pid : (int)getpid(),
+				     (unsigned long long)ticks, rows[i].cgroup) > 0);
+		assert_int_equal(
+			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		put_record(s, "web", "standard", "0-15", "0", "/ts/web");
+		put_record(s, "db", "critical", "0-7", "0", NULL);
+		free(path);
+		assert_true(asprintf(&path, "%s/web/state.json", rt_root()) > 0);
+		assert_int_equal(
+			ts_write_file_atomic_at(AT_FDCWD, path, sj, strlen(sj), 0600, &err), 0);
+		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+		assert_int_equal(ts_pools_rebalance(&p, s, false, &err), rows[i].want_resized);
+		web = ts_state_find(s, rt_root(), "web");
+		if (strcmp(web->cpus_str, rows[i].want_cpus) != 0)
+			fail_msg("%s: cpus '%s'", rows[i].name, web->cpus_str);
+		ts_pools_release(&p);
+		s = ts_state_close(s);
+		unlink(path);
+		unsetenv("TOPOSHIM_TOPOLOGY_XML");
+		unsetenv(TS_CGROUP_ROOT_ENV);
+		sh("rm -rf '%s'", dir);
+	}
+}
+
+static int cleanup_rt(void **state)
+{
+	(void)state;
+	sh("rm -rf '%s'", rt_root());
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rebalance_mems),
+		cmocka_unit_test(test_rebalance_refuses_unconfirmed),
 		cmocka_unit_test(test_rebalance_keeps_tier),
 		cmocka_unit_test(test_rebalance_keeps_kind),
 		cmocka_unit_test(test_hook_env),
 	};
 
 	/* the resize logs what it does; the assertions read the records */
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, cleanup_rt);
 }
