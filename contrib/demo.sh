@@ -34,24 +34,30 @@ containerEdits:
 SPEC
 chmod 0644 "$work/cdi/demo.yaml"
 
-# toposhim's own config: that spec dir, CPU 0 reserved for the system.
+# toposhim's own config: that spec dir, CPU 0 reserved for the system, and
+# the operator's policy: containers started from a shell ("unscoped") may
+# ask for the demo's CDI devices.  The exclusive CPU needs no grant: the
+# container's CPU limit equals its request (the kubelet's rule).
 reserved='"reserved": {"cpus": "0"}'
 [ "$(nproc)" -ge 2 ] || reserved='"reserved": {"count": 0}'
 cat >"$work/toposhim.json" <<CONF
 {
   "cdi": { "spec_dirs": ["$work/cdi"] },
   "placement": { $reserved },
+  "policy": { "unscoped": { "devices": ["toposhim.example/*"] } },
   "state_dir": "$work/state"
 }
 CONF
 
-# A busybox bundle asking for the device and one exclusive CPU.
+# A busybox bundle asking for the device and one exclusive CPU, with a CPU
+# limit of 1 equal to its request (quota = period, shares = 1024).
 mkdir -p "$work/bundle/rootfs/bin"
 cp /bin/busybox "$work/bundle/rootfs/bin/"
 for c in sh ls cat grep; do ln -s busybox "$work/bundle/rootfs/bin/$c"; done
 (cd "$work/bundle" && runc spec)
 jq '.process.terminal = false
   | .process.args = ["sh", "-c", "ls -l /dev/xzero; grep -E \"^(Cpus|Mems)_allowed_list\" /proc/self/status; echo DEMO_DEVICE=$DEMO_DEVICE; cat /etc/demo-hostname >/dev/null && echo mount /etc/demo-hostname present"]
+  | .linux.resources.cpu = {"quota": 100000, "period": 100000, "shares": 1024}
   | .annotations = {"cdi.k8s.io/demo": "toposhim.example/demo=zero",
                     "toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
 	"$work/bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$work/bundle/config.json"

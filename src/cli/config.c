@@ -76,7 +76,7 @@ int ts_cli_config_check_keys(const struct ts_json *config, const char *config_pa
 {
 	static const char *const known[] = {
 		"runtime",	    "cdi",     "placement",   "cgroup",	  "topology", "state_dir",
-		"gc_grace_seconds", "plugins", "plugin_dirs", "nri_conf",
+		"gc_grace_seconds", "plugins", "plugin_dirs", "nri_conf", "policy",
 	};
 	const struct ts_json *val;
 	const char *key;

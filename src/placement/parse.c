@@ -79,7 +79,9 @@ static int derive_from_cpu(const struct ts_json *config, const char *file,
 				    file, limit, quota, period, TS_PLACEMENT_MAX_CPUS);
 	*ret_limit = (unsigned)limit;
 	req->class_derived = true;
-	if (q % period == 0 && hs == 1 && shares == (q / period) * 1024) {
+	req->cpu_limit = (unsigned)limit;
+	req->guaranteed = q % period == 0 && hs == 1 && shares == (q / period) * 1024;
+	if (req->guaranteed) {
 		free(req->class_name);
 		req->class_name = strdup("critical");
 		if (req->class_name == NULL)
@@ -101,6 +103,7 @@ static int read_class(const struct ts_json *config, const char *file,
 		return derive_from_cpu(config, file, req, ret_limit, err);
 	if (ts_placement_config_class(cfg, v) == NULL)
 		return ts_error_set(err, 0, "%s: '" ANN "class': unknown class '%s'", file, v);
+	req->class_annotated = true;
 	free(req->class_name);
 	req->class_name = strdup(v);
 	if (req->class_name == NULL)
@@ -109,6 +112,8 @@ static int read_class(const struct ts_json *config, const char *file,
 	{
 		struct ts_placement_request tmp = {0};
 		r = derive_from_cpu(config, file, &tmp, ret_limit, err);
+		req->cpu_limit = tmp.cpu_limit;
+		req->guaranteed = tmp.guaranteed;
 		free(tmp.class_name);
 	}
 	return r;

@@ -203,9 +203,13 @@ struct ts_placement_request {
 	const char *runtime_root; /* borrowed; set by the caller: an allocation of the same
 				   * container (root and id) is an earlier attempt of this create */
 	char *class_name;
-	bool class_derived;  /* no toposhim.io/class: derived from quota */
-	unsigned cpus;	     /* exclusive PUs wanted (0: none / whole node) */
-	bool cpus_annotated; /* cpus came from toposhim.io/cpus */
+	bool class_derived;   /* no toposhim.io/class: derived from quota */
+	bool class_annotated; /* class came from toposhim.io/class (a request the policy judges) */
+	unsigned cpus;	      /* exclusive PUs wanted (0: none / whole node) */
+	bool cpus_annotated;  /* cpus came from toposhim.io/cpus */
+	unsigned cpu_limit;   /* CPUs of cpu.quota/cpu.period rounded up; 0: no limit */
+	bool guaranteed;      /* an integer limit equal to the request (shares = limit x 1024):
+			       * the kubelet's rule for exclusive CPUs */
 	enum ts_placement_numa numa;
 	enum ts_memory_tier memory_tier;
 	hwloc_bitmap_t user_cpus;   /* linux.resources.cpu.cpus, NULL if absent */

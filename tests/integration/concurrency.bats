@@ -17,7 +17,7 @@ setup() {
 	command -v jq >/dev/null || skip "jq is not installed"
 	WORK=$(mktemp -d "${BATS_TMPDIR:-/tmp}/toposhim-conc.XXXXXX")
 	cat >"$WORK/toposhim.json" <<CONF
-{ "state_dir": "$WORK/state", "gc_grace_seconds": 3600 }
+{ "state_dir": "$WORK/state", "gc_grace_seconds": 3600, $TS_TEST_POLICY }
 CONF
 }
 

@@ -76,12 +76,16 @@ cdi_config() {
 }
 
 # write_config [MEMBERS]: $WORK/toposhim.json with the spec dir, the state
-# dir and MEMBERS.
+# dir, the test policy (helpers.bash; unless MEMBERS has a "policy") and
+# MEMBERS.
 write_config() {
+	local policy=",
+  $TS_TEST_POLICY"
+	case "${1:-}" in *'"policy"'*) policy="" ;; esac
 	cat >"$WORK/toposhim.json" <<CONF
 {
   $(cdi_config),
-  "state_dir": "$WORK/state"${1:+,
+  "state_dir": "$WORK/state"$policy${1:+,
   $1}
 }
 CONF

@@ -31,3 +31,10 @@ ts_synthetic_xml() {
 		skip "lstopo is not installed (apt-get install hwloc)"
 	"$lstopo" --input "$1" --of xml "$2"
 }
+
+# The operator policy the tests run under (src/policy/policy.h): unscoped
+# containers may ask for everything, as the host's root may.  Without a
+# policy toposhim grants nothing privileged; the tests of the policy itself
+# (security.bats) write their own.
+# shellcheck disable=SC2034 # used by the files that load this one
+TS_TEST_POLICY='"policy": {"unscoped": {"classes": ["*"], "numa": ["*"], "memory_tiers": ["*"], "devices": ["*"]}}'

@@ -127,7 +127,7 @@ teardown() {
 
 @test "create: a misspelt key in the toposhim config is refused" {
 	cat >"$WORK/toposhim.json" <<CONF
-{"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/state", "placment": {}}
+{"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/state", $TS_TEST_POLICY, "placment": {}}
 CONF
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]

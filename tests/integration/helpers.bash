@@ -15,12 +15,13 @@ TOPOSHIMCTL="$TS_BUILDDIR/toposhimctl"
 FAKE_RUNTIME="$TS_SRCDIR/tests/fixtures/fake-runtime"
 RUNC=$(command -v runc || true)
 
-# Start every test from a clean toposhim environment: an empty config (an
-# operator's /etc/toposhim must not change the results) and no override.
+# Start every test from a clean toposhim environment: a config of nothing
+# but the test policy (an operator's /etc/toposhim must not change the
+# results) and no override.
 ts_setup_env() {
 	unset TOPOSHIM_RUNTIME TOPOSHIM_DEPTH
 	export TOPOSHIM_CONFIG="$BATS_TEST_TMPDIR/empty-config.json"
-	echo '{}' >"$TOPOSHIM_CONFIG"
+	echo "{ $TS_TEST_POLICY }" >"$TOPOSHIM_CONFIG"
 	[ -x "$TOPOSHIM" ] || fail "toposhim not built: $TOPOSHIM"
 }
 

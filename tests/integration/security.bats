@@ -39,8 +39,12 @@ teardown() {
 	rm -rf "$WORK"
 }
 
+# write_sec_config [MEMBERS]: the state dir, MEMBERS, and the test policy
+# unless MEMBERS has a "policy".
 write_sec_config() {
-	echo "{\"state_dir\": \"$WORK/state\"${1:+, $1}}" >"$TOPOSHIM_CONFIG"
+	local policy=", $TS_TEST_POLICY"
+	case "${1:-}" in *'"policy"'*) policy="" ;; esac
+	echo "{\"state_dir\": \"$WORK/state\"$policy${1:+, $1}}" >"$TOPOSHIM_CONFIG"
 }
 
 # bundle NAME CLASS [CPUS]: a config.json asking for CLASS (and CPUS).
@@ -186,4 +190,79 @@ records() {
 	[ ! -e "$WORK/pwned" ] || fail "the forged runtime ran"
 	grep -q "^--root $WORK/root update --cpuset-cpus 1-3 --cpuset-mems 0 web$" "$WORK/runtime.log" ||
 		fail "no update through the configured runtime: $(cat "$WORK/runtime.log")"
+}
+
+# pod_bundle NAME NAMESPACE ANNOTATIONS-JSON [CPU-JSON]: a container of a pod
+# as containerd's CRI writes it: the namespace annotation beside the pod's
+# own annotations, and the CPU resources kubelet derives.
+pod_bundle() {
+	mkdir -p "$WORK/$1/rootfs"
+	jq -n --arg ns "$2" --argjson a "$3" --argjson cpu "${4:-null}" '{ociVersion: "1.0.2",
+		root: {path: "rootfs"}, process: {args: ["true"], cwd: "/"},
+		linux: (if $cpu == null then {} else {resources: {cpu: $cpu}} end),
+		annotations: ({"io.kubernetes.pod.namespace": $ns,
+			"io.kubernetes.cri.container-type": "container"} + $a)}' >"$WORK/$1/config.json"
+	cp "$WORK/$1/config.json" "$WORK/$1.orig"
+}
+
+@test "security: a pod's annotations get nothing privileged without the policy (finding 4)" {
+	write_sec_config '"policy": {}, "placement": {"classes": {"system": {"pool": "reserved"}}, "reserved": {"cpus": "0"}}'
+	mkdir -p "$WORK/cdi"
+	local rows=(
+		'{"toposhim.io/class": "critical", "toposhim.io/cpus": "3"}|/annotations/toposhim.io~1class|class '\''critical'\'' (exclusive cpus) is not allowed for namespace '\''team-a'\'': it needs an integer cpu limit equal to its request (the kubelet'\''s rule), or the class in '\''/policy/namespaces/team-a/classes'\'''
+		'{"toposhim.io/class": "system"}|/annotations/toposhim.io~1class|class '\''system'\'' (reserved cpus) is not allowed for namespace '\''team-a'\'': it needs the class in '\''/policy/namespaces/team-a/classes'\'''
+		'{"toposhim.io/numa": "exclusive"}|/annotations/toposhim.io~1numa|numa '\''exclusive'\'' (a whole numa node) is not allowed for namespace '\''team-a'\'': it needs '\''exclusive'\'' in '\''/policy/namespaces/team-a/numa'\'''
+		'{"toposhim.io/memory-tier": "hbm"}|/annotations/toposhim.io~1memory-tier|memory tier '\''hbm'\'' is not allowed for namespace '\''team-a'\'': it needs the tier in '\''/policy/namespaces/team-a/memory_tiers'\'''
+	)
+	local i=0 row ann field msg
+	for row in "${rows[@]}"; do
+		IFS='|' read -r ann field msg <<<"$row"
+		i=$((i + 1))
+		pod_bundle "p$i" team-a "$ann"
+		run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/p$i" "p$i"
+		[ "$status" = 1 ] || fail "row $i: created: $output"
+		[ "$output" = "toposhim: $WORK/p$i/config.json: '$field': $msg of $TOPOSHIM_CONFIG" ] ||
+			fail "row $i: $output"
+		cmp "$WORK/p$i/config.json" "$WORK/p$i.orig"
+	done
+	# nothing was recorded for any of them
+	[ ! -e "$WORK/state/allocations.json" ] || [ "$(records)" = "[]" ]
+}
+
+@test "security: a pod's CDI device needs a pattern of its namespace (finding 4)" {
+	mkdir -p "$WORK/cdi"
+	printf '%s\n' 'cdiVersion: "0.6.0"' 'kind: vendor.com/gpu' 'devices:' \
+		'  - name: "0"' '    containerEdits:' '      env: [GPU=0]' >"$WORK/cdi/gpu.yaml"
+	local cdi="\"cdi\": {\"spec_dirs\": [\"$WORK/cdi\"]}"
+	write_sec_config "$cdi, \"policy\": {\"namespaces\": {\"ml-*\": {\"devices\": [\"vendor.com/gpu=*\"]}}}"
+	pod_bundle stolen team-a '{"cdi.k8s.io/gpu": "vendor.com/gpu=0"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/stolen" stolen
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/stolen/config.json: '/annotations': cdi device 'vendor.com/gpu=0' (asked by a cdi.k8s.io annotation) is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ]
+	cmp "$WORK/stolen/config.json" "$WORK/stolen.orig"
+	pod_bundle granted ml-train '{"cdi.k8s.io/gpu": "vendor.com/gpu=0"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/granted" granted
+	[ "$status" = 0 ] || fail "$output"
+	[ "$(jq -c '.process.env' "$WORK/granted/config.json")" = '["GPU=0"]' ]
+}
+
+@test "security: a Guaranteed pod gets exclusive cpus by the kubelet's rule, capped at its limit (finding 4)" {
+	write_sec_config '"policy": {}'
+	# limit 2 = request 2 (shares 2048): two exclusive cpus, no grant
+	pod_bundle g team-a '{"toposhim.io/class": "critical"}' '{"quota": 200000, "period": 100000, "shares": 2048}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/g" g
+	[ "$status" = 0 ] || fail "$output"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/g/config.json")" = 0-1 ]
+	# asking for more than the limit is refused
+	pod_bundle big team-a '{"toposhim.io/class": "critical", "toposhim.io/cpus": "3"}' '{"quota": 100000, "period": 100000, "shares": 1024}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/big" big
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/big/config.json: '/annotations/toposhim.io~1cpus': 3 exclusive cpus are more than the container's cpu limit of 1" ]
+	cmp "$WORK/big/config.json" "$WORK/big.orig"
+	# a Burstable pod (request below the limit) gets none
+	pod_bundle burst team-a '{"toposhim.io/class": "critical"}' '{"quota": 200000, "period": 100000, "shares": 1024}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/burst" burst
+	[ "$status" = 1 ]
+	[[ "$output" == *"class 'critical' (exclusive cpus) is not allowed for namespace 'team-a'"* ]] || fail "$output"
+	[ "$(records)" = "[[\"$WORK/root\",\"g\",\"0-1\"]]" ]
 }

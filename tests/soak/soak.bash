@@ -22,7 +22,7 @@ soak_prepare() {
 	mkdir -p "$SOAK/work" "$SOAK/root" || return 1
 	lstopo-no-graphics --input "pack:2 l3:12 core:8 pu:2" --of xml "$SOAK/topo.xml" 2>/dev/null ||
 		return 1
-	printf '{ "state_dir": "%s/state" }\n' "$SOAK" >"$SOAK/toposhim.json"
+	printf '{ "state_dir": "%s/state", %s }\n' "$SOAK" "$TS_TEST_POLICY" >"$SOAK/toposhim.json"
 }
 
 # An OCI config.json for the stand-in: nothing in it is run.

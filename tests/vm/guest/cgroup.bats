@@ -25,7 +25,7 @@ setup_file()
 	rmdir "$probe"
 	export TS_IO_WEIGHT
 	export TS_TOPOSHIM_CONFIG=$BATS_FILE_TMPDIR/toposhim.json
-	jq -n --argjson io "$TS_IO_WEIGHT" '{cgroup: {classes: {
+	jq -n --argjson io "$TS_IO_WEIGHT" --argjson policy "$TS_TEST_POLICY" '{policy: $policy, cgroup: {classes: {
 		critical: ({"cpu.weight": 800, "cpu.max": "300000 100000", "memory.min": "request",
 			"memory.high": "0.75", "pids.max": 200} + if $io == 1 then {"io.weight": 300} else {} end),
 		standard: {"cpu.weight": 150, "cpu.max": "150000 100000", "memory.high": 134217728,

@@ -65,10 +65,14 @@ ts_require_toposhim()
 	fail "toposhim does not pass '--version' through to $runtime"
 }
 
+# The operator policy the guest tests run under (src/policy/policy.h):
+# unscoped containers may ask for everything, as the host's root may.
+TS_TEST_POLICY='{"unscoped": {"classes": ["*"], "numa": ["*"], "memory_tiers": ["*"], "devices": ["*"]}}'
+
 # Set RT to the command (array) that starts containers for variant $1.
 # A toposhim variant reads the toposhim config TS_TOPOSHIM_CONFIG when that
-# is set (its default, /etc/toposhim/config.json, does not exist in the
-# guest: built-in defaults).
+# is set, else a config of nothing but the test policy (the guest has no
+# /etc/toposhim/config.json: built-in defaults otherwise).
 ts_runtime()
 {
 	local runtime
@@ -78,7 +82,12 @@ ts_runtime()
 	toposhim-*)
 		ts_require_toposhim "$runtime"
 		RT=(env "TOPOSHIM_RUNTIME=$runtime")
-		[ -z "${TS_TOPOSHIM_CONFIG:-}" ] || RT+=("TOPOSHIM_CONFIG=$TS_TOPOSHIM_CONFIG")
+		if [ -z "${TS_TOPOSHIM_CONFIG:-}" ]; then
+			echo "{\"policy\": $TS_TEST_POLICY}" >"$BATS_TEST_TMPDIR/policy.json"
+			RT+=("TOPOSHIM_CONFIG=$BATS_TEST_TMPDIR/policy.json")
+		else
+			RT+=("TOPOSHIM_CONFIG=$TS_TOPOSHIM_CONFIG")
+		fi
 		RT+=(/usr/bin/toposhim)
 		;;
 	esac
