@@ -696,6 +696,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
 	if (r < 0)
 		return r;
+	ts_test_point("create-before-reserve");
 	r = reserve(args, &sc, runtime_path, root, pools, b, injected, &res, &rv, &collected,
 		    &ncollected, err);
 	/* the delete stage of what the collection released, without the lock */
@@ -706,6 +707,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0)
 		r = adopt_adjusted(pools, &sc, b, &rep, &rv, err);
 	ts_plugin_report_release(&rep);
+	ts_test_point("create-after-plugins");
 	if (r >= 0)
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)

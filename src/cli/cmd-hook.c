@@ -18,6 +18,7 @@
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/testpoint.h"
 
 int ts_cli_state_config_read(const struct ts_json *config, const char *config_path,
 			     struct ts_cli_state_config *ret, struct ts_error **err)
@@ -195,10 +196,12 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 			pools != NULL && ts_pools_catch_up(pools, s, record_root, st->container_id);
 	}
 	/* also without a record: a rebuilt store is worth writing */
+	ts_test_point("hook-create-runtime-before-commit");
 	r = ts_state_commit(s, err);
 	if (r < 0)
 		return r;
 	s = ts_state_close(s);
+	ts_test_point("hook-create-runtime-after-commit");
 	if (settle)
 		ts_pools_settle_or_warn(pools, opts, false);
 	if (ret_warning != NULL)
@@ -396,6 +399,11 @@ static const char *const config_env[] = {
 	TS_CGROUP_ROOT_ENV,
 };
 
+#ifdef TS_TEST_POINTS
+/* The test build's points (util/testpoint.h) reach into the hooks too. */
+static const char *const test_env[] = {"TOPOSHIM_TEST_KILL_AT", "TOPOSHIM_TEST_SLEEP_AT"};
+#endif
+
 /* name=value of the create's environment, a relative path made absolute
  * (the runtime runs hooks from another directory); NULL value: unset. */
 static int append_config_env(struct ts_json *env, const char *name, struct ts_error **err)
@@ -440,6 +448,10 @@ static struct ts_json *hook_entry(const char *self_exe, const char *stage_arg,
 		r = append_env(env, TS_HOOK_ROOT_ENV, he->runtime_root, err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(config_env); i++)
 		r = append_config_env(env, config_env[i], err);
+#ifdef TS_TEST_POINTS
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(test_env); i++)
+		r = append_env(env, test_env[i], secure_getenv(test_env[i]), err);
+#endif
 	if (r >= 0)
 		r = ts_json_object_set(o, "path", ts_json_new_string(self_exe), err);
 	if (r >= 0)

@@ -548,6 +548,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	}
 	ts_test_point("settle-before-resize");
 	r = apply_plan(p, proc_root, &pl, &results, err);
+	ts_test_point("settle-after-resize");
 	if (r >= 0)
 		r = open_store(opts, &s, err);
 	if (r >= 0)
@@ -703,10 +704,12 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		ts_log(TS_LOG_WARNING, "%s", warning);
 	a = ts_state_lookup(s, runtime_root, container_id, bundle);
 	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
+	ts_test_point("hook-poststop-before-commit");
 	r = ts_state_commit(s, err);
 	s = ts_state_close(s);
 	if (r < 0)
 		goto out;
+	ts_test_point("hook-poststop-after-commit");
 	/* the CPUs are free again even if the others cannot grow yet */
 	if (found > 0)
 		ts_pools_settle_or_warn(&p, opts, false);

@@ -11,6 +11,7 @@
 
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/testpoint.h"
 
 int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_t *ret_len,
 	       struct ts_error **err)
@@ -154,6 +155,8 @@ int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, 
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
+	/* a writer killed here leaves its temporary file behind */
+	ts_test_point("atomic-write-before-rename");
 	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r < 0) {
