@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,31 +186,51 @@ static int make_state_dir(const char *path, struct ts_error **err)
 	return 0;
 }
 
-/* Take the exclusive flock on fd, polling so that the wait is bounded. */
+static void lock_alarm(int sig)
+{
+	(void)sig; /* only interrupts the flock(2) below */
+}
+
+/* Take the exclusive flock on fd, waiting at most timeout_usec.  The wait
+ * is a blocking flock(2) that an interval timer interrupts: a waiter is
+ * woken the moment the holder lets go (a poll with sleeps in between left
+ * waiters asleep while the lock was free, and under churn some waited
+ * seconds while others took it again and again).  The process's SIGALRM
+ * disposition and timer are put back afterwards. */
 static int lock_bounded(int fd, const char *dir, uint64_t timeout_usec, struct ts_error **err)
 {
-	uint64_t start = ts_state_now_usec();
-	uint64_t delay_usec = 500;
+	struct sigaction sa = {.sa_handler = lock_alarm}, old_sa;
+	struct itimerval it = {0}, old_it;
+	int r = 0, saved;
 
-	for (;;) {
-		uint64_t now;
-
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot lock",
-					    dir);
-		now = ts_state_now_usec();
-		/* CLOCK_REALTIME may step back: count such a step as no time */
-		if (now >= start && now - start >= timeout_usec)
-			return ts_error_set(err, ETIMEDOUT,
-					    "%s/" TS_STATE_LOCK_FILE
-					    ": still held by another process after %llu ms",
-					    dir, (unsigned long long)(timeout_usec / 1000));
-		usleep((useconds_t)delay_usec);
-		if (delay_usec < 20000)
-			delay_usec *= 2;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK && errno != EINTR)
+		return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot lock", dir);
+	sigemptyset(&sa.sa_mask); /* no SA_RESTART: the timer must interrupt flock */
+	if (sigaction(SIGALRM, &sa, &old_sa) < 0)
+		return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot lock", dir);
+	it.it_value.tv_sec = (time_t)(timeout_usec / 1000000u);
+	it.it_value.tv_usec = (suseconds_t)(timeout_usec % 1000000u);
+	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+		it.it_value.tv_usec = 1;
+	if (setitimer(ITIMER_REAL, &it, &old_it) < 0) {
+		r = -errno;
+	} else if (flock(fd, LOCK_EX) < 0) {
+		r = errno == EINTR ? -ETIMEDOUT : -errno;
 	}
+	saved = errno;
+	(void)setitimer(ITIMER_REAL, &old_it, NULL);
+	(void)sigaction(SIGALRM, &old_sa, NULL);
+	errno = saved;
+	if (r == -ETIMEDOUT)
+		return ts_error_set(err, ETIMEDOUT,
+				    "%s/" TS_STATE_LOCK_FILE
+				    ": still held by another process after %llu ms",
+				    dir, (unsigned long long)(timeout_usec / 1000));
+	if (r < 0)
+		return ts_error_set(err, -r, "%s/" TS_STATE_LOCK_FILE ": cannot lock", dir);
+	return 0;
 }
 
 int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, struct ts_error **err)
