@@ -5,9 +5,9 @@
 # exec root, no bridge, iptables or forwarding (nothing of the host's
 # network is touched), env -i; stopped, and everything removed, at the end
 # (by a watchdog if bats dies).  The daemon.json copies differ from the
-# contrib files in the runtime path only: a wrapper that records each call
-# and carries this test's toposhim config (what /etc/toposhim/config.json
-# is on a node).  The image is a busybox rootfs made with `docker import`.
+# contrib files in the runtime path, a wrapper that records each call and
+# carries this test's toposhim config (what /etc/toposhim/config.json is on
+# a node), and in dockerd's trust key, kept out of /etc/docker.  The image is a busybox rootfs made with `docker import`.
 #
 # Docker 20.10 cannot pass annotations (docker run --annotation needs API
 # 1.43), so the routes tested are the ones that work there: CDI devices
@@ -23,12 +23,16 @@ CONTRIB="${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}/contrib/docker"
 IMAGE=toposhim-test/busybox:1
 
 # start_dockerd NAME CONFIG: a dockerd with the daemon.json CONFIG (runtime
-# path replaced) on this file's containerd, its state in $DOCK/NAME and
-# its containers in containerd namespace NAME.
+# path replaced, and the trust key that dockerd 20.10 writes, by default
+# to /etc/docker/key.json, kept in $DOCK/NAME: the only option without a
+# command-line flag) on this file's containerd, its state in $DOCK/NAME and
+# its containers in containerd namespace NAME.  (/run/docker/plugins, the
+# plugin socket dir, is fixed: dockerd makes it, empty.)
 start_dockerd() {
 	local name=$1 d=$DOCK/$1 _
 	mkdir -p "$d"
-	sed "s|\"/usr/bin/toposhim\"|\"$DOCK/toposhim-wrapper\"|" "$2" >"$d/daemon.json"
+	sed "s|\"/usr/bin/toposhim\"|\"$DOCK/toposhim-wrapper\"|" "$2" |
+		jq --arg key "$d/key.json" '. + {"deprecated-key-path": $key}' >"$d/daemon.json"
 	start_daemon "$d/dockerd.log" env -i PATH="$TS_DAEMON_PATH" dockerd \
 		--config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
 		--pidfile "$d/dockerd.pid" -H "unix://$d/docker.sock" \
@@ -64,6 +68,7 @@ setup_file() {
 	DOCK=$(mktemp -d /tmp/ts-engine-docker.XXXXXX)
 	export DOCK
 	chmod 0755 "$DOCK"
+	[ -e /run/docker ] || : >"$DOCK.made-run-docker"
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "skip needs root to run dockerd (uid $(id -u))" >"$DOCK/info"
 		return 0
@@ -129,7 +134,23 @@ WRAP
 
 teardown_file() {
 	[ -f "$DOCK/stop" ] && sh "$DOCK/stop"
+	# dockerd's fixed plugin socket dir, when this file's dockerd made it
+	if [ -f "$DOCK.made-run-docker" ]; then
+		rmdir /run/docker/plugins /run/docker 2>/dev/null || true
+		rm -f "$DOCK.made-run-docker"
+	fi
 	rm -rf "$DOCK"
+}
+
+# same_but_path CONTRIB COPY: COPY is the contrib file but for the runtime
+# path (the wrapper) and the trust key's path (start_dockerd).
+same_but_path() {
+	run jq -r '.runtimes.toposhim.path, .["deprecated-key-path"]' "$2"
+	assert_output "$DOCK/toposhim-wrapper"$'\n'"$(dirname "$2")/key.json"
+	run diff <(jq -S . "$1") \
+		<(jq -S '.runtimes.toposhim.path = "/usr/bin/toposhim" | del(.["deprecated-key-path"])' "$2")
+	assert_success
+	assert_output ""
 }
 
 setup() {
@@ -150,14 +171,8 @@ teardown() {
 	containers_teardown
 }
 
-@test "docker: the daemon.json copy differs from contrib/docker in the runtime path only" {
-	run diff "$CONTRIB/daemon.json" "$DOCK/runtimes/daemon.json"
-	assert_output - <<OUT
-4c4
-<       "path": "/usr/bin/toposhim"
----
->       "path": "$DOCK/toposhim-wrapper"
-OUT
+@test "docker: the daemon.json copy is contrib's but for the runtime and trust key paths" {
+	same_but_path "$CONTRIB/daemon.json" "$DOCK/runtimes/daemon.json"
 	run docker info --format '{{json .Runtimes.toposhim}} {{.DefaultRuntime}}'
 	assert_output "{\"path\":\"$DOCK/toposhim-wrapper\"} runc"
 }
@@ -213,13 +228,7 @@ OUT
 @test "docker: daemon-default-runtime.json makes toposhim the default, no --runtime needed" {
 	start_dockerd default "$CONTRIB/daemon-default-runtime.json"
 	export DOCKER_HOST="unix://$DOCK/default/docker.sock"
-	run diff "$CONTRIB/daemon-default-runtime.json" "$DOCK/default/daemon.json"
-	assert_output - <<OUT
-4c4
-<       "path": "/usr/bin/toposhim"
----
->       "path": "$DOCK/toposhim-wrapper"
-OUT
+	same_but_path "$CONTRIB/daemon-default-runtime.json" "$DOCK/default/daemon.json"
 	run docker info --format '{{.DefaultRuntime}}'
 	assert_output toposhim
 	tar -C "$DOCK/rootfs" -c . | docker import - "$IMAGE" >/dev/null
