@@ -59,8 +59,11 @@ OUT
 		pkg-config --define-variable=prefix="$D$prefix" --cflags --libs toposhim-plugin)
 	[ "$(PKG_CONFIG_PATH="$D$(dir libdir)/pkgconfig" pkg-config --modversion toposhim-plugin)" = \
 		"$(sed -n 's/^PACKAGE_VERSION = //p' "$TS_BUILDDIR/Makefile")" ]
+	# with the build's hardening (and sanitizer) flags: an ASan build
+	# installs an instrumented library
 	# shellcheck disable=SC2086 # the flags are meant to be split
-	cc -Wall -Wextra -Werror -o "$BATS_TEST_TMPDIR/example" "$TS_SRCDIR/hooks/plugins/example.c" $flags
+	cc -Wall -Wextra -Werror $(dir TS_HARDEN_CFLAGS) -o "$BATS_TEST_TMPDIR/example" \
+		"$TS_SRCDIR/hooks/plugins/example.c" $flags $(dir TS_HARDEN_LDFLAGS)
 	run "$BATS_TEST_TMPDIR/example" invoke <<<'{"state": "create", "id": "c1", "toposhim": {"cpus": "2-3"}, "spec": {}}'
 	assert_success
 	assert_output '{"plugin":"example","version":"0.1","error":"","metadata":{"greeting":"hello c1","cpus":"2-3"}}'
