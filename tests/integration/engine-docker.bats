@@ -111,7 +111,7 @@ STOP
 		'while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done
 		[ ! -d "$2" ] || sh "$2/stop"' sh "$$" "$DOCK"
 	for _ in $(seq 100); do
-		ctr --address "$DOCK/containerd.sock" version >/dev/null 2>&1 && break
+		[ -S "$DOCK/containerd.sock" ] && ctr --address "$DOCK/containerd.sock" version >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	cat >"$DOCK/toposhim-wrapper" <<WRAP
