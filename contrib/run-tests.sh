@@ -8,6 +8,8 @@
 #  2. build-check/ the unit tests again under valgrind (leaks are errors).
 #  3. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer build;
 #                  make check without the qemu guest.
+#  4. build-check/ the Debian package (tests/deb.sh): dpkg-buildpackage in
+#                  a copy of the tree, lintian, dpkg -x and the file lists.
 #
 # The suite builds in its own directories: build/ (the README's main job,
 # contrib/demo.sh) is left alone, so both work in either order.  A source
@@ -91,6 +93,13 @@ else
 		LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
 		bounded 1200 make -j"$jobs" check || status=1
+	cd "$top" || exit 2
+
+	step "debian package"
+	cd build-check || exit 2
+	# about 1 min on 2 cores; JOBS is the build's parallel=
+	JOBS=$jobs bounded 600 make check TESTS=tests/deb.sh TEST_SUITE_LOG=test-suite-deb.log ||
+		status=1
 	cd "$top" || exit 2
 fi
 

@@ -5,7 +5,13 @@
  * toposhim gave it: {"greeting": "hello <id>", "cpus": "<cpus>"}.  With conf
  * {"refuse": "<id>"} it fails the create of that container, which shows how
  * an error reaches the engine.
+ *
+ * Outside this tree, against the installed library:
+ *   cc -o example example.c $(pkg-config --cflags --libs toposhim-plugin)
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* asprintf() */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

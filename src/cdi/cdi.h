@@ -369,4 +369,22 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,
 			    struct ts_cdi_injection **ret, struct ts_error **err);
 
+/* --- YAML output -------------------------------------------------------------- */
+
+/**
+ * A JSON tree as one YAML 1.1 document in block style (libyaml's emitter,
+ * which the layering keeps in this module): members in tree order, empty
+ * arrays and objects as [] and {}, numbers as written, strings plain
+ * unless a reader would take the plain scalar for something else ("8",
+ * "true", "null", "0x10", "": then double-quoted) or plain style cannot
+ * hold them, no line folding.  Read back with this module's YAML loader
+ * (the CDI spec reader) it gives the same tree.  For `toposhimctl nrt
+ * --format yaml`.
+ * @param[in]  root  borrowed.
+ * @param[out] ret   the text, ending in a newline; caller frees.
+ * @return 0; -EINVAL "yaml: cannot write the document: <problem>" (a
+ *         string that is not valid UTF-8); -ENOMEM.
+ */
+int ts_cdi_yaml_serialize(const struct ts_json *root, char **ret, struct ts_error **err);
+
 #endif

@@ -372,3 +372,137 @@ int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_j
 	*ret = j;
 	return 0;
 }
+
+/* --- JSON tree -> YAML text ------------------------------------------------ */
+
+static inline void yaml_emitter_freep(yaml_emitter_t **e)
+{
+	if (*e != NULL)
+		yaml_emitter_delete(*e);
+}
+#define cleanup_yaml_emitter __attribute__((cleanup(yaml_emitter_freep)))
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static int write_out(void *data, unsigned char *buffer, size_t size)
+{
+	struct out *o = data;
+
+	if (o->len + size + 1 > o->cap) {
+		size_t cap = (o->len + size + 1) * 2;
+		char *b = realloc(o->buf, cap);
+
+		if (b == NULL) {
+			o->oom = true;
+			return 0;
+		}
+		o->buf = b;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, buffer, size);
+	o->len += size;
+	o->buf[o->len] = '\0';
+	return 1;
+}
+
+/* A string is written plain when a reader resolves the plain scalar to that
+ * same string (not "8", "true", "null", "0x10"), else double-quoted; libyaml
+ * quotes on its own what plain style cannot hold (": ", "#", a leading "-"). */
+static bool plain_is_string(const char *s)
+{
+	cleanup_json struct ts_json *j = resolve_plain(s);
+
+	return j != NULL && j->type == TS_JSON_STRING;
+}
+
+static bool emit_scalar(yaml_emitter_t *e, const char *text, bool quote)
+{
+	yaml_event_t ev;
+
+	if (!yaml_scalar_event_initialize(
+		    &ev, NULL, NULL, (const yaml_char_t *)text, (int)strlen(text), 1, 1,
+		    quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE))
+		return false;
+	return yaml_emitter_emit(e, &ev) != 0;
+}
+
+static bool emit_node(yaml_emitter_t *e, const struct ts_json *j)
+{
+	yaml_event_t ev;
+	size_t i;
+	const char *key;
+	struct ts_json *v;
+
+	switch (j->type) {
+	case TS_JSON_NULL:
+		return emit_scalar(e, "null", false);
+	case TS_JSON_BOOL:
+		return emit_scalar(e, j->u.boolean ? "true" : "false", false);
+	case TS_JSON_NUMBER:
+		return emit_scalar(e, j->u.number, false);
+	case TS_JSON_STRING:
+		return emit_scalar(e, j->u.string, !plain_is_string(j->u.string));
+	case TS_JSON_ARRAY:
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							  j->u.array.len == 0
+								  ? YAML_FLOW_SEQUENCE_STYLE
+								  : YAML_BLOCK_SEQUENCE_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return false;
+		ts_json_array_foreach (j, i, v) {
+			if (!emit_node(e, v))
+				return false;
+		}
+		return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+	case TS_JSON_OBJECT:
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							 j->u.object.len == 0
+								 ? YAML_FLOW_MAPPING_STYLE
+								 : YAML_BLOCK_MAPPING_STYLE) ||
+		    !yaml_emitter_emit(e, &ev))
+			return false;
+		ts_json_object_foreach (j, i, key, v) {
+			if (!emit_scalar(e, key, !plain_is_string(key)) || !emit_node(e, v))
+				return false;
+		}
+		return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+	default:
+		return false;
+	}
+}
+
+int ts_cdi_yaml_serialize(const struct ts_json *root, char **ret, struct ts_error **err)
+{
+	yaml_emitter_t emitter_storage;
+	cleanup_yaml_emitter yaml_emitter_t *e = NULL;
+	struct out o = {0};
+	yaml_event_t ev;
+	bool ok;
+
+	if (!yaml_emitter_initialize(&emitter_storage))
+		return ts_error_set(err, ENOMEM, "out of memory");
+	e = &emitter_storage;
+	yaml_emitter_set_output(e, write_out, &o);
+	yaml_emitter_set_unicode(e, 1);
+	yaml_emitter_set_width(e, -1);
+	ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) &&
+	     yaml_emitter_emit(e, &ev) &&
+	     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) &&
+	     yaml_emitter_emit(e, &ev) && emit_node(e, root) &&
+	     yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
+	     yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev) &&
+	     yaml_emitter_flush(e);
+	if (ok && !o.oom && o.buf != NULL) {
+		*ret = o.buf;
+		return 0;
+	}
+	free(o.buf);
+	if (ok || o.oom || e->error == YAML_MEMORY_ERROR)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	return ts_error_set(err, 0, "yaml: cannot write the document: %s",
+			    e->problem != NULL ? e->problem : "emitter error");
+}

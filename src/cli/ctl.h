@@ -34,4 +34,15 @@ int ts_ctl_topology(int argc, char **argv);
 int ts_ctl_alloc(int argc, char **argv);
 int ts_ctl_plan(int argc, char **argv);
 
+/**
+ * `toposhimctl nrt [--format json|yaml] [--name NODE]`: the node as a
+ * NodeResourceTopology object (ts_placement_nrt()) on stdout, from the
+ * topology, the live allocations and the CDI devices a create would see,
+ * writing nothing (src/cli/ctl-nrt.c).  Warnings (a device of unknown NUMA
+ * node, a rejected spec file) go to stderr.
+ * @return 0; 1 on failure (config, topology, store, out of memory); 2 for
+ *         a usage error.
+ */
+int ts_ctl_nrt(int argc, char **argv);
+
 #endif

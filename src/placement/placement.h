@@ -441,4 +441,72 @@ int ts_placement_describe_topology(const struct ts_topology *topo, double perfor
 int ts_placement_result_to_json(const struct ts_placement_result *res, const char *container_id,
 				struct ts_json **ret, struct ts_error **err);
 
+/* One CDI device, as ts_placement_nrt() counts it. */
+struct ts_placement_nrt_device {
+	const char *kind; /* "vendor.com/class"; borrowed */
+	int numa_node;	  /* the NUMA node OS index it is local to; -1: unknown (not listed) */
+	bool held;	  /* a live allocation names it */
+};
+
+/* What the node holds, for ts_placement_nrt().  All borrowed. */
+struct ts_placement_nrt_input {
+	const char *node_name; /* the Kubernetes node name: the object's metadata.name */
+	const struct ts_placement_config *cfg;
+	const struct ts_topology *topo;
+	const struct ts_allocation *allocs; /* the live allocations */
+	size_t n_allocs;
+	const struct ts_placement_nrt_device *devices; /* the CDI devices of the node */
+	size_t n_devices;
+};
+
+/**
+ * The node as a NodeResourceTopology object, as the topology-aware
+ * scheduler plugin (kubernetes-sigs/scheduler-plugins
+ * NodeResourceTopologyMatch) and its exporters (nfd-topology-updater,
+ * resource-topology-exporter) use it.
+ * Implements: NodeResourceTopology API topology.node.k8s.io/v1alpha2
+ * (k8stopologyawareschedwg/noderesourcetopology-api, its CRD's required
+ * fields: zones; zone name and type; resource name, capacity, allocatable,
+ * available; cost and attribute name and value).
+ *
+ * {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind":
+ * "NodeResourceTopology", "metadata": {"name": node_name},
+ * "topologyPolicies": ["BestEffortContainerLevel"] ("None" when placement
+ * is disabled), "zones": [...], "attributes": [...]}.
+ *
+ * One zone per NUMA node, in OS index order: name "node-<os index>" (the
+ * name the scheduler plugin parses the NUMA id from), type "Node", costs
+ * [{"name": "node-<j>", "value": <latency>}] from the row of hwloc's NUMA
+ * latency matrix (none without a matrix), attributes "toposhim.io/cpus"
+ * (the PUs it owns, absent for a memory-only node) and
+ * "toposhim.io/memory-tier", and resources, all quantities as decimal
+ * strings:
+ *   cpu     capacity: the online PUs the node owns; allocatable: without
+ *           the reserved PUs (config "reserved"); available: without the
+ *           PUs of live exclusive, NUMA-exclusive and pinned allocations
+ *           (what a new exclusive request can still get).
+ *   memory  the node's memory in bytes (absent when the topology gives no
+ *           size); toposhim does not count memory, so available is all of
+ *           it, or 0 when a NUMA-exclusive allocation holds the node whole.
+ *   <kind>  one resource per CDI device kind with devices local to the
+ *           node, sorted: capacity and allocatable the devices, available
+ *           those no live allocation names.
+ * Devices of unknown locality and PUs in no NUMA node are in no zone.
+ * With placement disabled nothing is reserved or held.
+ *
+ * Attributes: topologyManagerPolicy "best-effort" (toposhim keeps an
+ * exclusive request on one NUMA node when one can hold it, and goes across
+ * nodes otherwise) or "none" (placement disabled), topologyManagerScope
+ * "container" (each container is placed on its own), and
+ * "toposhim.io/placement" ("enabled"/"disabled"),
+ * "toposhim.io/reserved-cpus" (list), "toposhim.io/full-cores-only",
+ * "toposhim.io/distribute-across-numa", "toposhim.io/align-by-socket"
+ * ("true"/"false").
+ * @param[out] ret  new tree; caller frees with ts_json_free().
+ * @return 0; -EINVAL "nodeResourceTopology: empty node name"; errors of
+ *         ts_placement_reserved() (reserved cpus not online); -ENOMEM.
+ */
+int ts_placement_nrt(const struct ts_placement_nrt_input *in, struct ts_json **ret,
+		     struct ts_error **err);
+
 #endif

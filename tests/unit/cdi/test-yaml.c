@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cdi/cdi.h"
+#include "cdi/internal.h"
 #include "util/cleanup.h"
 
 #define TIME_BOUND_SEC 10.0
@@ -312,6 +313,57 @@ static void test_nul_in_scalar(void **state)
 		     "line 4 column 36: NUL character in a string");
 }
 
+/* ts_cdi_yaml_serialize(): the exact text of a small document, and every
+ * scalar a plain style would change read back as it was written. */
+static void test_serialize(void **state)
+{
+	static const char json[] =
+		"{\"kind\": \"NodeResourceTopology\", \"metadata\": {\"name\": \"w1\"},"
+		" \"zones\": [{\"name\": \"node-0\", \"costs\": [{\"name\": \"node-0\","
+		" \"value\": 10}], \"resources\": [{\"name\": \"cpu\", \"capacity\": \"8\"}]}],"
+		" \"empty\": [], \"none\": {}, \"cpus\": \"0-3\", \"reserved\": \"\"}";
+	static const char want[] = "kind: NodeResourceTopology\n"
+				   "metadata:\n"
+				   "  name: w1\n"
+				   "zones:\n"
+				   "- name: node-0\n"
+				   "  costs:\n"
+				   "  - name: node-0\n"
+				   "    value: 10\n"
+				   "  resources:\n"
+				   "  - name: cpu\n"
+				   "    capacity: \"8\"\n"
+				   "empty: []\n"
+				   "none: {}\n"
+				   "cpus: 0-3\n"
+				   "reserved: \"\"\n";
+	static const char tricky[] =
+		"{\"s\": [\"8\", \"true\", \"yes\", \"off\", \"null\", \"~\", \"\", \"0x10\", "
+		"\"0640\","
+		" \"1e3\", \".5\", \"-1\", \"a: b\", \"- x\", \"#c\", \"x #y\", \"two\\nlines\","
+		" \"\\u00e9t\\u00e9\", \" pad \", \"[1]\", \"{a}\", \"*ref\", \"&a\", \"!tag\", "
+		"\"%p\","
+		" \"@x\", \"`x\", \"'q'\", \"\\\"d\\\"\", \"tab\\there\"],"
+		" \"n\": [0, -7, 3.25, 18446744073709551615], \"b\": [true, false], \"z\": null,"
+		" \"8\": \"key that reads as a number\", \"true\": 1}";
+	cleanup_json struct ts_json *in = NULL, *back = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *text2 = NULL;
+
+	(void)state;
+	assert_int_equal(ts_json_parse(json, sizeof(json) - 1, "in", &in, &err), 0);
+	assert_int_equal(ts_cdi_yaml_serialize(in, &text, &err), 0);
+	assert_string_equal(text, want);
+	ts_json_free(in);
+	in = NULL;
+	assert_int_equal(ts_json_parse(tricky, sizeof(tricky) - 1, "in", &in, &err), 0);
+	assert_int_equal(ts_cdi_yaml_serialize(in, &text2, &err), 0);
+	if (ts_cdi_yaml_parse(text2, strlen(text2), "out.yaml", &back, &err) < 0)
+		fail_msg("%s\n%s", err->msg, text2);
+	if (!ts_json_equal(in, back))
+		fail_msg("read back differs:\n%s", text2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_60000_keys_json),
 		cmocka_unit_test(test_many_devices_and_net_devices),
 		cmocka_unit_test(test_nul_in_scalar),
+		cmocka_unit_test(test_serialize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
