@@ -23,7 +23,7 @@ setup() {
 	cat >"$W/toposhim.json" <<CONF
 { "state_dir": "$W/state", "gc_grace_seconds": 3600,
   "cdi": { "spec_dirs": ["$W/cdi"], "require_root_owned": false, "index_path": null },
-  "placement": { "reserved": { "cpus": "0" } } }
+  "placement": { "reserved": { "cpus": "0" } }, $TS_TEST_POLICY }
 CONF
 	export TOPOSHIM_CONFIG="$W/toposhim.json"
 	cat >"$W/runtime" <<RUNTIME
