@@ -170,7 +170,10 @@ check_hook_catch_up()
 {
 	local variant=$1 runtime slow sbundle sid bg rest i
 	runtime=$(ts_runtime_path "$variant")
-	slow=$BATS_TEST_TMPDIR/slow-runtime
+	# named as the runtime it wraps: without --root, toposhim tells the
+	# runtime's state root (/run/runc or /run/crun) by the file's name
+	mkdir "$BATS_TEST_TMPDIR/slow"
+	slow=$BATS_TEST_TMPDIR/slow/${runtime##*/}
 	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 8 ;; esac\nexec %s "$@"\n' \
 		"$runtime" >"$slow"
 	chmod 0755 "$slow"
