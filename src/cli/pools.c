@@ -42,6 +42,9 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 	const struct ts_json *topology = ts_json_get(p->config, "topology");
 	const struct ts_json *xml = ts_json_get(topology, "xml");
 
+	/* once per process: the create and each settle round share it */
+	if (p->topo != NULL)
+		return 0;
 	if (topology != NULL && topology->type != TS_JSON_OBJECT)
 		return ts_error_set(err, 0, "%s: '/topology': expected object, got %s",
 				    p->config_path, ts_json_type_name(topology->type));
@@ -490,8 +493,10 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	int r;
 
 	r = plan_rebalance(p, s, systemd_cgroup, NULL, 0, &pl, err);
-	if (r < 0 || pl.n == 0)
+	if (r < 0 || pl.n == 0) {
+		plan_release(&pl);
 		return r;
+	}
 	r = apply_plan(p, ts_state_proc_root(s), &pl, &results, err);
 	if (r >= 0)
 		r = record_results(s, &pl, results, err);

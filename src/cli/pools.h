@@ -49,7 +49,9 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
  * Load the topology: TOPOSHIM_TOPOLOGY_XML, else the config's
  * "topology": {"xml": FILE}, else the host, through the cache in state_dir
  * (ts_topology_load_for_placement(): from its snapshot when it is current,
- * so p->topo may have no hwloc tree).
+ * so p->topo may have no hwloc tree).  Once per ts_pools: with p->topo
+ * already loaded it returns 0 at once (a create and each settle round of
+ * the same process share one topology).
  * @return 0; -EINVAL "<file>: '/topology/xml': expected string, got <type>";
  *         errors of the topology loader.
  */
