@@ -419,5 +419,7 @@ int main(int argc, char **argv)
 	printf("throughput %.1f creates/s\n", (double)sum.creates / secs);
 	printf("latency p50 %.2f ms p99 %.2f ms max %.2f ms\n", percentile(lat, total_lat, 0.50),
 	       percentile(lat, total_lat, 0.99), total_lat ? lat[total_lat - 1] : 0.0);
+	free(lat);
+	free(o.template_text);
 	return 0;
 }
