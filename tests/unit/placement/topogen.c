@@ -211,8 +211,12 @@ struct tg_topo *tg_dup(const struct tg_topo *t)
 	c->ndist = t->ndist;
 	c->dist_os = xmalloc((t->ndist + 1) * sizeof(*c->dist_os));
 	c->dist = xmalloc((t->ndist * t->ndist + 1) * sizeof(*c->dist));
-	memcpy(c->dist_os, t->dist_os, t->ndist * sizeof(*c->dist_os));
-	memcpy(c->dist, t->dist, t->ndist * t->ndist * sizeof(*c->dist));
+	/* a corpus machine without a distance matrix has none to copy (and
+	 * memcpy from NULL is undefined even for 0 bytes) */
+	if (t->ndist > 0) {
+		memcpy(c->dist_os, t->dist_os, t->ndist * sizeof(*c->dist_os));
+		memcpy(c->dist, t->dist, t->ndist * t->ndist * sizeof(*c->dist));
+	}
 	c->allowed = t->allowed != NULL ? hwloc_bitmap_dup(t->allowed) : NULL;
 	c->log = xstrdup(t->log);
 	return c;
