@@ -88,8 +88,11 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	ts_log_setup(&args);
-	if (args.warning != NULL)
-		ts_log(TS_LOG_WARNING, "%s", args.warning);
+	/* the runtime judges its own command line: stderr and, on every other
+	 * command, the --log file stay exactly as the runtime leaves them */
+	if (args.warning != NULL && args.command != NULL &&
+	    (strcmp(args.command, "create") == 0 || strcmp(args.command, "run") == 0))
+		ts_log_file_only(TS_LOG_DEBUG, "%s", args.warning);
 	r = prepare(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
 	ts_cli_args_release(&args);
 	if (r < 0) {

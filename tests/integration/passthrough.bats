@@ -15,6 +15,7 @@ setup() {
 
 teardown() {
 	ts_teardown_containers
+	rt_teardown
 }
 
 # fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
@@ -84,26 +85,47 @@ check_same_call() {
 	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
 }
 
-@test "passthrough: an unknown option warns on stderr only, argv unchanged" {
+@test "passthrough: an unknown option adds nothing to stderr, argv unchanged" {
 	local t=$BATS_TEST_TMPDIR
 
 	fake_call "$t/via" --bogus create --bundle /b id1 || fail "exit status $?"
 	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
-	[ "$(cat "$t/via.stderr")" = "toposhim: warning: unknown option '--bogus', passing through unmodified
-fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	fake_direct "$t/direct" --bogus create --bundle /b id1
+	check_same_call
+
+	fake_call "$t/via" --debug state --future-flag=1 id1 || fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	fake_direct "$t/direct" --debug state --future-flag=1 id1
 	check_same_call
 }
 
-@test "passthrough: the warning goes to --log in the engine's format" {
+@test "passthrough: the note on an unknown option is a debug line of create's --log only" {
 	local t=$BATS_TEST_TMPDIR
 
-	fake_call "$t/via" --log "$t/log.json" --log-format json --x state id || fail "exit status $?"
+	# state: not a word in the log, even at debug level
+	fake_call "$t/via" --log "$t/state.json" --log-format json --debug --x state id ||
+		fail "exit status $?"
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
-	run jq -e -c 'select(.level == "warning") | .msg' "$t/log.json"
+	[ ! -e "$t/state.json" ] || fail "log: $(cat "$t/state.json")"
+
+	# create at the default level: nothing either
+	fake_call "$t/via" --log "$t/info.json" --log-format json create --future-flag=1 id ||
+		fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	[ ! -e "$t/info.json" ] || fail "log: $(cat "$t/info.json")"
+
+	# create with --debug: one debug line in the log file, none on stderr
+	fake_call "$t/via" --log "$t/log.json" --log-format json --debug create --future-flag=1 id ||
+		fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	run jq -e -c '[.level, .msg]' "$t/log.json"
 	assert_success
-	assert_output '"unknown option '\''--x'\'', passing through unmodified"'
-	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
+	assert_output '["debug","unknown option '\''--future-flag'\'', passing through unmodified"]'
+
+	# --debug without --log: stderr is the runtime's alone
+	fake_call "$t/via" --debug run --future-flag=1 id || fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }
 
 @test "runc: --version, --help, features and unknown commands equal runc's" {
@@ -327,4 +349,106 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	assert_output ""
 	[ "$stderr" = "toposhimctl: unknown command 'no-such-command' (see 'toposhimctl help')" ] ||
 		fail "stderr: $stderr"
+}
+
+# --- fidelity with the real runtimes: everything the runtime alone gives ---
+
+# rt_setup RUNTIME: $RT (runc or crun), its root for this test, a toposhim
+# config naming it, and $PFX, what both ways run under: crun refuses this
+# hybrid host's cgroup2 mount, so crun (alone or through toposhim) runs in a
+# private mount namespace without it.
+rt_setup() {
+	local t=$BATS_TEST_TMPDIR
+	RT=$(command -v "$1") || skip "$1 is not installed"
+	RT_ROOT=$t/$1-root
+	PFX=()
+	if [ "$1" = crun ]; then
+		PFX=(unshare -m --propagation private sh -c
+			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh)
+	fi
+	echo "{\"state_dir\": \"$t/state\", \"runtime\": {\"path\": \"$RT\"}, $TS_TEST_POLICY}" \
+		>"$TOPOSHIM_CONFIG"
+}
+
+# rt_compare ARG...: `toposhim --root R --log L ARG...` and the same with
+# the runtime alone; exit code, stdout, stderr and the --log file must be
+# byte-identical (logrus' and crun's times masked: the two calls may
+# straddle a second).  Sets CMP_RC and CMP_OUT.
+rt_compare() {
+	local t=$BATS_TEST_TMPDIR ts_rc=0 rt_rc=0 x
+	rm -f "$t/ts.log" "$t/rt.log"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" --log "$t/ts.log" "$@" \
+		</dev/null >"$t/ts.out" 2>"$t/ts.err" 3>&- || ts_rc=$?
+	"${PFX[@]}" "$RT" --root "$RT_ROOT" --log "$t/rt.log" "$@" \
+		</dev/null >"$t/rt.out" 2>"$t/rt.err" 3>&- || rt_rc=$?
+	for x in ts.err rt.err ts.log rt.log; do
+		[ ! -e "$t/$x" ] ||
+			sed -i -e 's/time="[^"]*"/time="T"/g' \
+				-e 's/"time":"[^"]*"/"time":"T"/g' \
+				-e 's/^[0-9T:.+-]*Z\\{0,1\\}\\( *\\)\\(error\\|warning\\|debug\\|info\\)/T\\1\\2/' "$t/$x"
+	done
+	[ "$ts_rc" = "$rt_rc" ] || fail "$*: exit code: toposhim $ts_rc, $RT $rt_rc ($(cat "$t/ts.err"))"
+	cmp "$t/ts.out" "$t/rt.out" || fail "$*: stdout differs: $(diff "$t/ts.out" "$t/rt.out")"
+	cmp "$t/ts.err" "$t/rt.err" || fail "$*: stderr differs: $(diff "$t/ts.err" "$t/rt.err")"
+	if [ -e "$t/ts.log" ] || [ -e "$t/rt.log" ]; then
+		cmp "$t/ts.log" "$t/rt.log" ||
+			fail "$*: --log file differs: $(diff "$t/ts.log" "$t/rt.log" 2>&1)"
+	fi
+	CMP_RC=$ts_rc
+	CMP_OUT=$(cat "$t/ts.out")
+}
+
+# rt_fidelity RUNTIME: a running container through toposhim, then every
+# read-only command both ways, with and without an unknown option.
+rt_fidelity() {
+	local t=$BATS_TEST_TMPDIR id
+	rt_setup "$1"
+	require_runc
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" create --bundle "$t/bundle" "$id" \
+		</dev/null >"$t/create.out" 2>&1 3>&- || fail "create: $(cat "$t/create.out")"
+	echo "$id" >>"$t/rt-containers"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" start "$id" 3>&- || fail "start failed"
+
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = running ] || fail "state: $CMP_OUT"
+	rt_compare list
+	rt_compare list -f json
+	sleep 1 # ps's C column (CPU share over the process's life) is 0 from now on
+	rt_compare ps "$id"
+	rt_compare ps -f json "$id"
+	rt_compare events --stats "$id"
+	rt_compare features
+	rt_compare exec "$id" sh -c 'echo out; echo err >&2; exit 3'
+	[ "$CMP_RC" = 3 ] && [ "$CMP_OUT" = out ] || fail "exec: rc $CMP_RC, out '$CMP_OUT'"
+	rt_compare --log-format json exec "$id" sh -c 'exit 0'
+	# the runtime's own verdict on an option it does not know, alone
+	rt_compare state --future-flag=1 "$id"
+	[ "$CMP_RC" != 0 ] || fail "$1 accepted --future-flag=1"
+	rt_compare --log-format json state --future-flag=1 "$id"
+	rt_compare list --future-flag=1
+	rt_compare ps --future-flag=1 "$id"
+	rt_compare events --stats --future-flag=1 "$id"
+	rt_compare features --future-flag=1
+	rt_compare exec --future-flag=1 "$id" sh -c 'echo out'
+	rt_compare --future-flag=1 state "$id"
+	rt_compare state no-such-container
+	rt_compare --debug state "$id"
+}
+
+rt_teardown() {
+	local t=$BATS_TEST_TMPDIR id
+	[ -f "$t/rt-containers" ] || return 0
+	while read -r id; do
+		"${PFX[@]}" "$RT" --root "$RT_ROOT" delete -f "$id" >/dev/null 2>&1 || true
+	done <"$t/rt-containers"
+}
+
+@test "runc: state, list, ps, events, features, exec: output, stderr, rc and --log equal runc's" {
+	rt_fidelity runc
+}
+
+@test "crun: state, list, ps, events, features, exec: output, stderr, rc and --log equal crun's" {
+	rt_fidelity crun
 }
