@@ -9,8 +9,11 @@
  * open is O_CLOEXEC).  Errors are logged (cli/log.h) and exit 1.
  *
  * Passthrough commands load nothing but the config's "runtime" object,
- * and only when TOPOSHIM_RUNTIME is unset: `start`, `delete`, ... must
- * reach the same runtime `create` used.
+ * and only when TOPOSHIM_RUNTIME is unset.  A command on one container
+ * (`start`, `state`, `kill`, `delete`, `exec`, ...) reaches the runtime
+ * that keeps it, told by where its runtime state lives
+ * (ts_cli_runtime_for_container()): the one that created it, even after
+ * the configured runtime changed.
  *
  * This is the only file that exits or execs.
  */
@@ -46,7 +49,12 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		if (r < 0)
 			return r;
 	}
-	r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
+	/* a command on one container goes to the runtime that keeps it */
+	if (!args->rewrite && args->container_id != NULL)
+		r = ts_cli_runtime_for_container(config, config_path, args->root,
+						 args->container_id, &runtime_path, err);
+	else
+		r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
 	if (r < 0)
 		return r;
 	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);

@@ -16,6 +16,9 @@ setup() {
 teardown() {
 	ts_teardown_containers
 	rt_teardown
+	[ ! -f "$BATS_TEST_TMPDIR/default-root-container" ] ||
+		"$RUNC" delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-container")" >/dev/null 2>&1 ||
+		true
 }
 
 # fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
@@ -451,4 +454,97 @@ rt_teardown() {
 
 @test "crun: state, list, ps, events, features, exec: output, stderr, rc and --log equal crun's" {
 	rt_fidelity crun
+}
+
+# --- one runtime per container ---
+
+# switch_config RUNTIME: the toposhim config now names RUNTIME (an upgrade
+# that changes the runtime), with this test's state dir.
+switch_config() {
+	echo "{\"state_dir\": \"$BATS_TEST_TMPDIR/state\", \"runtime\": {\"path\": \"$(command -v "$1")\"}, $TS_TEST_POLICY}" \
+		>"$TOPOSHIM_CONFIG"
+}
+
+@test "runtime switch: a container created with runc is served by runc after the config says crun" {
+	require_runc
+	command -v crun >/dev/null || skip "crun is not installed"
+	local t=$BATS_TEST_TMPDIR id pid
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	switch_config runc
+	create_container "$id" "$t/bundle" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id" 3>&- || fail "start failed"
+	wait_status "$id" running
+	pid=$("$RUNC" --root "$(runc_root)" state "$id" | jq -r .pid)
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq -r '.[0].container_id' <<<"$output")" = "$id" ] || fail "alloc: $output"
+
+	switch_config crun
+	run_both state "$id"
+	[ "$(jq -r .status <<<"$BOTH_OUT")" = running ] || fail "state: $BOTH_OUT"
+	run_both exec "$id" sh -c 'echo in'
+	[ "$BOTH_OUT" = in ] || fail "exec: $BOTH_OUT"
+	# a running container cannot be deleted, and its state stays
+	run_both delete "$id"
+	[ "$BOTH_RC" = 1 ] || fail "delete of a running container: rc $BOTH_RC"
+	[ -d "$(runc_root)/$id" ] || fail "runc's state dir is gone"
+	kill -0 "$pid" || fail "the container's init died"
+
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" kill "$id" KILL
+	assert_success
+	[ "$stderr" = "" ] || fail "kill: $stderr"
+	wait_status "$id" stopped
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" delete "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "$(runc_root)/$id" ] || fail "runc's state dir stays"
+	# runc ran the poststop hook: the allocation is released
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
+}
+
+@test "runtime switch: a runc container from before toposhim keeps working (default root)" {
+	require_runc
+	command -v crun >/dev/null || skip "crun is not installed"
+	local t=$BATS_TEST_TMPDIR id
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	echo "$id" >"$t/default-root-container"
+	# made by runc alone, in its default root /run/runc
+	"$RUNC" create --bundle "$t/bundle" "$id" </dev/null >"$t/create.out" 2>&1 3>&- ||
+		fail "runc create: $(cat "$t/create.out")"
+	switch_config crun
+
+	run --separate-stderr "$TOPOSHIM" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = created ] || fail "state: $output"
+	run --separate-stderr "$TOPOSHIM" start "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "start: $stderr"
+	run --separate-stderr "$TOPOSHIM" kill "$id" KILL
+	assert_success
+	for _ in $(seq 50); do
+		[ "$("$RUNC" state "$id" | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	run --separate-stderr "$TOPOSHIM" delete "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "/run/runc/$id" ] || fail "runc's state dir stays"
+	rm -f "$t/default-root-container"
+
+	# a wrapper of the operator's (unknown family) still gets every command
+	printf '#!/bin/sh\necho "wrapper $*"\n' >"$t/my-runtime"
+	chmod +x "$t/my-runtime"
+	echo "{\"runtime\": {\"path\": \"$t/my-runtime\"}, $TS_TEST_POLICY}" >"$TOPOSHIM_CONFIG"
+	"$RUNC" --root "$(runc_root)" create --bundle "$t/bundle" "$id" </dev/null \
+		>"$t/create2.out" 2>&1 3>&- || fail "runc create: $(cat "$t/create2.out")"
+	track_container "$id"
+	run "$TOPOSHIM" --root "$(runc_root)" state "$id"
+	assert_success
+	assert_output "wrapper --root $(runc_root) state $id"
 }
