@@ -61,8 +61,11 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	if (depth < 0)
 		return depth;
 	if (args->rewrite) {
-		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s'", args->command,
-		       args->container_id, runtime_path);
+		/* the effective config: the file, or the defaults when the
+		 * default file is absent (ts_cli_config_load()) */
+		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s', config '%s'%s",
+		       args->command, args->container_id, runtime_path, config_path,
+		       access(config_path, F_OK) == 0 ? "" : " (absent: built-in defaults)");
 		r = ts_cmd_create(args, config, config_path, runtime_path, err);
 		if (r < 0)
 			return r;

@@ -548,3 +548,18 @@ switch_config() {
 	assert_success
 	assert_output "wrapper --root $(runc_root) state $id"
 }
+
+@test "create --debug names the effective configuration file" {
+	require_bundle_tools
+	local t=$BATS_TEST_TMPDIR
+
+	echo "{\"state_dir\": \"$t/state\", $TS_TEST_POLICY}" >"$TOPOSHIM_CONFIG"
+	make_bundle "$t/bundle"
+	fake_call "$t/via" --log "$t/log.json" --log-format json --debug create --bundle "$t/bundle" c1 ||
+		fail "exit status $?: $(cat "$t/via.stderr")"
+	run jq -r 'select(.level == "debug") | .msg' "$t/log.json"
+	assert_success
+	assert_line "create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'"
+	# nothing of it on stderr: the runtime's alone
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+}
