@@ -15,6 +15,10 @@
  * (ts_cli_runtime_for_container()): the one that created it, even after
  * the configured runtime changed.
  *
+ * Before the exec of create, run and exec, the CPU affinity is widened to
+ * every online CPU (ts_runtime_reset_affinity()): a pinned caller's mask
+ * must not become the container's.
+ *
  * This is the only file that exits or execs.
  */
 #include <errno.h>
@@ -69,6 +73,15 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		r = ts_cmd_create(args, config, config_path, runtime_path, err);
 		if (r < 0)
 			return r;
+	}
+	if (args->command != NULL &&
+	    (strcmp(args->command, "create") == 0 || strcmp(args->command, "run") == 0 ||
+	     strcmp(args->command, "exec") == 0)) {
+		cleanup_error struct ts_error *affinity_err = NULL;
+
+		/* (void): the runtime runs either way; a narrowed mask only
+		 * costs the container CPUs, as it would without toposhim */
+		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
 	}
 	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
 				     err);

@@ -135,6 +135,36 @@ ts_run() {
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 }
 
+@test "cgroup: taskset -c 0 toposhim run and exec: the container gets its whole cpuset" {
+	require_cmd taskset
+	[ "$(nproc --all)" -ge 2 ] || skip "needs 2 CPUs to narrow the mask ($(nproc --all))"
+	write_config
+	make_bundle "$WORK/a" '["grep","Cpus_allowed_list","/proc/self/status"]'
+	jq '.linux.resources.cpu = {"cpus": "0-1"}' "$WORK/a/config.json" >"$WORK/c.json" &&
+		mv "$WORK/c.json" "$WORK/a/config.json"
+	cp -a "$WORK/a" "$WORK/plain"
+	# runc alone keeps the caller's mask: the case is real here
+	(cd "$WORK/plain" && taskset -c 0 runc --root "$RUNC_ROOT" run "$ID-plain" </dev/null) \
+		>"$WORK/plain.out" 2>&1 || fail "runc: $(cat "$WORK/plain.out")"
+	[ "$(cut -f2 "$WORK/plain.out")" = 0 ] || skip "runc resets the affinity itself here: $(cat "$WORK/plain.out")"
+
+	taskset -c 0 "$TOPOSHIM" --root "$RUNC_ROOT" run --bundle "$WORK/a" "$ID-a" </dev/null \
+		>"$WORK/a.out" 2>"$WORK/a.err" || fail "run: $(cat "$WORK/a.err")"
+	[ "$(cut -f2 "$WORK/a.out")" = "$(jq -r .linux.resources.cpu.cpus "$WORK/a/config.json")" ] ||
+		fail "run: $(cat "$WORK/a.out") for cpuset $(jq -c .linux.resources.cpu "$WORK/a/config.json")"
+	[ "$(cut -f2 "$WORK/a.out")" = 0-1 ] || fail "run: $(cat "$WORK/a.out")"
+
+	make_bundle "$WORK/s" '["sleep","100"]'
+	"$TOPOSHIM" --root "$RUNC_ROOT" create --bundle "$WORK/s" "$ID" </dev/null >"$WORK/s.out" 2>&1 ||
+		fail "create: $(cat "$WORK/s.out")"
+	"$TOPOSHIM" --root "$RUNC_ROOT" start "$ID"
+	run taskset -c 0 runc --root "$RUNC_ROOT" exec "$ID" grep Cpus_allowed_list /proc/self/status
+	[ "$(cut -f2 <<<"$output")" = 0 ] || fail "runc exec: $output"
+	run taskset -c 0 "$TOPOSHIM" --root "$RUNC_ROOT" exec "$ID" grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$(cut -f2 <<<"$output")" = 0-1 ] || fail "exec: $output"
+}
+
 @test "cgroup: shares 1 and 300000 are clamped to the kernel's range and runc accepts them" {
 	write_config
 	local mode n v
