@@ -227,3 +227,54 @@ check_clamped_shares()
 @test "cgroup: shares 300000 is clamped to 262144, weight 10000 (runc)" {
 	check_clamped_shares toposhim-runc 300000 262144 10000
 }
+
+# hugetlb is not among the controllers tests/vm/init enables (system.bats
+# asserts that list): enable it for one test, from the root down to the
+# test parent, and take it away again.
+hugetlb_on()
+{
+	grep -qw hugetlb /sys/fs/cgroup/cgroup.controllers || skip "no hugetlb controller in this kernel"
+	mkdir -p "/sys/fs/cgroup$TS_CGROUP_PARENT"
+	echo +hugetlb >/sys/fs/cgroup/cgroup.subtree_control || fail "cannot enable hugetlb"
+	echo +hugetlb >"/sys/fs/cgroup$TS_CGROUP_PARENT/cgroup.subtree_control" ||
+		fail "cannot enable hugetlb below $TS_CGROUP_PARENT"
+}
+
+hugetlb_off()
+{
+	echo -hugetlb >"/sys/fs/cgroup$TS_CGROUP_PARENT/cgroup.subtree_control" 2>/dev/null || true
+	echo -hugetlb >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+}
+
+# check_hugetlb VARIANT RSVD: a 4 MiB limit of 2 MB pages; RSVD is what
+# hugetlb.2MB.rsvd.max must read.
+check_hugetlb()
+{
+	local variant=$1 rc=0
+	hugetlb_on
+	ts_bundle_new "$variant" huge
+	ts_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+	ts_start_reporting "$variant" || rc=$?
+	if [ "$rc" = 0 ]; then
+		CG=/sys/fs/cgroup$(ts_cgroup_of "$(ts_container_pid "${variant#toposhim-}")")
+		[ "$(cat "$CG/hugetlb.2MB.max")" = 4194304 ] || rc=1
+		[ "$(cat "$CG/hugetlb.2MB.rsvd.max")" = "$2" ] || rc=2
+	fi
+	ts_cleanup_containers
+	hugetlb_off
+	case $rc in
+	0) ;;
+	1) fail "hugetlb.2MB.max: $(cat "$CG/hugetlb.2MB.max")" ;;
+	2) fail "hugetlb.2MB.rsvd.max: $(cat "$CG/hugetlb.2MB.rsvd.max"), want $2" ;;
+	*) fail "the container did not start" ;;
+	esac
+}
+
+@test "cgroup: crun alone leaves hugetlb reservations unlimited" {
+	check_hugetlb crun max
+}
+
+@test "cgroup: through toposhim crun limits hugetlb reservations too" {
+	check_hugetlb toposhim-crun 4194304
+	[ "$(jq -r '.linux.resources.unified["hugetlb.2MB.rsvd.max"]' "$BUNDLE/config.json")" = 4194304 ]
+}
