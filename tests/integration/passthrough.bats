@@ -563,3 +563,29 @@ switch_config() {
 	# nothing of it on stderr: the runtime's alone
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }
+
+@test "runtime switch: a container created with crun is served by crun after the config says runc" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id
+	rt_setup crun
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" create --bundle "$t/bundle" "$id" \
+		</dev/null >"$t/create.out" 2>&1 3>&- || fail "create: $(cat "$t/create.out")"
+	echo "$id" >>"$t/rt-containers"
+	[ -f "$RT_ROOT/$id/status" ] || fail "no crun state for $id"
+
+	switch_config runc
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = created ] || fail "state: $CMP_OUT"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" start "$id" 3>&- || fail "start failed"
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = running ] || fail "state: $CMP_OUT"
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" delete -f "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "$RT_ROOT/$id" ] || fail "crun's state dir stays"
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
+}
