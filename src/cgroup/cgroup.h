@@ -327,6 +327,74 @@ uint64_t ts_cgroup_shares_to_weight_linear(uint64_t shares);
 /** runc >= 1.3.2 / newer crun: ceil(10^(L^2/612 + 125L/612 - 7/34)), L = log2(S); 0 for 0. */
 uint64_t ts_cgroup_shares_to_weight_quadratic(uint64_t shares);
 
+/* ---- translations ------------------------------------------------------------------------ */
+
+/* What ts_cgroup_translate() needs to know of the host and the runtime. */
+struct ts_cgroup_translate_options {
+	enum ts_cgroup_mode mode; /* the host's cgroup mode */
+	bool systemd;		  /* --systemd-cgroup: the runtime's systemd driver */
+	bool runtime_is_crun;	  /* the runtime is crun (its family, runtime.h) */
+};
+
+/**
+ * Rewrite config.json's cgroup values into the values the host will
+ * actually apply, so that the result does not depend on the runtime's
+ * version or cgroup driver.  After ts_cgroup_apply_class(); each rule:
+ *  - cpu.shares outside the kernel's range [2, 262144] (0 is "unset" and
+ *    stays) is clamped into it, as kubelet does (MilliCPUToShares): runc
+ *    <= 1.3.1 fails the create on v2 ("numerical result out of range", its
+ *    linear conversion underflows) and on v1 (the read-back check of
+ *    cpu.shares), crun writes whatever the kernel makes of it.  Message:
+ *    "<file>: '/linux/resources/cpu/shares': '1' clamped to '2' (the
+ *    kernel's range 2..262144)";
+ *  - UNIFIED, shares set and no unified "cpu.weight" (and no unified
+ *    "cpu.idle" "1": the kernel refuses a weight on an idle group):
+ *    unified "cpu.weight" = ts_cgroup_shares_to_weight_quadratic(shares),
+ *    the conversion of runc >= 1.3.2 (opencontainers/cgroups) and crun >=
+ *    1.23 (1024 -> 100), which corrects the linear one of older runtimes
+ *    (1024 -> 39) and pins it: a runtime upgrade changes no weight.  No
+ *    message;
+ *  - systemd: a quota Q > 0 with period P (0/absent: 100000) is written as
+ *    ts_cgroup_systemd_quota(Q, P), the value systemd puts into cpu.max
+ *    (runc's systemd driver turns it into CPUQuotaPerSecUSec rounded up to
+ *    10 ms, 1% of a CPU), with a message "<file>:
+ *    '/linux/resources/cpu/quota': '123456' written as '124000', ..."; an
+ *    engine's unified "cpu.max" follows.  On UNIFIED, a quota of -1
+ *    becomes unified "cpu.max" = "max <P>" and the quota member is removed
+ *    (crun's systemd path mistakes -1; a unified "cpu.max" the engine set
+ *    stays);
+ *  - UNIFIED with crun: each linux.resources.hugepageLimits entry
+ *    {pageSize S, limit L} adds unified "hugetlb.<S>.rsvd.max" = "L"
+ *    unless present: crun writes only hugetlb.<S>.max, so reservations
+ *    (MAP_NORESERVE-less mmap, shmget) escape the limit (kernel >= 5.7 has
+ *    the rsvd files).
+ * Nothing happens without linux.resources.  Every other member is kept.
+ * @param[in,out] oci_config    config.json root; edited in place.
+ * @param[in]     config_name   file name for messages.
+ * @param[in]     opts          host and runtime; borrowed.
+ * @param[out]    ret_messages  NULL-terminated, or NULL when none; caller
+ *                              frees (cleanup_strv); written on success only.
+ * @return the number of messages (>= 0); -EINVAL for a field of the wrong
+ *         type ("<file>: '/linux/resources/cpu/shares': expected number,
+ *         got string", "<file>: '/linux/resources/unified': expected object,
+ *         got array", "<file>: '/linux/resources/hugepageLimits/0': expected
+ *         pageSize and an integer limit") or an invalid mode; -ENOMEM.  On
+ *         failure the tree may be partly edited.
+ */
+int ts_cgroup_translate(struct ts_json *oci_config, const char *config_name,
+			const struct ts_cgroup_translate_options *opts, char ***ret_messages,
+			struct ts_error **err);
+
+/**
+ * The cpu.max quota systemd applies for an OCI quota (runc's systemd
+ * driver): CPUQuotaPerSecUSec = Q * 1000000 / P, rounded up to a multiple of
+ * 10000 (1% of a CPU), then back to P: per_sec * P / 1000000.
+ * @param quota_usec   > 0.
+ * @param period_usec  0 for the default 100000.
+ * @return the quota in microseconds per period (123456/100000 -> 124000).
+ */
+uint64_t ts_cgroup_systemd_quota(uint64_t quota_usec, uint64_t period_usec);
+
 /* ---- live resizing ------------------------------------------------------------------------- */
 
 enum ts_cgroup_driver {

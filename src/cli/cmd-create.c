@@ -286,9 +286,11 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
 }
 
-/* Write the placement and the class's cgroup limits into config.json. */
+/* Write the placement and the class's cgroup limits into config.json, then
+ * the values as this host, runtime and driver will apply them. */
 static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools,
-			   const struct ts_placement_result *res, struct ts_error **err)
+			   const struct ts_placement_result *res,
+			   const struct ts_cgroup_translate_options *tr, struct ts_error **err)
 {
 	cleanup_free char *cpus = NULL, *mems = NULL;
 	cleanup_strv char **messages = NULL;
@@ -318,6 +320,12 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 		return r;
 	for (char **m = messages; m != NULL && *m != NULL; m++)
 		ts_log(TS_LOG_WARNING, "%s", *m);
+	ts_strv_freep(&messages);
+	r = ts_cgroup_translate(b->config, b->config_path, tr, &messages, err);
+	if (r < 0)
+		return r;
+	for (char **m = messages; m != NULL && *m != NULL; m++)
+		ts_log(TS_LOG_INFO, "%s", *m);
 	return 0;
 }
 
@@ -515,7 +523,14 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	for (char **w = res->warnings; w != NULL && *w != NULL; w++)
 		ts_log(TS_LOG_WARNING, "%s", *w);
 
-	r = apply_placement(b, pools, res, err);
+	r = apply_placement(b, pools, res,
+			    &(struct ts_cgroup_translate_options){
+				    .mode = pools->cgroup_mode,
+				    .systemd = args->systemd_cgroup,
+				    .runtime_is_crun = ts_runtime_family_of_path(runtime_path) ==
+						       TS_RUNTIME_FAMILY_CRUN,
+			    },
+			    err);
 	if (r >= 0 && !res->existing)
 		r = record_allocation(s, args, runtime_path, root, b, res, injected,
 				      &rv->created_usec, err);

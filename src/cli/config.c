@@ -163,25 +163,62 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 	return r;
 }
 
+/* The family whose state names (root, id), or UNKNOWN; with no root, each
+ * family's default root is asked, prefer's first. */
+static enum ts_runtime_family keeper_family(const char *runtime_root, const char *container_id,
+					    enum ts_runtime_family prefer)
+{
+	static const enum ts_runtime_family order[] = {TS_RUNTIME_FAMILY_RUNC,
+						       TS_RUNTIME_FAMILY_CRUN};
+	enum ts_runtime_family f;
+
+	if (runtime_root != NULL)
+		return ts_runtime_family_of_container(runtime_root, container_id);
+	/* a runtime's default root holds only its own containers: a crun
+	 * status file under /run/runc is not runc's container */
+	f = ts_runtime_family_of_container(ts_runtime_family_default_root(prefer), container_id);
+	if (f == prefer)
+		return f;
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		if (order[i] == prefer)
+			continue;
+		f = ts_runtime_family_of_container(ts_runtime_family_default_root(order[i]),
+						   container_id);
+		if (f == order[i])
+			return f;
+	}
+	return TS_RUNTIME_FAMILY_UNKNOWN;
+}
+
 int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
 				 const char *runtime_root, const char *container_id,
 				 char **ret_path, struct ts_error **err)
 {
 	cleanup_free char *configured = NULL;
-	enum ts_runtime_family family;
+	enum ts_runtime_family family, configured_family;
 	const char *names[2] = {NULL, NULL};
 	int r;
 
 	r = ts_cli_runtime_find(config, config_path, NULL, &configured, err);
 	if (r < 0)
 		return r;
-	family = ts_runtime_family_of_container(runtime_root, container_id);
-	if (family == TS_RUNTIME_FAMILY_UNKNOWN ||
-	    family == ts_runtime_family_of_path(configured)) {
+	configured_family = ts_runtime_family_of_path(configured);
+	/* a wrapper of the operator's (a script, a runtime of another
+	 * family) is trusted to know its containers: it always wins */
+	family = configured_family == TS_RUNTIME_FAMILY_UNKNOWN
+			 ? TS_RUNTIME_FAMILY_UNKNOWN
+			 : keeper_family(runtime_root, container_id, configured_family);
+	if (family == TS_RUNTIME_FAMILY_UNKNOWN || family == configured_family) {
 		*ret_path = TAKE_PTR(configured);
 		return 0;
 	}
 	/* created by the other runtime (the config changed since): that one */
 	names[0] = ts_runtime_family_name(family);
-	return ts_cli_runtime_find(NULL, config_path, names, ret_path, err);
+	r = ts_cli_runtime_find(NULL, config_path, names, ret_path, err);
+	if (r < 0)
+		return ts_error_prefix(
+			err, "container '%s' is %s's (its state is in %s)", container_id, names[0],
+			runtime_root != NULL ? runtime_root
+					     : ts_runtime_family_default_root(family));
+	return 0;
 }

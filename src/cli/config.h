@@ -87,17 +87,27 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 			const char *const *names, char **ret_path, struct ts_error **err);
 
 /**
- * The runtime that keeps a container: the configured one (ts_cli_runtime_find())
- * when the container's runtime state is that runtime's kind or cannot be
- * told, else the runtime of the kind its state shows (runtime.h,
- * ts_runtime_family_of_container()), looked up by name.  One container,
- * one runtime, whatever the config says now: a switch from runc to crun
- * leaves the containers runc created to runc.  The path is derived from
- * the config, the runtime's own state and $PATH, never from toposhim's
- * state file (issue 10: nothing named only there is executed).
- * @param[in]  runtime_root, container_id  the container (absolute root).
+ * The runtime that keeps a container: one container, one runtime, whatever
+ * the config says now (a switch from runc to crun leaves the containers
+ * runc created to runc, those made before toposhim was installed too).
+ *  - the configured one (ts_cli_runtime_find()) when its family is unknown
+ *    (a wrapper script of the operator's: it always wins), when the
+ *    container's runtime state is that family's, or when it cannot be told;
+ *  - else the runtime of the family its state shows (runtime.h,
+ *    ts_runtime_family_of_container()), looked up by name in $PATH and the
+ *    system dirs.
+ * The path is derived from the config, the runtime's own state and $PATH,
+ * never from toposhim's state file (issue 10: nothing named only there is
+ * executed).
+ * @param[in]  runtime_root  the --root the runtime gets, or NULL: then the
+ *                           configured family's default root is asked
+ *                           first, then the other's (/run/runc, /run/crun).
+ * @param[in]  container_id  the container.
  * @param[out] ret_path  caller frees.
- * @return 0; errors of ts_cli_runtime_find() (no such runtime installed).
+ * @return 0; errors of ts_cli_runtime_find(); for a container of the other
+ *         family whose runtime is not installed, ts_runtime_find()'s
+ *         -ENOENT prefixed "container '<id>' is <family>'s (its state is in
+ *         <root>): ".
  */
 int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
 				 const char *runtime_root, const char *container_id,

@@ -66,7 +66,9 @@ struct ts_json *ts_lifecycle_read_config(const char *bundle_dir)
 	struct ts_json *config = NULL;
 	size_t n = 0;
 
-	if (bundle_dir == NULL || asprintf(&path, "%s/config.json", bundle_dir) < 0)
+	/* a state without a bundle is no bundle, not the root directory's */
+	if (bundle_dir == NULL || bundle_dir[0] == '\0' ||
+	    asprintf(&path, "%s/config.json", bundle_dir) < 0)
 		return NULL;
 	if (ts_read_file_at(AT_FDCWD, path, 0, &text, &n, &ignored) < 0 ||
 	    ts_json_parse(text, n, path, &config, &ignored) < 0)

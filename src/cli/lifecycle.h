@@ -49,8 +49,11 @@ int ts_lifecycle_run_report(struct ts_plugin_chain *chain, enum ts_plugin_stage 
 
 /**
  * Read a bundle's config.json for a hook's event.
- * @return the tree (caller frees) or NULL when the bundle is gone or the
- *         file cannot be read or parsed (the delete stage must still run).
+ * @param[in] bundle_dir  the bundle of the hook's state; NULL or "" (a
+ *                        state without one) means none: nothing is opened.
+ * @return the tree (caller frees) or NULL when there is no bundle, the
+ *         bundle is gone or the file cannot be read or parsed (the delete
+ *         stage must still run).
  */
 struct ts_json *ts_lifecycle_read_config(const char *bundle_dir);
 

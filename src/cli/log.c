@@ -380,6 +380,22 @@ void ts_log(enum ts_log_level level, const char *fmt, ...)
 			  time(NULL));
 }
 
+void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)
+{
+	cleanup_free char *msg = NULL;
+	va_list ap;
+	int r;
+
+	if (ts_log_settings.path == NULL || level == TS_LOG_ERROR)
+		return; /* an error goes to stderr too: not for this function */
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	(void)ts_log_emit(&ts_log_settings, STDERR_FILENO, level, msg, time(NULL));
+}
+
 void ts_log_error(const struct ts_error *e)
 {
 	cleanup_free char *msg = ts_error_format(e);

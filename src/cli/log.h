@@ -138,6 +138,14 @@ void ts_log_setup(const struct ts_cli_args *args);
 /** Log a printf-formatted message at level with the global settings, now. */
 void ts_log(enum ts_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * Like ts_log(), but only into the --log file: nothing when there is none
+ * (stderr is then the runtime's alone).  For notes that are not the
+ * user's business, such as the scanner's reason for a passthrough.
+ */
+void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /** Log an error value (ts_error_format()) at level error. */
 void ts_log_error(const struct ts_error *e);
 

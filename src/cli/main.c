@@ -9,8 +9,15 @@
  * open is O_CLOEXEC).  Errors are logged (cli/log.h) and exit 1.
  *
  * Passthrough commands load nothing but the config's "runtime" object,
- * and only when TOPOSHIM_RUNTIME is unset: `start`, `delete`, ... must
- * reach the same runtime `create` used.
+ * and only when TOPOSHIM_RUNTIME is unset.  A command on one container
+ * (`start`, `state`, `kill`, `delete`, `exec`, ...) reaches the runtime
+ * that keeps it, told by where its runtime state lives
+ * (ts_cli_runtime_for_container()): the one that created it, even after
+ * the configured runtime changed.
+ *
+ * Before the exec of create, run and exec, the CPU affinity is widened to
+ * every online CPU (ts_runtime_reset_affinity()): a pinned caller's mask
+ * must not become the container's.
  *
  * This is the only file that exits or execs.
  */
@@ -46,18 +53,35 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		if (r < 0)
 			return r;
 	}
-	r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
+	/* a command on one container goes to the runtime that keeps it */
+	if (!args->rewrite && args->container_id != NULL)
+		r = ts_cli_runtime_for_container(config, config_path, args->root,
+						 args->container_id, &runtime_path, err);
+	else
+		r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
 	if (r < 0)
 		return r;
 	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);
 	if (depth < 0)
 		return depth;
 	if (args->rewrite) {
-		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s'", args->command,
-		       args->container_id, runtime_path);
+		/* the effective config: the file, or the defaults when the
+		 * default file is absent (ts_cli_config_load()) */
+		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s', config '%s'%s",
+		       args->command, args->container_id, runtime_path, config_path,
+		       access(config_path, F_OK) == 0 ? "" : " (absent: built-in defaults)");
 		r = ts_cmd_create(args, config, config_path, runtime_path, err);
 		if (r < 0)
 			return r;
+	}
+	if (args->command != NULL &&
+	    (strcmp(args->command, "create") == 0 || strcmp(args->command, "run") == 0 ||
+	     strcmp(args->command, "exec") == 0)) {
+		cleanup_error struct ts_error *affinity_err = NULL;
+
+		/* (void): the runtime runs either way; a narrowed mask only
+		 * costs the container CPUs, as it would without toposhim */
+		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
 	}
 	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
 				     err);
@@ -88,8 +112,11 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	ts_log_setup(&args);
-	if (args.warning != NULL)
-		ts_log(TS_LOG_WARNING, "%s", args.warning);
+	/* the runtime judges its own command line: stderr and, on every other
+	 * command, the --log file stay exactly as the runtime leaves them */
+	if (args.warning != NULL && args.command != NULL &&
+	    (strcmp(args.command, "create") == 0 || strcmp(args.command, "run") == 0))
+		ts_log_file_only(TS_LOG_DEBUG, "%s", args.warning);
 	r = prepare(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
 	ts_cli_args_release(&args);
 	if (r < 0) {

@@ -24,8 +24,19 @@ enum ts_scan_field {
 	TS_SCAN_PRESERVE_FDS,
 };
 
+/* The commands whose arguments the scanner reads, as bits of a mask. */
 #define TS_SCAN_CREATE (1u << 0)
 #define TS_SCAN_RUN (1u << 1)
+#define TS_SCAN_DELETE (1u << 2)
+#define TS_SCAN_KILL (1u << 3)
+#define TS_SCAN_EXEC (1u << 4)
+#define TS_SCAN_UPDATE (1u << 5)
+#define TS_SCAN_PS (1u << 6)
+#define TS_SCAN_EVENTS (1u << 7)
+#define TS_SCAN_STATE (1u << 8)
+#define TS_SCAN_START (1u << 9)
+#define TS_SCAN_PAUSE (1u << 10)
+#define TS_SCAN_RESUME (1u << 11)
 
 struct ts_scan_option {
 	const char *name; /* without dashes */
@@ -55,27 +66,102 @@ static const struct ts_scan_option ts_scan_global_options[] = {
 };
 
 #define TS_SCAN_BOTH (TS_SCAN_CREATE | TS_SCAN_RUN)
+#define TS_SCAN_ALL                                                                     \
+	(TS_SCAN_BOTH | TS_SCAN_DELETE | TS_SCAN_KILL | TS_SCAN_EXEC | TS_SCAN_UPDATE | \
+	 TS_SCAN_PS | TS_SCAN_EVENTS | TS_SCAN_STATE | TS_SCAN_START | TS_SCAN_PAUSE |  \
+	 TS_SCAN_RESUME)
+/*
+ * Each command's options, the union of runc 1.1-1.3 (`runc CMD --help`)
+ * and crun 1.8-1.23 (`crun CMD --help`).  What matters is only which of
+ * them take a value: the container id is the first word that is neither
+ * an option nor an option's value.
+ */
 static const struct ts_scan_option ts_scan_command_options[] = {
 	{"bundle", true, TS_SCAN_BUNDLE, TS_SCAN_BOTH},
 	{"b", true, TS_SCAN_BUNDLE, TS_SCAN_BOTH},
 	{"config", true, TS_SCAN_CONFIG, TS_SCAN_BOTH},
 	{"f", true, TS_SCAN_CONFIG, TS_SCAN_BOTH},
 	{"pid-file", true, TS_SCAN_PID_FILE, TS_SCAN_BOTH},
+	{"pid-file", true, TS_SCAN_NONE, TS_SCAN_EXEC},
 	{"console-socket", true, TS_SCAN_CONSOLE_SOCKET, TS_SCAN_BOTH},
+	{"console-socket", true, TS_SCAN_NONE, TS_SCAN_EXEC},
 	/* runc 1.2: the socket that receives the container's pidfd */
-	{"pidfd-socket", true, TS_SCAN_NONE, TS_SCAN_BOTH},
+	{"pidfd-socket", true, TS_SCAN_NONE, TS_SCAN_BOTH | TS_SCAN_EXEC},
 	{"preserve-fds", true, TS_SCAN_PRESERVE_FDS, TS_SCAN_BOTH},
+	{"preserve-fds", true, TS_SCAN_NONE, TS_SCAN_EXEC},
 	{"no-pivot", false, TS_SCAN_NONE, TS_SCAN_BOTH},
 	{"no-new-keyring", false, TS_SCAN_NONE, TS_SCAN_BOTH},
 	{"no-subreaper", false, TS_SCAN_NONE, TS_SCAN_BOTH},
-	{"detach", false, TS_SCAN_NONE, TS_SCAN_RUN},
-	{"d", false, TS_SCAN_NONE, TS_SCAN_RUN},
+	{"detach", false, TS_SCAN_NONE, TS_SCAN_RUN | TS_SCAN_EXEC},
+	{"d", false, TS_SCAN_NONE, TS_SCAN_RUN | TS_SCAN_EXEC},
 	{"keep", false, TS_SCAN_NONE, TS_SCAN_RUN},
-	{"help", false, TS_SCAN_STOP, TS_SCAN_BOTH},
-	{"h", false, TS_SCAN_STOP, TS_SCAN_BOTH},
-	{"?", false, TS_SCAN_STOP, TS_SCAN_BOTH},
-	{"usage", false, TS_SCAN_STOP, TS_SCAN_BOTH},
+	/* delete, kill (-r: crun's regular expression) */
+	{"force", false, TS_SCAN_NONE, TS_SCAN_DELETE},
+	{"f", false, TS_SCAN_NONE, TS_SCAN_DELETE},
+	{"all", false, TS_SCAN_NONE, TS_SCAN_KILL},
+	{"a", false, TS_SCAN_NONE, TS_SCAN_KILL},
+	{"regex", false, TS_SCAN_NONE, TS_SCAN_DELETE | TS_SCAN_KILL},
+	{"r", false, TS_SCAN_NONE, TS_SCAN_DELETE | TS_SCAN_KILL},
+	/* exec */
+	{"cwd", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"env", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"e", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"tty", false, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"t", false, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"user", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"u", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"additional-gids", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"g", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"process", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"p", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"process-label", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"apparmor", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"no-new-privs", false, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"cap", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"c", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"cgroup", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"ignore-paused", false, TS_SCAN_NONE, TS_SCAN_EXEC},
+	/* update */
+	{"resources", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"r", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"blkio-weight", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-period", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-quota", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-share", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-rt-period", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-rt-runtime", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpu-idle", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpuset-cpus", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"cpuset-mems", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"kernel-memory", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"kernel-memory-tcp", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"memory", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"memory-reservation", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"memory-swap", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"pids-limit", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"l3-cache-schema", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	{"mem-bw-schema", true, TS_SCAN_NONE, TS_SCAN_UPDATE},
+	/* ps, events */
+	{"format", true, TS_SCAN_NONE, TS_SCAN_PS},
+	{"f", true, TS_SCAN_NONE, TS_SCAN_PS},
+	{"interval", true, TS_SCAN_NONE, TS_SCAN_EVENTS},
+	{"stats", false, TS_SCAN_NONE, TS_SCAN_EVENTS},
+	{"help", false, TS_SCAN_STOP, TS_SCAN_ALL},
+	{"h", false, TS_SCAN_STOP, TS_SCAN_ALL},
+	{"?", false, TS_SCAN_STOP, TS_SCAN_ALL},
+	{"usage", false, TS_SCAN_STOP, TS_SCAN_ALL},
 	{NULL, false, TS_SCAN_NONE, 0},
+};
+
+/* The commands that name one container, and how their words after it read. */
+static const struct {
+	const char *name;
+	unsigned mask;
+} ts_scan_commands[] = {
+	{"create", TS_SCAN_CREATE}, {"run", TS_SCAN_RUN},	{"delete", TS_SCAN_DELETE},
+	{"kill", TS_SCAN_KILL},	    {"exec", TS_SCAN_EXEC},	{"update", TS_SCAN_UPDATE},
+	{"ps", TS_SCAN_PS},	    {"events", TS_SCAN_EVENTS}, {"state", TS_SCAN_STATE},
+	{"start", TS_SCAN_START},   {"pause", TS_SCAN_PAUSE},	{"resume", TS_SCAN_RESUME},
 };
 
 /* One scanning pass over argv. */
@@ -106,6 +192,8 @@ static int ts_scan_give_up(struct ts_scanner *s, const char *what, const char *w
 			   struct ts_error **err)
 {
 	s->args->rewrite = false;
+	if (s->args->warning != NULL) /* the first reason is the one to tell */
+		return 0;
 	if (asprintf(&s->args->warning, "%s '%.*s', passing through unmodified", what, (int)len,
 		     word) < 0) {
 		s->args->warning = NULL;
@@ -160,9 +248,10 @@ static void ts_scan_store(struct ts_cli_args *args, enum ts_scan_field field, co
 
 /*
  * Scan the option at s->i (a word starting with '-', not "-" or "--").
- * @param command_mask  0 for global options, else TS_SCAN_CREATE/RUN.
- * @return 1 to go on (s->i moved past the option and its value); 0 to stop:
- *         the scan gave up (warning set) or met help/version; -ENOMEM.
+ * @param command_mask  0 for global options, else the command's TS_SCAN_* bit.
+ * @return 1 to go on (s->i moved past the option and its value; also for
+ *         an unknown `--name=value`, with the warning set); 0 to stop: the
+ *         scan gave up (warning set) or met help/version; -ENOMEM.
  */
 static int ts_scan_option(struct ts_scanner *s, const struct ts_scan_option *table,
 			  unsigned command_mask, struct ts_error **err)
@@ -174,7 +263,7 @@ static int ts_scan_option(struct ts_scanner *s, const struct ts_scan_option *tab
 	size_t word_len = (size_t)(name - word) + name_len;
 	const struct ts_scan_option *opt = NULL;
 	const char *value;
-	int flag = 1;
+	int flag = 1, r;
 
 	for (const struct ts_scan_option *o = table; o->name != NULL; o++) {
 		if (strlen(o->name) == name_len && strncmp(o->name, name, name_len) == 0 &&
@@ -183,8 +272,15 @@ static int ts_scan_option(struct ts_scanner *s, const struct ts_scan_option *tab
 			break;
 		}
 	}
-	if (opt == NULL || name[0] == '-' || name_len == 0)
-		return ts_scan_give_up(s, "unknown option", word, word_len, err);
+	if (opt == NULL || name[0] == '-' || name_len == 0) {
+		r = ts_scan_give_up(s, "unknown option", word, word_len, err);
+		if (r < 0 || eq == NULL || name[0] == '-' || name_len == 0)
+			return r;
+		/* `--future-flag=1`: whatever it means, its value is in this
+		 * word, so the words after it still read the same */
+		s->i++;
+		return 1;
+	}
 	if (!opt->has_value) {
 		if (eq != NULL)
 			flag = ts_scan_parse_bool(eq + 1);
@@ -250,7 +346,36 @@ static int ts_scan_create(struct ts_scanner *s, unsigned command_mask, struct ts
 	}
 	/* runc and crun take exactly one argument, the container id; anything
 	 * else fails in the runtime, so there is nothing to rewrite. */
-	s->args->rewrite = nargs == 1;
+	s->args->rewrite = nargs == 1 && s->args->warning == NULL;
+	return 0;
+}
+
+/*
+ * Find the container id of a command that does not rewrite: the first word
+ * that is neither an option nor an option's value.  The scan stops there:
+ * what follows is the signal (kill), the process (exec) or ps's options,
+ * and options runc would reorder in front of the id change nothing
+ * toposhim needs.
+ */
+static int ts_scan_container(struct ts_scanner *s, unsigned command_mask, struct ts_error **err)
+{
+	while (s->i < s->argc) {
+		const char *w = s->argv[s->i];
+		int r;
+
+		if (strcmp(w, "--") == 0) {
+			if (s->i + 1 < s->argc)
+				s->args->container_id = s->argv[s->i + 1];
+			return 0;
+		}
+		if (!ts_scan_is_option(w)) {
+			s->args->container_id = w;
+			return 0;
+		}
+		r = ts_scan_option(s, ts_scan_command_options, command_mask, err);
+		if (r <= 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -270,8 +395,10 @@ int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error 
 		if (!ts_scan_is_option(w))
 			break;
 		r = ts_scan_option(&s, ts_scan_global_options, 0, err);
-		if (r < 0)
+		if (r < 0) {
+			ts_cli_args_release(&args);
 			return r;
+		}
 		if (r == 0)
 			goto done;
 	}
@@ -280,14 +407,22 @@ int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error 
 	args.command = argv[s.i];
 	args.command_index = s.i;
 	s.i++;
-	if (strcmp(args.command, "create") == 0)
-		r = ts_scan_create(&s, TS_SCAN_CREATE, err);
-	else if (strcmp(args.command, "run") == 0)
-		r = ts_scan_create(&s, TS_SCAN_RUN, err);
-	else
-		r = 0;
-	if (r < 0)
+	r = 0;
+	for (size_t k = 0; k < ARRAY_SIZE(ts_scan_commands); k++) {
+		unsigned mask = ts_scan_commands[k].mask;
+
+		if (strcmp(args.command, ts_scan_commands[k].name) != 0)
+			continue;
+		if ((mask & TS_SCAN_BOTH) != 0)
+			r = ts_scan_create(&s, mask, err);
+		else
+			r = ts_scan_container(&s, mask, err);
+		break;
+	}
+	if (r < 0) {
+		ts_cli_args_release(&args);
 		return r;
+	}
 done:
 	*ret = args;
 	return 0;

@@ -2,13 +2,21 @@
  * scan.h - read runc's command line without changing it.
  *
  * toposhim is called exactly as runc is (runc 1.1 / crun 1.8 CLI).  The
- * scanner finds the global options, the command, and for `create`/`run`
- * the bundle, the container id and crun's -f/--config.  It never reorders
- * or edits argv: main execs the real runtime with the same argv.
+ * scanner finds the global options, the command, the container id of
+ * create, run, delete, kill, exec, update, ps, events, state, start, pause
+ * and resume (main picks the runtime that keeps that container), and for
+ * `create`/`run` the bundle and crun's -f/--config.  It never reorders or
+ * edits argv: main execs the real runtime with the same argv.
  *
  * When anything is ambiguous (an option the scanner does not know) the
- * result says "pass through" with a warning, and no rewrite happens: a
- * wrong guess about where the bundle is would rewrite the wrong file.
+ * result says "pass through" with a note (ret->warning), and no rewrite
+ * happens: a wrong guess about where the bundle is would rewrite the wrong
+ * file.  An unknown option written `--name=value` keeps its value to
+ * itself, so the scan goes on past it (the container id is still found);
+ * an unknown `--name` may or may not take the next word, so the scan stops
+ * there.  The note is not a warning to the user: the runtime judges its
+ * own command line, and main logs the note only to a --log file at debug
+ * level, only for create/run.
  *
  * Grammar accepted (the union of runc 1.1.5's urfave/cli + Go flag parsing
  * and crun 1.8.1's argp):
@@ -19,10 +27,20 @@
  *    rootless, cgroup-manager; without: debug, systemd-cgroup; help/h/?,
  *    usage and version/v/V end the scan (the runtime prints and exits);
  *  - `create`/`run` options with a value: bundle/b, console-socket,
- *    pid-file, preserve-fds, config/f (crun); without: no-pivot,
- *    no-new-keyring, no-subreaper, and for run detach/d, keep.  Options may
- *    follow the container id (runc reorders them); after `--` every word
- *    is an argument;
+ *    pid-file, pidfd-socket, preserve-fds, config/f (crun); without:
+ *    no-pivot, no-new-keyring, no-subreaper, and for run detach/d, keep.
+ *    Options may follow the container id (runc reorders them); after `--`
+ *    every word is an argument;
+ *  - the other commands' options with a value (runc 1.1-1.3, crun 1.8-1.23):
+ *    exec console-socket, cwd, env/e, user/u, additional-gids/g,
+ *    process/p, pid-file, process-label, apparmor, cap/c, preserve-fds,
+ *    cgroup, pidfd-socket; update resources/r and each --cpu-*, --cpuset-*,
+ *    --memory*, --kernel-memory*, --blkio-weight, --pids-limit,
+ *    --l3-cache-schema, --mem-bw-schema; ps format/f; events interval.
+ *    Without a value: delete force/f, regex/r; kill all/a, regex/r; exec
+ *    tty/t, detach/d, no-new-privs, ignore-paused; events stats.  For these
+ *    commands the scan stops at the container id (the first word that is
+ *    not an option or an option's value, or the word after `--`);
  *  - a boolean option may carry a Go boolean (`--debug=false`).
  * Only `create` and `run` with exactly one container id set rewrite
  * (`restore`, which also creates a container, passes through unmodified for
@@ -50,8 +68,10 @@ struct ts_cli_args {
 	const char *command; /* first non-option word, NULL if none */
 	int command_index;   /* its index in argv, -1 if none */
 
+	/* create, run and the commands that name one container (above): */
+	const char *container_id; /* NULL if missing or not found */
+
 	/* For create/run only: */
-	const char *container_id;   /* NULL if missing */
 	const char *bundle;	    /* --bundle/-b value, last wins; NULL = "." (also for "") */
 	const char *config_file;    /* crun's -f/--config; NULL = "config.json" */
 	const char *pid_file;	    /* --pid-file */
@@ -59,7 +79,8 @@ struct ts_cli_args {
 	const char *preserve_fds;   /* --preserve-fds, as written */
 
 	bool rewrite;  /* true: command is create or run, config.json is rewritten */
-	char *warning; /* set (owned) when an unknown option forced a passthrough */
+	char *warning; /* set (owned) when an unknown option forced a passthrough;
+			* a note for the --log file, never for stderr */
 };
 
 /**
@@ -70,7 +91,8 @@ struct ts_cli_args {
  * @param[out] err         set iff the return value is negative.
  * @return 0 (an unknown option, a missing option value or an invalid boolean
  *         is not an error: ret->rewrite is false and ret->warning says
- *         "unknown option '--x', passing through unmodified"); -ENOMEM.
+ *         "unknown option '--x', passing through unmodified", the first
+ *         such reason); -ENOMEM (nothing to release).
  */
 int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error **err);
 

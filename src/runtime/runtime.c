@@ -1,6 +1,8 @@
 /* runtime.c - see runtime.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 static const char *const ts_runtime_default_names[] = {"runc", "crun", NULL};
 static const char *const ts_runtime_default_dirs[] = {
@@ -348,4 +351,68 @@ const char *ts_runtime_family_default_root(enum ts_runtime_family f)
 	default:
 		return NULL;
 	}
+}
+
+/* Parse the kernel's cpu list ("0-3,8\n") into set (of setsize bytes).
+ * @return 0; -EINVAL on anything else or a CPU beyond the set. */
+static int ts_runtime_cpulist_to_set(const char *s, cpu_set_t *set, size_t setsize)
+{
+	const char *p = s;
+
+	CPU_ZERO_S(setsize, set);
+	while (*p != '\0' && *p != '\n') {
+		unsigned long lo, hi;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -EINVAL;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= setsize * 8)
+			return -EINVAL;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET_S(c, setsize, set);
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0' && *p != '\n')
+			return -EINVAL;
+	}
+	return CPU_COUNT_S(setsize, set) > 0 ? 0 : -EINVAL;
+}
+
+int ts_runtime_reset_affinity(const char *online_path, struct ts_error **err)
+{
+	cleanup_free char *text = NULL;
+	const char *path = online_path != NULL ? online_path : TS_RUNTIME_CPUS_ONLINE;
+	cpu_set_t *set;
+	size_t len = 0, setsize;
+	int r;
+
+	r = ts_read_file_at(AT_FDCWD, path, 4096, &text, &len, err);
+	if (r < 0)
+		return r;
+	/* Linux's NR_CPUS is at most 8192 (x86_64 MAXSMP) */
+	setsize = CPU_ALLOC_SIZE(8192);
+	set = CPU_ALLOC(8192);
+	if (set == NULL)
+		return ts_error_set(err, ENOMEM, "cannot set the CPU affinity");
+	r = ts_runtime_cpulist_to_set(text, set, setsize);
+	if (r < 0) {
+		CPU_FREE(set);
+		text[strcspn(text, "\n")] = '\0';
+		return ts_error_set(err, 0, "%s: invalid cpu list '%.64s'", path, text);
+	}
+	r = sched_setaffinity(0, setsize, set) < 0 ? -errno : 0;
+	CPU_FREE(set);
+	if (r < 0) {
+		text[strcspn(text, "\n")] = '\0';
+		return ts_error_set(err, -r, "cannot set the CPU affinity to '%.64s'", text);
+	}
+	return 0;
 }

@@ -134,4 +134,27 @@ enum ts_runtime_family ts_runtime_family_of_container(const char *root, const ch
  */
 const char *ts_runtime_family_default_root(enum ts_runtime_family f);
 
+/* Where the kernel lists the online CPUs. */
+#define TS_RUNTIME_CPUS_ONLINE "/sys/devices/system/cpu/online"
+
+/**
+ * Widen the calling thread's CPU affinity to every online CPU before the
+ * runtime is exec'd for create, run or exec.  A runtime started with a
+ * narrowed mask (`taskset -c 0 toposhim run ...`, an engine pinned to one
+ * CPU) hands that mask to the container's processes: runc 1.1 does not
+ * reset it, and Linux >= 6.2 keeps a mask set with sched_setaffinity()
+ * across the move into the container's cpuset (it intersects the two), so
+ * a container whose cpuset is 0-1 would run on CPU 0 only.  With every
+ * online CPU requested, the kernel's intersection with the container's
+ * cpuset is the cpuset itself.
+ * @param[in]  online_path  a file in the kernel's cpu list format ("0-3,8"),
+ *                          NULL for TS_RUNTIME_CPUS_ONLINE.
+ * @param[out] err          set iff the return value is negative.
+ * @return 0; -errno of reading the file; -EINVAL "<path>: invalid cpu list
+ *         '<text>'"; -errno of sched_setaffinity() ("cannot set the CPU
+ *         affinity to '<list>'"); -ENOMEM.
+ * @note Callers on the exec path ignore a failure: the runtime runs either way.
+ */
+int ts_runtime_reset_affinity(const char *online_path, struct ts_error **err);
+
 #endif

@@ -15,6 +15,10 @@ setup() {
 
 teardown() {
 	ts_teardown_containers
+	rt_teardown
+	[ ! -f "$BATS_TEST_TMPDIR/default-root-container" ] ||
+		"$RUNC" delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-container")" >/dev/null 2>&1 ||
+		true
 }
 
 # fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
@@ -84,26 +88,47 @@ check_same_call() {
 	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
 }
 
-@test "passthrough: an unknown option warns on stderr only, argv unchanged" {
+@test "passthrough: an unknown option adds nothing to stderr, argv unchanged" {
 	local t=$BATS_TEST_TMPDIR
 
 	fake_call "$t/via" --bogus create --bundle /b id1 || fail "exit status $?"
 	[ "$(cat "$t/via.stdout")" = "fake-runtime stdout" ] || fail "stdout: $(cat "$t/via.stdout")"
-	[ "$(cat "$t/via.stderr")" = "toposhim: warning: unknown option '--bogus', passing through unmodified
-fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	fake_direct "$t/direct" --bogus create --bundle /b id1
+	check_same_call
+
+	fake_call "$t/via" --debug state --future-flag=1 id1 || fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	fake_direct "$t/direct" --debug state --future-flag=1 id1
 	check_same_call
 }
 
-@test "passthrough: the warning goes to --log in the engine's format" {
+@test "passthrough: the note on an unknown option is a debug line of create's --log only" {
 	local t=$BATS_TEST_TMPDIR
 
-	fake_call "$t/via" --log "$t/log.json" --log-format json --x state id || fail "exit status $?"
+	# state: not a word in the log, even at debug level
+	fake_call "$t/via" --log "$t/state.json" --log-format json --debug --x state id ||
+		fail "exit status $?"
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
-	run jq -e -c 'select(.level == "warning") | .msg' "$t/log.json"
+	[ ! -e "$t/state.json" ] || fail "log: $(cat "$t/state.json")"
+
+	# create at the default level: nothing either
+	fake_call "$t/via" --log "$t/info.json" --log-format json create --future-flag=1 id ||
+		fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	[ ! -e "$t/info.json" ] || fail "log: $(cat "$t/info.json")"
+
+	# create with --debug: one debug line in the log file, none on stderr
+	fake_call "$t/via" --log "$t/log.json" --log-format json --debug create --future-flag=1 id ||
+		fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+	run jq -e -c '[.level, .msg]' "$t/log.json"
 	assert_success
-	assert_output '"unknown option '\''--x'\'', passing through unmodified"'
-	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
+	assert_output '["debug","unknown option '\''--future-flag'\'', passing through unmodified"]'
+
+	# --debug without --log: stderr is the runtime's alone
+	fake_call "$t/via" --debug run --future-flag=1 id || fail "exit status $?"
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }
 
 @test "runc: --version, --help, features and unknown commands equal runc's" {
@@ -327,4 +352,240 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	assert_output ""
 	[ "$stderr" = "toposhimctl: unknown command 'no-such-command' (see 'toposhimctl help')" ] ||
 		fail "stderr: $stderr"
+}
+
+# --- fidelity with the real runtimes: everything the runtime alone gives ---
+
+# rt_setup RUNTIME: $RT (runc or crun), its root for this test, a toposhim
+# config naming it, and $PFX, what both ways run under: crun refuses this
+# hybrid host's cgroup2 mount, so crun (alone or through toposhim) runs in a
+# private mount namespace without it.
+rt_setup() {
+	local t=$BATS_TEST_TMPDIR
+	RT=$(command -v "$1") || skip "$1 is not installed"
+	RT_ROOT=$t/$1-root
+	PFX=()
+	if [ "$1" = crun ]; then
+		PFX=(unshare -m --propagation private sh -c
+			'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh)
+	fi
+	echo "{\"state_dir\": \"$t/state\", \"runtime\": {\"path\": \"$RT\"}, $TS_TEST_POLICY}" \
+		>"$TOPOSHIM_CONFIG"
+}
+
+# rt_compare ARG...: `toposhim --root R --log L ARG...` and the same with
+# the runtime alone; exit code, stdout, stderr and the --log file must be
+# byte-identical (logrus' and crun's times masked: the two calls may
+# straddle a second).  Sets CMP_RC and CMP_OUT.
+rt_compare() {
+	local t=$BATS_TEST_TMPDIR ts_rc=0 rt_rc=0 x
+	rm -f "$t/ts.log" "$t/rt.log"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" --log "$t/ts.log" "$@" \
+		</dev/null >"$t/ts.out" 2>"$t/ts.err" 3>&- || ts_rc=$?
+	"${PFX[@]}" "$RT" --root "$RT_ROOT" --log "$t/rt.log" "$@" \
+		</dev/null >"$t/rt.out" 2>"$t/rt.err" 3>&- || rt_rc=$?
+	for x in ts.err rt.err ts.log rt.log; do
+		[ ! -e "$t/$x" ] ||
+			sed -i -e 's/time="[^"]*"/time="T"/g' \
+				-e 's/"time":"[^"]*"/"time":"T"/g' \
+				-e 's/^[0-9T:.+-]*Z\\{0,1\\}\\( *\\)\\(error\\|warning\\|debug\\|info\\)/T\\1\\2/' "$t/$x"
+	done
+	[ "$ts_rc" = "$rt_rc" ] || fail "$*: exit code: toposhim $ts_rc, $RT $rt_rc ($(cat "$t/ts.err"))"
+	cmp "$t/ts.out" "$t/rt.out" || fail "$*: stdout differs: $(diff "$t/ts.out" "$t/rt.out")"
+	cmp "$t/ts.err" "$t/rt.err" || fail "$*: stderr differs: $(diff "$t/ts.err" "$t/rt.err")"
+	if [ -e "$t/ts.log" ] || [ -e "$t/rt.log" ]; then
+		cmp "$t/ts.log" "$t/rt.log" ||
+			fail "$*: --log file differs: $(diff "$t/ts.log" "$t/rt.log" 2>&1)"
+	fi
+	CMP_RC=$ts_rc
+	CMP_OUT=$(cat "$t/ts.out")
+}
+
+# rt_fidelity RUNTIME: a running container through toposhim, then every
+# read-only command both ways, with and without an unknown option.
+rt_fidelity() {
+	local t=$BATS_TEST_TMPDIR id
+	rt_setup "$1"
+	require_runc
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" create --bundle "$t/bundle" "$id" \
+		</dev/null >"$t/create.out" 2>&1 3>&- || fail "create: $(cat "$t/create.out")"
+	echo "$id" >>"$t/rt-containers"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" start "$id" 3>&- || fail "start failed"
+
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = running ] || fail "state: $CMP_OUT"
+	rt_compare list
+	rt_compare list -f json
+	sleep 1 # ps's C column (CPU share over the process's life) is 0 from now on
+	rt_compare ps "$id"
+	rt_compare ps -f json "$id"
+	rt_compare events --stats "$id"
+	rt_compare features
+	rt_compare exec "$id" sh -c 'echo out; echo err >&2; exit 3'
+	[ "$CMP_RC" = 3 ] && [ "$CMP_OUT" = out ] || fail "exec: rc $CMP_RC, out '$CMP_OUT'"
+	rt_compare --log-format json exec "$id" sh -c 'exit 0'
+	# the runtime's own verdict on an option it does not know, alone
+	rt_compare state --future-flag=1 "$id"
+	[ "$CMP_RC" != 0 ] || fail "$1 accepted --future-flag=1"
+	rt_compare --log-format json state --future-flag=1 "$id"
+	rt_compare list --future-flag=1
+	rt_compare ps --future-flag=1 "$id"
+	rt_compare events --stats --future-flag=1 "$id"
+	rt_compare features --future-flag=1
+	rt_compare exec --future-flag=1 "$id" sh -c 'echo out'
+	rt_compare --future-flag=1 state "$id"
+	rt_compare state no-such-container
+	rt_compare --debug state "$id"
+}
+
+rt_teardown() {
+	local t=$BATS_TEST_TMPDIR id
+	[ -f "$t/rt-containers" ] || return 0
+	while read -r id; do
+		"${PFX[@]}" "$RT" --root "$RT_ROOT" delete -f "$id" >/dev/null 2>&1 || true
+	done <"$t/rt-containers"
+}
+
+@test "runc: state, list, ps, events, features, exec: output, stderr, rc and --log equal runc's" {
+	rt_fidelity runc
+}
+
+@test "crun: state, list, ps, events, features, exec: output, stderr, rc and --log equal crun's" {
+	rt_fidelity crun
+}
+
+# --- one runtime per container ---
+
+# switch_config RUNTIME: the toposhim config now names RUNTIME (an upgrade
+# that changes the runtime), with this test's state dir.
+switch_config() {
+	echo "{\"state_dir\": \"$BATS_TEST_TMPDIR/state\", \"runtime\": {\"path\": \"$(command -v "$1")\"}, $TS_TEST_POLICY}" \
+		>"$TOPOSHIM_CONFIG"
+}
+
+@test "runtime switch: a container created with runc is served by runc after the config says crun" {
+	require_runc
+	command -v crun >/dev/null || skip "crun is not installed"
+	local t=$BATS_TEST_TMPDIR id pid
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	switch_config runc
+	create_container "$id" "$t/bundle" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id" 3>&- || fail "start failed"
+	wait_status "$id" running
+	pid=$("$RUNC" --root "$(runc_root)" state "$id" | jq -r .pid)
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq -r '.[0].container_id' <<<"$output")" = "$id" ] || fail "alloc: $output"
+
+	switch_config crun
+	run_both state "$id"
+	[ "$(jq -r .status <<<"$BOTH_OUT")" = running ] || fail "state: $BOTH_OUT"
+	run_both exec "$id" sh -c 'echo in'
+	[ "$BOTH_OUT" = in ] || fail "exec: $BOTH_OUT"
+	# a running container cannot be deleted, and its state stays
+	run_both delete "$id"
+	[ "$BOTH_RC" = 1 ] || fail "delete of a running container: rc $BOTH_RC"
+	[ -d "$(runc_root)/$id" ] || fail "runc's state dir is gone"
+	kill -0 "$pid" || fail "the container's init died"
+
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" kill "$id" KILL
+	assert_success
+	[ "$stderr" = "" ] || fail "kill: $stderr"
+	wait_status "$id" stopped
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" delete "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "$(runc_root)/$id" ] || fail "runc's state dir stays"
+	# runc ran the poststop hook: the allocation is released
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
+}
+
+@test "runtime switch: a runc container from before toposhim keeps working (default root)" {
+	require_runc
+	command -v crun >/dev/null || skip "crun is not installed"
+	local t=$BATS_TEST_TMPDIR id
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	echo "$id" >"$t/default-root-container"
+	# made by runc alone, in its default root /run/runc
+	"$RUNC" create --bundle "$t/bundle" "$id" </dev/null >"$t/create.out" 2>&1 3>&- ||
+		fail "runc create: $(cat "$t/create.out")"
+	switch_config crun
+
+	run --separate-stderr "$TOPOSHIM" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = created ] || fail "state: $output"
+	run --separate-stderr "$TOPOSHIM" start "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "start: $stderr"
+	run --separate-stderr "$TOPOSHIM" kill "$id" KILL
+	assert_success
+	for _ in $(seq 50); do
+		[ "$("$RUNC" state "$id" | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	run --separate-stderr "$TOPOSHIM" delete "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "/run/runc/$id" ] || fail "runc's state dir stays"
+	rm -f "$t/default-root-container"
+
+	# a wrapper of the operator's (unknown family) still gets every command
+	printf '#!/bin/sh\necho "wrapper $*"\n' >"$t/my-runtime"
+	chmod +x "$t/my-runtime"
+	echo "{\"runtime\": {\"path\": \"$t/my-runtime\"}, $TS_TEST_POLICY}" >"$TOPOSHIM_CONFIG"
+	"$RUNC" --root "$(runc_root)" create --bundle "$t/bundle" "$id" </dev/null \
+		>"$t/create2.out" 2>&1 3>&- || fail "runc create: $(cat "$t/create2.out")"
+	track_container "$id"
+	run "$TOPOSHIM" --root "$(runc_root)" state "$id"
+	assert_success
+	assert_output "wrapper --root $(runc_root) state $id"
+}
+
+@test "create --debug names the effective configuration file" {
+	require_bundle_tools
+	local t=$BATS_TEST_TMPDIR
+
+	echo "{\"state_dir\": \"$t/state\", $TS_TEST_POLICY}" >"$TOPOSHIM_CONFIG"
+	make_bundle "$t/bundle"
+	fake_call "$t/via" --log "$t/log.json" --log-format json --debug create --bundle "$t/bundle" c1 ||
+		fail "exit status $?: $(cat "$t/via.stderr")"
+	run jq -r 'select(.level == "debug") | .msg' "$t/log.json"
+	assert_success
+	assert_line "create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'"
+	# nothing of it on stderr: the runtime's alone
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+}
+
+@test "runtime switch: a container created with crun is served by crun after the config says runc" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id
+	rt_setup crun
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" create --bundle "$t/bundle" "$id" \
+		</dev/null >"$t/create.out" 2>&1 3>&- || fail "create: $(cat "$t/create.out")"
+	echo "$id" >>"$t/rt-containers"
+	[ -f "$RT_ROOT/$id/status" ] || fail "no crun state for $id"
+
+	switch_config runc
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = created ] || fail "state: $CMP_OUT"
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" start "$id" 3>&- || fail "start failed"
+	rt_compare state "$id"
+	[ "$(jq -r .status <<<"$CMP_OUT")" = running ] || fail "state: $CMP_OUT"
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" delete -f "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "$RT_ROOT/$id" ] || fail "crun's state dir stays"
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
 }

@@ -158,12 +158,13 @@ static void test_runtime_for_container(void **state)
 
 	assert_non_null(mkdtemp(dir));
 	old_path = p != NULL ? strdup(p) : NULL;
-	assert_true(
-		asprintf(&cmd,
-			 "set -e; cd %s; mkdir bin root root/r1 root/c1 root/x;"
-			 "printf '#!/bin/sh\n' >bin/runc; printf '#!/bin/sh\n' >bin/crun;"
-			 "chmod 0755 bin/runc bin/crun; : >root/r1/state.json; : >root/c1/status",
-			 dir) > 0);
+	assert_true(asprintf(&cmd,
+			     "set -e; cd %s; mkdir bin root root/r1 root/c1 root/x;"
+			     "printf '#!/bin/sh\n' >bin/runc; printf '#!/bin/sh\n' >bin/crun;"
+			     "printf '#!/bin/sh\n' >bin/wrapper;"
+			     "chmod 0755 bin/runc bin/crun bin/wrapper; : >root/r1/state.json;"
+			     ": >root/c1/status",
+			     dir) > 0);
 	assert_int_equal(system(cmd), 0);
 	assert_true(asprintf(&path_env, "%s/bin", dir) > 0);
 	assert_true(asprintf(&root, "%s/root", dir) > 0);
@@ -190,6 +191,33 @@ static void test_runtime_for_container(void **state)
 			ts_cli_runtime_for_container(cfg, "c.json", root, rows[i].id, &got, &err),
 			0);
 		assert_string_equal(got, rows[i].want ? want_crun : want_runc);
+	}
+	/* a wrapper of unknown family is trusted with every container */
+	{
+		cleanup_json struct ts_json *wcfg = NULL;
+		cleanup_free char *wtext = NULL, *want_wrapper = NULL, *got = NULL;
+
+		assert_true(asprintf(&want_wrapper, "%s/bin/wrapper", dir) > 0);
+		assert_true(asprintf(&wtext, "{\"runtime\": {\"path\": \"%s\"}}", want_wrapper) >
+			    0);
+		assert_int_equal(ts_json_parse(wtext, strlen(wtext), "c.json", &wcfg, &err), 0);
+		assert_int_equal(
+			ts_cli_runtime_for_container(wcfg, "c.json", root, "r1", &got, &err), 0);
+		assert_string_equal(got, want_wrapper);
+	}
+	/* and the other way round: runc configured, a container of crun's */
+	{
+		cleanup_json struct ts_json *rcfg = NULL;
+		cleanup_free char *rtext = NULL, *got_c = NULL, *got_r = NULL;
+
+		assert_true(asprintf(&rtext, "{\"runtime\": {\"path\": \"%s\"}}", want_runc) > 0);
+		assert_int_equal(ts_json_parse(rtext, strlen(rtext), "c.json", &rcfg, &err), 0);
+		assert_int_equal(
+			ts_cli_runtime_for_container(rcfg, "c.json", root, "c1", &got_c, &err), 0);
+		assert_string_equal(got_c, want_crun);
+		assert_int_equal(
+			ts_cli_runtime_for_container(rcfg, "c.json", root, "r1", &got_r, &err), 0);
+		assert_string_equal(got_r, want_runc);
 	}
 	if (old_path != NULL)
 		setenv("PATH", old_path, 1);

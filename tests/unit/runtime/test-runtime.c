@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../require.h"
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
 
@@ -387,6 +389,88 @@ static void test_family(void **state)
 	assert_string_equal(ts_runtime_family_default_root(TS_RUNTIME_FAMILY_RUNC), "/run/runc");
 }
 
+/* A file in the kernel's cpu list format, in a new temp dir (caller removes both). */
+static char *cpulist_file(char *dir, const char *text)
+{
+	char *path = NULL;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&path, "%s/online", dir) > 0);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* taskset -c 0 before toposhim: the mask is widened to every online CPU. */
+static void test_reset_affinity(void **state)
+{
+	cleanup_error struct ts_error *err = NULL;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	char dir[] = "/tmp/ts-affinity-XXXXXX";
+	cleanup_free char *path = NULL;
+	cpu_set_t one, got;
+	int first = -1;
+
+	(void)state;
+	if (online < 2)
+		ts_test_skip("needs 2 online CPUs to narrow the mask (%ld online)", online);
+	assert_int_equal(sched_getaffinity(0, sizeof(got), &got), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &got))
+			first = c;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(ts_runtime_reset_affinity(NULL, &err), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(got), &got), 0);
+	assert_int_equal(CPU_COUNT(&got), (int)online);
+
+	/* the list read is the one used: "F" narrows it again */
+	{
+		char text[16];
+
+		snprintf(text, sizeof(text), "%d\n", first);
+		path = cpulist_file(dir, text);
+	}
+	assert_int_equal(ts_runtime_reset_affinity(path, &err), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(got), &got), 0);
+	assert_int_equal(CPU_COUNT(&got), 1);
+	assert_true(CPU_ISSET(first, &got));
+	assert_int_equal(ts_runtime_reset_affinity(NULL, &err), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_reset_affinity_errors(void **state)
+{
+	static const char *const bad[] = {"x\n", "", "3-1", "0,,1", "0-", "99999"};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_free char *path = NULL, *want = NULL;
+		char dir[] = "/tmp/ts-affinity-XXXXXX";
+		char shown[16];
+
+		path = cpulist_file(dir, bad[i]);
+		snprintf(shown, sizeof(shown), "%s", bad[i]);
+		shown[strcspn(shown, "\n")] = '\0';
+		assert_true(asprintf(&want, "%s: invalid cpu list '%s'", path, shown) > 0);
+		assert_int_equal(ts_runtime_reset_affinity(path, &err), -EINVAL);
+		assert_string_equal(err->msg, want);
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(rmdir(dir), 0);
+	}
+	{
+		cleanup_error struct ts_error *err = NULL;
+
+		assert_int_equal(ts_runtime_reset_affinity("/nonexistent/online", &err), -ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_check_depth),
 		cmocka_unit_test(test_build_exec),
 		cmocka_unit_test_setup_teardown(test_family, setup, teardown),
+		cmocka_unit_test(test_reset_affinity),
+		cmocka_unit_test(test_reset_affinity_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,3 +174,107 @@ check_engine_unified()
 @test "cgroup: engine and class unified keys together, class memory.low (crun)" {
 	check_engine_unified toposhim-crun
 }
+
+# The engine's shares, not the class's weight (standard's 150 does not
+# replace them: override_engine is false): toposhim pins unified cpu.weight
+# with the conversion of runc >= 1.3.2 / crun >= 1.23 (2000 -> 170), where
+# runc 1.1.5 and crun 1.8.1 alone write their linear one (2000 -> 77).
+check_engine_shares()
+{
+	local variant=$1
+	start_class "$variant" standard '.linux.resources.cpu.shares = 2000'
+	[ "$(jq -r '.linux.resources.unified["cpu.weight"]' "$BUNDLE/config.json")" = 170 ] ||
+		fail "unified: $(jq -c .linux.resources.unified "$BUNDLE/config.json")"
+	assert_cg cpu.weight 170
+}
+
+# Out-of-range shares are clamped as kubelet does, then pinned: 1 -> 2 ->
+# weight 1, 300000 -> 262144 -> weight 10000.
+# check_clamped_shares VARIANT SHARES CLAMPED WEIGHT
+check_clamped_shares()
+{
+	local variant=$1
+	start_class "$variant" standard ".linux.resources.cpu.shares = $2"
+	[ "$(jq -c '.linux.resources.cpu.shares' "$BUNDLE/config.json")" = "$3" ] ||
+		fail "shares: $(jq -c .linux.resources.cpu "$BUNDLE/config.json")"
+	assert_cg cpu.weight "$4"
+}
+
+@test "cgroup: the engine's shares become the corrected cpu.weight (runc)" {
+	check_engine_shares toposhim-runc
+}
+
+@test "cgroup: the engine's shares become the corrected cpu.weight (crun)" {
+	check_engine_shares toposhim-crun
+}
+
+@test "cgroup: runc alone gives shares 2000 the old linear weight 77" {
+	ts_bundle_new runc plain
+	ts_config '.linux.resources.cpu = {"shares": 2000}'
+	ts_start_reporting runc
+	CG=/sys/fs/cgroup$(ts_cgroup_of "$(ts_container_pid runc)")
+	assert_cg cpu.weight 77
+}
+
+@test "cgroup: shares 1 is clamped to 2, weight 1 (runc)" {
+	check_clamped_shares toposhim-runc 1 2 1
+}
+
+@test "cgroup: shares 1 is clamped to 2, weight 1 (crun)" {
+	check_clamped_shares toposhim-crun 1 2 1
+}
+
+@test "cgroup: shares 300000 is clamped to 262144, weight 10000 (runc)" {
+	check_clamped_shares toposhim-runc 300000 262144 10000
+}
+
+# hugetlb is not among the controllers tests/vm/init enables (system.bats
+# asserts that list): enable it for one test, from the root down to the
+# test parent, and take it away again.
+hugetlb_on()
+{
+	grep -qw hugetlb /sys/fs/cgroup/cgroup.controllers || skip "no hugetlb controller in this kernel"
+	mkdir -p "/sys/fs/cgroup$TS_CGROUP_PARENT"
+	echo +hugetlb >/sys/fs/cgroup/cgroup.subtree_control || fail "cannot enable hugetlb"
+	echo +hugetlb >"/sys/fs/cgroup$TS_CGROUP_PARENT/cgroup.subtree_control" ||
+		fail "cannot enable hugetlb below $TS_CGROUP_PARENT"
+}
+
+hugetlb_off()
+{
+	echo -hugetlb >"/sys/fs/cgroup$TS_CGROUP_PARENT/cgroup.subtree_control" 2>/dev/null || true
+	echo -hugetlb >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+}
+
+# check_hugetlb VARIANT RSVD: a 4 MiB limit of 2 MB pages; RSVD is what
+# hugetlb.2MB.rsvd.max must read.
+check_hugetlb()
+{
+	local variant=$1 rc=0
+	hugetlb_on
+	ts_bundle_new "$variant" huge
+	ts_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+	ts_start_reporting "$variant" || rc=$?
+	if [ "$rc" = 0 ]; then
+		CG=/sys/fs/cgroup$(ts_cgroup_of "$(ts_container_pid "${variant#toposhim-}")")
+		[ "$(cat "$CG/hugetlb.2MB.max")" = 4194304 ] || rc=1
+		[ "$(cat "$CG/hugetlb.2MB.rsvd.max")" = "$2" ] || rc=2
+	fi
+	ts_cleanup_containers
+	hugetlb_off
+	case $rc in
+	0) ;;
+	1) fail "hugetlb.2MB.max: $(cat "$CG/hugetlb.2MB.max")" ;;
+	2) fail "hugetlb.2MB.rsvd.max: $(cat "$CG/hugetlb.2MB.rsvd.max"), want $2" ;;
+	*) fail "the container did not start" ;;
+	esac
+}
+
+@test "cgroup: crun alone leaves hugetlb reservations unlimited" {
+	check_hugetlb crun max
+}
+
+@test "cgroup: through toposhim crun limits hugetlb reservations too" {
+	check_hugetlb toposhim-crun 4194304
+	[ "$(jq -r '.linux.resources.unified["hugetlb.2MB.rsvd.max"]' "$BUNDLE/config.json")" = 4194304 ]
+}
