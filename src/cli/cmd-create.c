@@ -38,6 +38,7 @@
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "oci/bundle.h"
+#include "oci/role.h"
 #include "oci/spec.h"
 #include "policy/policy.h"
 #include "util/cleanup.h"
@@ -725,6 +726,26 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	return 0;
 }
 
+/* Which container of a pod this is (oci/role.h), and the scoped requests
+ * it ignores as another container's: a debug record of the decision. */
+static void log_role(const struct ts_oci_bundle *b)
+{
+	cleanup_free const char **others = NULL;
+	struct ts_oci_container c;
+
+	ts_oci_container_identify(b->config, &c);
+	if (c.role == TS_OCI_ROLE_SANDBOX)
+		ts_log(TS_LOG_DEBUG, "a pod's sandbox (%s): it takes none of the pod's requests",
+		       c.role_from);
+	else if (c.name[0] != '\0')
+		ts_log(TS_LOG_DEBUG, "container '%s' of a pod (%s)", c.name, c.name_from);
+	if (ts_oci_request_check(b->config, &c, &others, NULL) <= 0)
+		return;
+	for (size_t i = 0; others[i] != NULL; i++)
+		ts_log(TS_LOG_DEBUG, "annotation '%s' is another container's request, ignoring",
+		       others[i]);
+}
+
 /* runc's rule for container ids (one path component: its state lives in
  * <root>/<id>): letters, digits and "_+-.", not "." or "..", at most
  * NAME_MAX bytes.  Refusing the others here keeps a create that the
@@ -761,6 +782,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)
 		return r;
+	log_role(b);
 	r = inject_cdi(b, config, config_path, &injected, err);
 	if (r < 0)
 		return r;

@@ -11,6 +11,9 @@
 #include "util/cleanup.h"
 
 #define ANNOTATION_PATH "/annotations/toposhim.io~1"
+/* Where a request value came from (placement.h): the scoped annotation or
+ * the cpu quota it was read from, else the unscoped annotation. */
+#define FIELD(req, member, key) ((req)->member != NULL ? (req)->member : ANNOTATION_PATH key)
 
 static const char *const pool_names[_TS_PLACEMENT_POOL_MAX] = {
 	[TS_PLACEMENT_POOL_SHARED] = "shared",
@@ -371,9 +374,10 @@ static int compute_mems(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitma
 	r = ts_topology_mems_for(p->topo, cpus, tier, mems);
 	if (r == -ENOENT)
 		return ts_error_set(err, 0,
-				    "%s: '" ANNOTATION_PATH "memory-tier': no memory node of "
+				    "%s: '%s': no memory node of "
 				    "tier '%s' on this machine",
-				    p->file, ts_memory_tier_to_string(tier));
+				    p->file, FIELD(p->req, tier_field, "memory-tier"),
+				    ts_memory_tier_to_string(tier));
 	if (r < 0)
 		return ts_error_set(err, 0,
 				    "%s: '/linux/resources/cpu/cpus': no online cpu in '%s'",
@@ -438,7 +442,7 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 	r = ts_placement_take(p->topo, scope, req->cpus, hwloc_bitmap_iszero(pref) ? NULL : pref,
 			      &opts, ret, &steps, err);
 	if (r < 0)
-		return ts_error_prefix(err, "%s: '" ANNOTATION_PATH "cpus'", p->file);
+		return ts_error_prefix(err, "%s: '%s'", p->file, FIELD(p->req, cpus_field, "cpus"));
 	for (size_t i = 0; steps[i] != NULL; i++)
 		reason(p, "%s", steps[i]);
 	return 0;
@@ -543,19 +547,19 @@ static int place_numa(struct placer *p, bool whole, hwloc_bitmap_t *ret, struct 
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (r < 0 && whole && req->cpus == 0)
 		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no numa node is wholly free "
+				    "%s: '%s': no numa node is wholly free "
 				    "for 'exclusive'",
-				    p->file);
+				    p->file, FIELD(p->req, numa_field, "numa"));
 	if (r < 0 && whole)
 		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no wholly free numa node has "
+				    "%s: '%s': no wholly free numa node has "
 				    "%u cpus for 'exclusive'",
-				    p->file, req->cpus);
+				    p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	if (r < 0)
 		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no numa node has %u free cpus "
+				    "%s: '%s': no numa node has %u free cpus "
 				    "for 'single'",
-				    p->file, req->cpus);
+				    p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	reason(p, "numa %s: %s (%s)", what, domain_name(g, name, sizeof(name)), pick_why(p, g));
 	if (whole) {
 		*ret = hwloc_bitmap_dup(g->cpus);
@@ -624,9 +628,9 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 		return place_numa(p, true, ret, err);
 	if (req->cpus == 0)
 		return ts_error_set(err, 0,
-				    "%s: '" ANNOTATION_PATH "cpus': class '%s' needs a cpu count "
+				    "%s: '%s': class '%s' needs a cpu count "
 				    "(toposhim.io/cpus or an integer cpu limit)",
-				    p->file, p->cls->name);
+				    p->file, FIELD(p->req, cpus_field, "cpus"), p->cls->name);
 	if (req->numa == TS_PLACEMENT_NUMA_SINGLE)
 		r = place_numa(p, false, ret, err);
 	else
@@ -636,9 +640,8 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 
 		hwloc_bitmap_free(*ret);
 		*ret = NULL;
-		return ts_error_set(err, EIO,
-				    "%s: '" ANNOTATION_PATH "cpus': placement found %d of %u cpus",
-				    p->file, got, req->cpus);
+		return ts_error_set(err, EIO, "%s: '%s': placement found %d of %u cpus", p->file,
+				    FIELD(p->req, cpus_field, "cpus"), got, req->cpus);
 	}
 	return r;
 }
@@ -677,16 +680,17 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 
 	if (p->req->cpus_annotated)
 		warn(p,
-		     "%s: '" ANNOTATION_PATH "cpus': %u cpus ignored: class '%s' runs on the %s "
+		     "%s: '%s': %u cpus ignored: class '%s' runs on the %s "
 		     "pool",
-		     p->file, p->req->cpus, p->cls->name,
+		     p->file, FIELD(p->req, cpus_field, "cpus"), p->req->cpus, p->cls->name,
 		     p->cls->pool == TS_PLACEMENT_POOL_RESERVED ? "reserved" : "shared");
 	if (p->cls->pool == TS_PLACEMENT_POOL_RESERVED) {
 		if (hwloc_bitmap_iszero(p->reserved))
 			return ts_error_set(err, 0,
-					    "%s: '" ANNOTATION_PATH "class': class '%s' uses the "
+					    "%s: '%s': class '%s' uses the "
 					    "reserved pool, but no cpus are reserved",
-					    p->file, p->cls->name);
+					    p->file, FIELD(p->req, class_field, "class"),
+					    p->cls->name);
 		cpus = hwloc_bitmap_dup(p->reserved);
 	} else {
 		/* what the resize of the pool gives it later too */
@@ -703,8 +707,8 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (hwloc_bitmap_iszero(cpus)) {
 		hwloc_bitmap_free(cpus);
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "class': the %s pool is empty", p->file,
+		return ts_error_set(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
+				    FIELD(p->req, class_field, "class"),
 				    ts_placement_pool_to_string(p->cls->pool));
 	}
 	reason(p, "%s pool: cpus %s", ts_placement_pool_to_string(p->cls->pool),
@@ -841,9 +845,10 @@ static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_res
 	if (hwloc_bitmap_iszero(pool)) {
 		char buf[256];
 		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "cpus': taking cpus %s would leave the "
+				    "%s: '%s': taking cpus %s would leave the "
 				    "shared pool empty",
-				    p->file, list_of(res->cpus, buf, sizeof(buf)));
+				    p->file, FIELD(p->req, cpus_field, "cpus"),
+				    list_of(res->cpus, buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -1007,8 +1012,9 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	}
 	p.cls = ts_placement_config_class(cfg, req->class_name);
 	if (p.cls == NULL)
-		return ts_error_set(err, 0, "%s: '" ANNOTATION_PATH "class': unknown class '%s'",
-				    p.file, req->class_name != NULL ? req->class_name : "");
+		return ts_error_set(err, 0, "%s: '%s': unknown class '%s'", p.file,
+				    FIELD(p.req, class_field, "class"),
+				    req->class_name != NULL ? req->class_name : "");
 	reason(&p, "class %s%s", p.cls->name,
 	       req->class_derived ? " (derived from the cpu limit and request)" : "");
 	r = placer_init(&p, &pool, err);
