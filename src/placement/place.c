@@ -546,20 +546,20 @@ static int place_numa(struct placer *p, bool whole, hwloc_bitmap_t *ret, struct 
 	if (r == -ENOMEM)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (r < 0 && whole && req->cpus == 0)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '%s': no numa node is wholly free "
-				    "for 'exclusive'",
-				    p->file, FIELD(p->req, numa_field, "numa"));
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no numa node is wholly free "
+					  "for 'exclusive'",
+					  p->file, FIELD(p->req, numa_field, "numa"));
 	if (r < 0 && whole)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '%s': no wholly free numa node has "
-				    "%u cpus for 'exclusive'",
-				    p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no wholly free numa node has "
+					  "%u cpus for 'exclusive'",
+					  p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	if (r < 0)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '%s': no numa node has %u free cpus "
-				    "for 'single'",
-				    p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no numa node has %u free cpus "
+					  "for 'single'",
+					  p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	reason(p, "numa %s: %s (%s)", what, domain_name(g, name, sizeof(name)), pick_why(p, g));
 	if (whole) {
 		*ret = hwloc_bitmap_dup(g->cpus);
@@ -707,9 +707,9 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (hwloc_bitmap_iszero(cpus)) {
 		hwloc_bitmap_free(cpus);
-		return ts_error_set(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
-				    FIELD(p->req, class_field, "class"),
-				    ts_placement_pool_to_string(p->cls->pool));
+		return ts_error_set_plain(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
+					  FIELD(p->req, class_field, "class"),
+					  ts_placement_pool_to_string(p->cls->pool));
 	}
 	reason(p, "%s pool: cpus %s", ts_placement_pool_to_string(p->cls->pool),
 	       list_of(cpus, buf, sizeof(buf)));
@@ -844,11 +844,11 @@ static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_res
 	hwloc_bitmap_andnot(pool, pool, res->cpus);
 	if (hwloc_bitmap_iszero(pool)) {
 		char buf[256];
-		return ts_error_set(err, ENOSPC,
-				    "%s: '%s': taking cpus %s would leave the "
-				    "shared pool empty",
-				    p->file, FIELD(p->req, cpus_field, "cpus"),
-				    list_of(res->cpus, buf, sizeof(buf)));
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': taking cpus %s would leave the "
+					  "shared pool empty",
+					  p->file, FIELD(p->req, cpus_field, "cpus"),
+					  list_of(res->cpus, buf, sizeof(buf)));
 	}
 	return 0;
 }

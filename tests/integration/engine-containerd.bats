@@ -218,7 +218,7 @@ OUT
 		--annotation cdi.k8s.io/test=toposhim.test/dev=nope --env PATH=/bin \
 		"$WORK/rootfs" "$ID" /bin/true
 	assert_failure
-	assert_output "ctr: failed to create shim task: OCI runtime create failed: unresolvable CDI devices toposhim.test/dev=nope: unknown"
+	assert_output "ctr: failed to create shim task: OCI runtime create failed: toposhim: unresolvable CDI devices toposhim.test/dev=nope: unknown"
 }
 
 @test "config-v3.toml and conf.d/toposhim-v3.toml (containerd 2.x) say what the v2 files say" {

@@ -102,7 +102,7 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	run jq -e -c 'select(.level == "warning") | .msg' "$t/log.json"
 	assert_success
-	assert_output '"unknown option '\''--x'\'', passing through unmodified"'
+	assert_output '"toposhim: unknown option '\''--x'\'', passing through unmodified"'
 	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
 }
 
@@ -295,7 +295,7 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
 	run jq -e -r '(keys == ["level", "msg", "time"]) and .level == "error" and
 		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")) and
-		(.msg | startswith("'"$t"'/config.json: line 1 column "))' "$t/log.json"
+		(.msg | startswith("toposhim: '"$t"'/config.json: line 1 column "))' "$t/log.json"
 	assert_success
 	assert_output true
 	# the error is also on stderr, as runc's fatal() does
@@ -309,7 +309,7 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	TOPOSHIM_CONFIG=$t/config.json run "$TOPOSHIM" --log "$t/log.txt" state id1
 	assert_failure 1
 	run sed 's/^time="[^"]*" /time="T" /' "$t/log.txt"
-	assert_output "time=\"T\" level=error msg=\"$t/config.json: '/runtime/path': expected string, got number\""
+	assert_output "time=\"T\" level=error msg=\"toposhim: $t/config.json: '/runtime/path': expected string, got number\""
 }
 
 @test "toposhimctl: version and help" {
