@@ -251,10 +251,11 @@ static void forget_earlier_placement(const struct ts_json *config, struct ts_pla
 
 /* The request: annotations and resources of config.json, plus the NUMA
  * locality of the injected device nodes. */
-static int read_request(const struct ts_oci_bundle *b, const char *container_id,
+static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args *args,
 			const struct ts_pools *pools, const struct ts_cdi_injection *injected,
 			struct ts_placement_request *ret, struct ts_error **err)
 {
+	const char *container_id = args->container_id;
 	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
 	cleanup_free const char **paths = NULL;
 	size_t n = 0, cap = 0;
@@ -265,7 +266,10 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 	if (r < 0)
 		return r;
 	forget_earlier_placement(b->config, ret);
-	if (injected == NULL)
+	/* what toposhim writes must lie in the cgroup parent's cpuset */
+	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
+				   err);
+	if (r < 0 || injected == NULL)
 		return r;
 	for (size_t i = 0; i < injected->n_devices; i++)
 		cap += injected->devices[i].n_nodes;
@@ -497,7 +501,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
-		r = read_request(b, args->container_id, pools, injected, &req, err);
+		r = read_request(b, args, pools, injected, &req, err);
 	if (r >= 0)
 		r = check_policy(pools->config, pools->config_path, b, &pools->placement, &req,
 				 injected, err);

@@ -55,6 +55,20 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
  */
 int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err);
 
+/**
+ * Set req->parent_cpus, parent_mems and parent_name from the effective
+ * cpuset of the container's cgroup parent (ts_cgroup_parent_cpuset() on
+ * the pools' cgroup root and mode, config's /linux/cgroupsPath).  Nothing
+ * is set when no cpuset controller can be read.
+ * @param[in] systemd  the engine passed --systemd-cgroup.
+ * @return 0; -EINVAL "<config_name>: '/linux/cgroupsPath': ..." (not a
+ *         string, not a systemd slice:prefix:name); the read errors of
+ *         ts_cgroup_parent_cpuset(); -ENOMEM.
+ */
+int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *config,
+			   const char *config_name, bool systemd, struct ts_placement_request *req,
+			   struct ts_error **err);
+
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);
 

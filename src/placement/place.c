@@ -626,6 +626,18 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 
 	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
 		return place_numa(p, true, ret, err);
+	if (req->cpus > 0 && req->parent_cpus != NULL &&
+	    (unsigned)hwloc_bitmap_weight(p->avail) < req->cpus) {
+		char buf[256];
+
+		return ts_error_set_plain(
+			err, ENOSPC,
+			"%s: '/linux/cgroupsPath': cgroup parent %s cannot hold %u "
+			"exclusive cpus (free in it: %s)",
+			p->file, req->parent_name, req->cpus,
+			hwloc_bitmap_iszero(p->avail) ? "none"
+						      : list_of(p->avail, buf, sizeof(buf)));
+	}
 	if (req->cpus == 0)
 		return ts_error_set(err, 0,
 				    "%s: '%s': class '%s' needs a cpu count "
@@ -705,6 +717,27 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 	}
 	if (cpus == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (p->req->parent_cpus != NULL && !hwloc_bitmap_iszero(cpus) &&
+	    !hwloc_bitmap_isincluded(cpus, p->req->parent_cpus)) {
+		char from[256];
+
+		list_of(cpus, from, sizeof(from));
+		hwloc_bitmap_and(cpus, cpus, p->req->parent_cpus);
+		if (hwloc_bitmap_iszero(cpus)) {
+			/* all the parent allows is held exclusively: run there anyway,
+			 * as the runtime alone would */
+			hwloc_bitmap_copy(cpus, p->req->parent_cpus);
+			warn(p,
+			     "%s: '/linux/cgroupsPath': the %s pool (cpus %s) lies outside "
+			     "cgroup parent %s: running on the parent's cpus",
+			     p->file, ts_placement_pool_to_string(p->cls->pool), from,
+			     p->req->parent_name);
+		} else {
+			reason(p, "the %s pool (cpus %s) clipped to cgroup parent %s",
+			       ts_placement_pool_to_string(p->cls->pool), from,
+			       p->req->parent_name);
+		}
+	}
 	if (hwloc_bitmap_iszero(cpus)) {
 		hwloc_bitmap_free(cpus);
 		return ts_error_set_plain(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
@@ -950,6 +983,8 @@ static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_err
 	if (p->avail == NULL || p->perf == NULL || p->eff == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	hwloc_bitmap_andnot(p->avail, p->avail, p->reserved);
+	if (p->req->parent_cpus != NULL)
+		hwloc_bitmap_and(p->avail, p->avail, p->req->parent_cpus);
 	for (size_t i = 0; i < p->nallocs; i++) {
 		const struct ts_allocation *a = &p->allocs[i];
 		if (a->cpus != NULL &&
@@ -1022,6 +1057,13 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 		r = decide(&p, pool, &res, err);
 	if (r == 0)
 		r = compute_mems(&p, res.cpus, &res.mems, err);
+	if (r == 0 && req->parent_mems != NULL && !hwloc_bitmap_iszero(req->parent_mems) &&
+	    !hwloc_bitmap_isincluded(res.mems, req->parent_mems)) {
+		hwloc_bitmap_and(res.mems, res.mems, req->parent_mems);
+		if (hwloc_bitmap_iszero(res.mems))
+			hwloc_bitmap_copy(res.mems, req->parent_mems);
+		reason(&p, "mems clipped to cgroup parent %s", req->parent_name);
+	}
 	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus,
 	 * when every node exists and has memory: the kernel would refuse the
 	 * cpuset.mems write later, with a message naming no field */

@@ -225,6 +225,14 @@ struct ts_placement_request {
 	 * for messages: "/annotations/toposhim.io~1cpus.worker",
 	 * "/linux/resources/cpu/quota"; NULL: the unscoped annotation */
 	char *class_field, *cpus_field, *numa_field, *tier_field;
+	/* The effective cpuset of the container's cgroup parent (cgroup.h,
+	 * ts_cgroup_parent_cpuset()); NULL: nothing narrows the container.
+	 * Exclusive cpus are taken inside it or refused; shared-pool cpus and
+	 * mems are clipped to it.  Set by the caller. */
+	hwloc_bitmap_t parent_cpus, parent_mems;
+	char *parent_name; /* "'/kubepods' (cpuset 1)": the cgroup, for messages; a refusal
+			    * reads "<file>: '/linux/cgroupsPath': cgroup parent '/kubepods'
+			    * (cpuset 1) cannot hold 2 exclusive cpus (free in it: 1)" */
 };
 
 /**

@@ -24,6 +24,7 @@ setup() {
 
 teardown() {
 	delete_test_containers
+	rm_parent
 	containers_teardown
 }
 
@@ -130,4 +131,73 @@ ls: /dev/xzero: No such file or directory" ]
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhim: $WORK/app/config.json: '/annotations/toposhim.io~1cpus.app': invalid cpu count 'x'" ]
 	cmp "$WORK/app.orig" "$WORK/app/config.json"
+}
+
+# A kubepods-like cgroup parent narrowed to CPUS (what kubelet's reserved
+# CPUs, a systemd slice or an operator do), in the v1 cpuset hierarchy of
+# this hybrid host (ENVIRONMENT.md); PARENT names it, removed in teardown
+# (rm_parent) with whatever runc created below it.
+make_parent() {
+	[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset"
+	PARENT=ts-kubepods-${ID##*-}-$$
+	mkdir /sys/fs/cgroup/cpuset/$PARENT
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >/sys/fs/cgroup/cpuset/$PARENT/cpuset.mems
+	echo "$1" >/sys/fs/cgroup/cpuset/$PARENT/cpuset.cpus
+}
+
+rm_parent() {
+	local c
+	[ -n "${PARENT:-}" ] || return 0
+	for c in /sys/fs/cgroup/*/"$PARENT"; do
+		[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+	return 0
+}
+
+parent_bundle() {
+	pod_bundle "$1" container "$1" "${@:3}"
+	jq --arg p "$2" '.linux.cgroupsPath = $p' "$WORK/$1/config.json" >"$WORK/$1.json"
+	mv "$WORK/$1.json" "$WORK/$1/config.json"
+}
+
+@test "pods: a parent narrowed to CPU 1: a standard container runs there with real runc" {
+	make_parent 1
+	# the pod's cgroup does not exist yet: the nearest existing ancestor counts
+	parent_bundle app "/$PARENT/burstable/pod1/$ID-app"
+	create_start app || { rm_parent; false; }
+	local out cfg
+	out=$(cat "$WORK/app.out")
+	cfg=$(placed app)
+	delete_test_containers
+	rm_parent
+	[ "$out" = "1
+ls: /dev/xzero: No such file or directory" ]
+	[ "$cfg" = '{"cpus":"1","class":"standard","cdi":null}' ]
+}
+
+@test "pods: exclusive cpus outside the parent are refused in one line, config.json byte-identical" {
+	# CPU 0 is reserved, so the parent narrowed to CPU 0 holds no exclusive CPU
+	make_parent 0
+	parent_bundle app "/$PARENT/pod1/$ID-app" toposhim.io/class=critical toposhim.io/cpus=1
+	cp "$WORK/app/config.json" "$WORK/app.orig"
+	run "$TOPOSHIM" create --bundle "$WORK/app" "$ID-app" </dev/null
+	rm_parent
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/app/config.json: '/linux/cgroupsPath': cgroup parent '/$PARENT/pod1' (not there yet: '/$PARENT', cpuset 0) cannot hold 1 exclusive cpus (free in it: none)" ]
+	cmp "$WORK/app.orig" "$WORK/app/config.json"
+}
+
+@test "pods: a systemd-form cgroupsPath names its slice as the parent" {
+	make_parent 0
+	local slice="${PARENT//-/_}"
+	# "<slice>:prefix:name" with the slice at the top level: the parent is /<slice>
+	mkdir "/sys/fs/cgroup/cpuset/$slice.slice"
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$slice.slice/cpuset.mems"
+	echo 0 >"/sys/fs/cgroup/cpuset/$slice.slice/cpuset.cpus"
+	parent_bundle app "$slice.slice:cri-containerd:$ID-app" toposhim.io/class=critical toposhim.io/cpus=1
+	run "$TOPOSHIM" --systemd-cgroup create --bundle "$WORK/app" "$ID-app" </dev/null
+	rmdir "/sys/fs/cgroup/cpuset/$slice.slice"
+	rm_parent
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/app/config.json: '/linux/cgroupsPath': cgroup parent '/$slice.slice' (cpuset 0) cannot hold 1 exclusive cpus (free in it: none)" ]
 }
