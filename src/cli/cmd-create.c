@@ -774,7 +774,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
 	cleanup_pools struct ts_pools pools = {0};
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
-	cleanup_free char *root = NULL;
+	cleanup_free char *root = NULL, *why = NULL;
 	int r;
 
 	r = check_container_id(args->container_id, err);
@@ -795,6 +795,14 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_plugin_chain_load(config, config_path, &chain, err);
 	if (r < 0)
 		return r;
+	if (pools.placement.enabled &&
+	    !ts_pools_placement_applicable(&pools, b->config, args->systemd_cgroup, &why)) {
+		/* rootless without a writable cpuset: the runtime could not apply
+		 * cpus and mems; the devices still go in */
+		ts_log(TS_LOG_WARNING, "not root and %s: cpus and mems are not placed, ignoring",
+		       why != NULL ? why : "no writable cpuset controller");
+		pools.placement.enabled = false;
+	}
 	if (pools.placement.enabled)
 		return place_and_save(args, config_path, runtime_path, root, &pools, chain, b,
 				      injected, err);

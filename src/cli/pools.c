@@ -756,3 +756,39 @@ int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *confi
 	ts_cgroup_parent_release(&parent);
 	return req->parent_name != NULL ? 0 : ts_error_set(err, ENOMEM, "cgroup parent");
 }
+
+bool ts_pools_placement_applicable(const struct ts_pools *p, const struct ts_json *config,
+				   bool systemd, char **ret_why)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *controller = NULL, *dir = NULL;
+	struct ts_cgroup_parent parent = {0};
+	const char *path = NULL;
+	int r;
+
+	*ret_why = NULL;
+	if (geteuid() == 0)
+		return true;
+	if (asprintf(&controller, "%s%s", p->cgroup_root,
+		     p->cgroup_mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") < 0)
+		return false;
+	r = ts_oci_linux_get_cgroups_path(config, &path, &ignored);
+	if (r >= 0)
+		r = ts_cgroup_parent_cpuset(p->cgroup_root, p->cgroup_mode, r == 1 ? path : NULL,
+					    systemd, &parent, &ignored);
+	if (r <= 0) {
+		if (asprintf(ret_why, "no cpuset controller at '%s'", controller) < 0)
+			*ret_why = NULL;
+		return false;
+	}
+	r = asprintf(&dir, "%s%s", controller,
+		     strcmp(parent.existing, "/") == 0 ? "" : parent.existing);
+	ts_cgroup_parent_release(&parent);
+	if (r < 0)
+		return false;
+	if (access(dir, W_OK) == 0)
+		return true;
+	if (asprintf(ret_why, "cgroup '%s' is not writable", dir) < 0)
+		*ret_why = NULL;
+	return false;
+}
