@@ -11,6 +11,8 @@ cri.proto, as crictl's are):
     create POD_ID CTR.json POD.json   CreateContainer; prints the container id
     start ID | stop ID | rm ID        StartContainer, StopContainer, RemoveContainer
     stopp POD_ID | rmp POD_ID         StopPodSandbox, RemovePodSandbox
+    pods-of UID_PREFIX                ListPodSandbox; the ids of the pods whose uid
+                                      starts with UID_PREFIX (a test's clean-up)
     exec ID CMD...                    ExecSync; its stdout and stderr, its exit code
 
 A failed call prints one line "<RPC>: <gRPC status code>: <status details>"
@@ -107,6 +109,11 @@ def main(argv):
         call("StopPodSandbox", pb.StopPodSandboxRequest(pod_sandbox_id=args[0]))
     elif verb == "rmp":
         call("RemovePodSandbox", pb.RemovePodSandboxRequest(pod_sandbox_id=args[0]))
+    elif verb == "pods-of":
+        r = call("ListPodSandbox", pb.ListPodSandboxRequest())
+        for item in r.items:
+            if item.metadata.uid.startswith(args[0]):
+                print(item.id)
     elif verb == "exec":
         r = call("ExecSync", pb.ExecSyncRequest(container_id=args[0], cmd=args[1:], timeout=30))
         sys.stdout.buffer.write(r.stdout)

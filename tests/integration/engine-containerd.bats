@@ -140,8 +140,19 @@ setup() {
 }
 
 teardown() {
+	local c
 	ctr tasks kill -s SIGKILL "$ID" >/dev/null 2>&1 || true
 	ctr containers delete "$ID" >/dev/null 2>&1 || true
+	# the CRI cases' pods, and a test's narrowed cgroup parent
+	for c in $(cri pods-of "$ID" 2>/dev/null); do
+		cri stopp "$c" >/dev/null 2>&1 || true
+		cri rmp "$c" >/dev/null 2>&1 || true
+	done
+	if [ -n "${PARENT:-}" ]; then
+		for c in /sys/fs/cgroup/*/"$PARENT"; do
+			[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
+		done
+	fi
 	containers_teardown
 }
 
@@ -272,17 +283,18 @@ cri_image() {
 	ctr -n k8s.io images import "$WORK/image.tar" >/dev/null
 }
 
-# pod_json NAME ANNOTATIONS_JSON: a PodSandboxConfig as kubelet sends it:
-# metadata, kubelet's labels (pod name, namespace, uid) and the pod's
-# annotations; host network (no CNI here), so the hostname is empty.
+# pod_json NAME ANNOTATIONS_JSON [CGROUP_PARENT]: a PodSandboxConfig as
+# kubelet sends it: metadata, kubelet's labels (pod name, namespace, uid)
+# and the pod's annotations; host network (no CNI here), so the hostname is
+# empty.
 pod_json() {
-	jq -n --arg name "$1" --arg uid "$ID-$1" --argjson ann "$2" '{
+	jq -n --arg name "$1" --arg uid "$ID-$1" --argjson ann "$2" --arg cg "${3:-}" '{
 		metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
 		labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": "default",
 			"io.kubernetes.pod.uid": $uid},
 		annotations: ($ann + {"kubernetes.io/config.source": "api"}),
 		log_directory: "/tmp",
-		linux: {cgroup_parent: "", security_context: {namespace_options: {network: 2, pid: 1, ipc: 0}}}}'
+		linux: {cgroup_parent: $cg, security_context: {namespace_options: {network: 2, pid: 1, ipc: 0}}}}'
 }
 
 # ctr_json NAME POD [QUOTA]: a ContainerConfig (kubelet's labels) that shows
@@ -385,6 +397,46 @@ classes() {
 	[ "$output" = "" ]
 	[ "$stderr" = "StartContainer: UNKNOWN: failed to create containerd task: failed to create shim task: OCI runtime create failed: toposhim: unresolvable CDI devices toposhim.test/dev=nope: unknown" ] ||
 		fail "stderr: $stderr"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
+@test "CRI: a Guaranteed container without annotations gets its CPU, the sandbox the shared pool" {
+	cri_image
+	pod_json guaranteed '{}' >"$WORK/pod.json"
+	ctr_json app guaranteed 100000 >"$WORK/app.json"
+	local pod app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_output $'1\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	run classes
+	assert_output "critical,standard"
+	cri stop "$app"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
+@test "CRI: a pod under a kubepods parent narrowed to CPU 1 runs there" {
+	cri_image
+	[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset"
+	# kubelet's reserved CPU 0 leaves kubepods CPU 1 (cgroupfs driver)
+	PARENT=ts-kubepods-$$-$BATS_TEST_NUMBER
+	mkdir "/sys/fs/cgroup/cpuset/$PARENT"
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$PARENT/cpuset.mems"
+	echo 1 >"/sys/fs/cgroup/cpuset/$PARENT/cpuset.cpus"
+	pod_json narrow '{}' "/$PARENT/pod$ID" >"$WORK/pod.json"
+	ctr_json app narrow >"$WORK/app.json"
+	local pod app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_output $'1\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	cri stop "$app"
 	cri rm "$app"
 	cri stopp "$pod"
 	cri rmp "$pod"
