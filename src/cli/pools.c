@@ -727,9 +727,14 @@ int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *confi
 			   struct ts_error **err)
 {
 	struct ts_cgroup_parent parent = {0};
-	const char *path = NULL;
+	const char *path = NULL, *xml = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
 	int r;
 
+	/* a topology from XML is another machine's: the host's cgroups say
+	 * nothing about its cpus */
+	if ((xml != NULL && xml[0] != '\0') ||
+	    ts_json_get_path(p->config, "topology", "xml", NULL) != NULL)
+		return 0;
 	r = ts_oci_linux_get_cgroups_path(config, &path, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", config_name);
@@ -739,6 +744,11 @@ int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *confi
 		return ts_error_prefix(err, "%s", config_name);
 	if (r == 0)
 		return 0;
+	/* the root cgroup's cpuset is every online cpu: nothing narrows */
+	if (strcmp(parent.existing, "/") == 0) {
+		ts_cgroup_parent_release(&parent);
+		return 0;
+	}
 	if (ts_cpulist_parse(parent.cpus_str, &req->parent_cpus, err) < 0 ||
 	    ts_cpulist_parse(parent.mems_str, &req->parent_mems, err) < 0) {
 		ts_cgroup_parent_release(&parent);

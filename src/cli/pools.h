@@ -59,7 +59,10 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
  * Set req->parent_cpus, parent_mems and parent_name from the effective
  * cpuset of the container's cgroup parent (ts_cgroup_parent_cpuset() on
  * the pools' cgroup root and mode, config's /linux/cgroupsPath).  Nothing
- * is set when no cpuset controller can be read.
+ * is set when no cpuset controller can be read, when the nearest existing
+ * ancestor is the root cgroup (its cpuset is every online cpu), or when
+ * the topology comes from XML (TOPOSHIM_TOPOLOGY_XML, "topology": {"xml"}:
+ * another machine's, which the host's cgroups do not describe).
  * @param[in] systemd  the engine passed --systemd-cgroup.
  * @return 0; -EINVAL "<config_name>: '/linux/cgroupsPath': ..." (not a
  *         string, not a systemd slice:prefix:name); the read errors of
