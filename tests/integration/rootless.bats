@@ -98,3 +98,16 @@ TUN=present" ]
 	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
 	[ "$(cat "$WORK/xdg/out")" = "[]" ]
 }
+
+@test "rootless: in a user namespace, root's spec files (seen as the overflow uid) are trusted, writable ones not" {
+	require_cmd unshare
+	printf '{ "cdi": {"spec_dirs": ["%s/cdi"]} }\n' "$WORK" >"$WORK/cdi.json"
+	# unshare -U without a mapping: we are the overflow uid there, and the
+	# host's root-owned files appear owned by it
+	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
+	[ "$status" -eq 0 ]
+	[ "$output" = "toposhim.test/dev=tun	$WORK/cdi/tun.yaml" ]
+	chmod 0666 "$WORK/cdi/tun.yaml"
+	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
+	[ "$output" = "rejected	$WORK/cdi/tun.yaml: refusing spec file writable by non-root (mode 0666, gid 65534)" ]
+}
