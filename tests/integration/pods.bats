@@ -133,6 +133,34 @@ ls: /dev/xzero: No such file or directory" ]
 	cmp "$WORK/app.orig" "$WORK/app/config.json"
 }
 
+@test "pods: podman's pod infra container (no ContainerType, /catatonit -P) takes none of the requests" {
+	# what podman 4.3.1 writes for a pod's infra container (measured):
+	# io.container.manager=libpod, no io.kubernetes.cri-o.ContainerType
+	make_bundle "$WORK/infra" '["/catatonit","-P"]'
+	printf '#!/bin/sh\ngrep Cpus_allowed_list /proc/self/status | cut -f2\nls /dev/xzero 2>&1\nexec sleep 120\n' >"$WORK/infra/rootfs/catatonit"
+	chmod 0755 "$WORK/infra/rootfs/catatonit"
+	set_annotation "$WORK/infra" io.container.manager libpod
+	set_annotation "$WORK/infra" cdi.k8s.io/test toposhim.test/dev=zero
+	set_annotation "$WORK/infra" toposhim.io/class critical
+	create_start infra
+	[ "$(cat "$WORK/infra.out")" = "0-1
+ls: /dev/xzero: No such file or directory" ]
+	[ "$(placed infra)" = '{"cpus":"0-1","class":"standard","cdi":null}' ]
+	# the same config with ContainerType "container" (podman's app
+	# containers of a pod) is an app container: it takes them
+	make_bundle "$WORK/app" '["/catatonit","-P"]'
+	cp "$WORK/infra/rootfs/catatonit" "$WORK/app/rootfs/catatonit"
+	set_annotation "$WORK/app" io.container.manager libpod
+	set_annotation "$WORK/app" io.kubernetes.cri-o.ContainerType container
+	set_annotation "$WORK/app" cdi.k8s.io/test toposhim.test/dev=zero
+	set_annotation "$WORK/app" toposhim.io/class critical
+	set_annotation "$WORK/app" toposhim.io/cpus 1
+	create_start app
+	[ "$(placed app)" = '{"cpus":"1","class":"critical","cdi":"toposhim.test/dev=zero"}' ]
+	[ "$(cat "$WORK/app.out")" = "1
+/dev/xzero" ]
+}
+
 # A kubepods-like cgroup parent narrowed to CPUS (what kubelet's reserved
 # CPUs, a systemd slice or an operator do), in the v1 cpuset hierarchy of
 # this hybrid host (ENVIRONMENT.md); PARENT names it, removed in teardown
