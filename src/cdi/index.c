@@ -242,7 +242,7 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
 	/* an index someone else could write would bypass require_root_owned */
-	if (opts->require_root_owned && (st.st_uid != 0 || (st.st_mode & 022) != 0))
+	if (opts->require_root_owned && (!ts_cdi_trusted_uid(st.st_uid) || (st.st_mode & 022) != 0))
 		return 0;
 	idx = calloc(1, sizeof(*idx));
 	if (idx == NULL)

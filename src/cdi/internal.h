@@ -111,6 +111,18 @@ void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_op
 /* Same (dev, inode, size, mtime, ctime, mode, owner)? */
 bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b);
 
+/*
+ * Whether an owner uid (gid) may have written a spec file, dir or index
+ * under require_root_owned: root; run by a user, that user (euid/egid);
+ * in a user namespace (rootless podman: /proc/self/uid_map is not the
+ * identity), also the overflow uid (gid) of /proc/sys/kernel/overflowuid
+ * (overflowgid), as which the host's root-owned files appear there.
+ * NEEDSWORK: inside the namespace, files of other unmapped host users
+ * look the same; the mode bits (no group/world write) still apply.
+ */
+bool ts_cdi_trusted_uid(uid_t uid);
+bool ts_cdi_trusted_gid(gid_t gid);
+
 /* A spec from the index has no document until first use: load it. @return 0, <0 with *err. */
 int ts_cdi_spec_ensure_loaded(struct ts_cdi_spec *spec, struct ts_error **err);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cdi/internal.h"
+#include "oci/role.h"
 #include "util/cleanup.h"
 
 static bool is_letter(char c)
@@ -163,6 +164,29 @@ static int split_into(struct strv *s, const char *value, const char *config_name
 	}
 }
 
+/* toposhim.io/cdi.<name> (or toposhim.io/cdi): devices for this container. */
+static int scoped_into(struct strv *s, const struct ts_json *config,
+		       const struct ts_oci_container *c, const char *config_name,
+		       struct ts_error **err)
+{
+	cleanup_free char *field = NULL;
+	const char *value = NULL;
+	size_t before = s->n;
+	int r = ts_oci_request_get(config, c, "toposhim.io/cdi", &value, &field, err);
+
+	if (r < 0)
+		return ts_error_prefix(err, "%s", config_name);
+	if (r == 0)
+		return 0;
+	r = split_into(s, value, config_name, field, err);
+	if (r < 0)
+		return r;
+	for (size_t k = before; k < s->n; k++)
+		if (ts_cdi_qualified_name_parse(s->v[k], NULL, NULL, NULL, err) < 0)
+			return ts_error_prefix(err, "%s: '%s'", config_name, field);
+	return 0;
+}
+
 static int cmp_strp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -177,8 +201,19 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 	size_t nkeys = 0, i;
 	const char *key;
 	struct ts_json *val;
+	struct ts_oci_container c;
 	int r = -ENOMEM;
 
+	/* the pod's sandbox takes none of the pod's devices (oci/role.h) */
+	ts_oci_container_identify(config, &c);
+	if (c.role == TS_OCI_ROLE_SANDBOX) {
+		*ret_names = calloc(1, sizeof(char *));
+		return *ret_names != NULL ? 0 : ts_error_set(err, ENOMEM, "out of memory");
+	}
+	r = ts_oci_request_check(config, &c, NULL, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", config_name);
+	r = -ENOMEM;
 	if (ann != NULL && ann->u.object.len > 0) {
 		keys = calloc(ann->u.object.len, sizeof(*keys));
 		if (keys == NULL)
@@ -219,6 +254,9 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 			goto fail_set;
 		}
 	}
+	r = scoped_into(&names, config, &c, config_name, err);
+	if (r < 0)
+		goto fail_set;
 	if (env_requests) {
 		const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
 		const size_t plen = strlen(TS_CDI_ENV_REQUEST);

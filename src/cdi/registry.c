@@ -41,16 +41,67 @@ int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ..
 	return r < 0 ? r : 0;
 }
 
+/* Whether we run in a user namespace: uid_map is not "0 0 4294967295". */
+static bool in_user_namespace(void)
+{
+	char buf[128] = {0};
+	unsigned long inside = 0, outside = 0, count = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool identity;
+
+	if (f == NULL)
+		return false;
+	identity = fgets(buf, sizeof(buf), f) != NULL &&
+		   sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+		   outside == 0 && count == 4294967295UL && fgets(buf, sizeof(buf), f) == NULL;
+	fclose(f);
+	return !identity;
+}
+
+static unsigned long overflow_id(const char *path)
+{
+	unsigned long v = 65534;
+	FILE *f = fopen(path, "re");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 65534;
+		fclose(f);
+	}
+	return v;
+}
+
+bool ts_cdi_trusted_uid(uid_t uid)
+{
+	if (uid == 0)
+		return true;
+	if (geteuid() == 0)
+		return false;
+	return uid == geteuid() ||
+	       (in_user_namespace() && uid == overflow_id("/proc/sys/kernel/overflowuid"));
+}
+
+bool ts_cdi_trusted_gid(gid_t gid)
+{
+	if (gid == 0)
+		return true;
+	if (geteuid() == 0)
+		return false;
+	return gid == getegid() ||
+	       (in_user_namespace() && gid == overflow_id("/proc/sys/kernel/overflowgid"));
+}
+
 /* Refuse what a non-root user could have written. @return true if safe. */
 static bool check_secure(struct ts_cdi_registry *reg, const char *path, const struct stat *st,
 			 const char *what, int *r)
 {
 	*r = 0;
-	if (st->st_uid != 0)
+	if (!ts_cdi_trusted_uid(st->st_uid))
 		*r = ts_cdi_registry_scanned_problem(
 			reg, "%s: refusing %s not owned by root (owner uid %u, mode %04o)", path,
 			what, (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
-	else if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0))
+	else if ((st->st_mode & S_IWOTH) ||
+		 ((st->st_mode & S_IWGRP) && !ts_cdi_trusted_gid(st->st_gid)))
 		*r = ts_cdi_registry_scanned_problem(
 			reg, "%s: refusing %s writable by non-root (mode %04o, gid %u)", path, what,
 			(unsigned)(st->st_mode & 07777), (unsigned)st->st_gid);

@@ -107,6 +107,13 @@
  *    containers, by direct writes to their cgroup v2 cpuset files, or by
  *    `<runtime> --root R update` for systemd-managed cgroups and cgroup v1.
  *
+ * 4. Parents (ts_cgroup_parent_cpuset()): the cpuset a container's cgroup
+ *    parent allows (kubelet's reserved CPUs on kubepods, a systemd slice's
+ *    AllowedCPUs, an operator's narrowing).  The kernel refuses a child
+ *    cpuset outside its parent's (cgroup v1: EINVAL/EACCES on cpuset.cpus;
+ *    v2: the effective cpuset is clipped), so what toposhim writes must lie
+ *    inside it.
+ *
  * Layering: cgroup includes util and oci (for the config.json tree, as cdi
  * does) and nothing else; callers pass plain values (cpulist strings,
  * cgroup paths, pids), never placement or state objects.
@@ -490,5 +497,54 @@ int ts_cgroup_resize(const struct ts_cgroup_resize_target *targets, size_t n,
 /** Free n results (NULL accepted). @return NULL. */
 struct ts_cgroup_resize_result *ts_cgroup_resize_results_free(struct ts_cgroup_resize_result *r,
 							      size_t n);
+
+/* ---- parents ------------------------------------------------------------------------------- */
+
+struct ts_cgroup_parent {
+	char *path;	/* the parent's cgroup path, "/kubepods/burstable/pod1" */
+	char *existing; /* its nearest existing ancestor, whose cpuset was read ("/" for the root)
+			 */
+	char *cpus_str; /* that cgroup's effective cpus, "1" */
+	char *mems_str; /* and mems, "0" */
+};
+
+/** Free the members of p (a zeroed p is accepted). */
+void ts_cgroup_parent_release(struct ts_cgroup_parent *p);
+
+/**
+ * The cgroup path of a container's parent, from linux.cgroupsPath
+ * (OCI runtime-spec config-linux.md "Control groups").
+ * cgroupfs form: the path's directory ("/kubepods/pod1/c1" -> "/kubepods/pod1";
+ * a relative path counts from the root; no path -> "/").  systemd form
+ * (systemd true, runc's --systemd-cgroup): "slice:prefix:name" -> the slice
+ * as a path, each '-' a level ("kubepods-burstable.slice:cri-containerd:x" ->
+ * "/kubepods.slice/kubepods-burstable.slice"; "" and "-.slice" -> "/"; no
+ * path -> "/system.slice", runc's default).
+ * @param[out] ret  the path; the caller frees it.
+ * @return 0; -EINVAL "'/linux/cgroupsPath': not a systemd slice:prefix:name
+ *         '<path>'"; -ENOMEM.
+ */
+int ts_cgroup_parent_of(const char *cgroups_path, bool systemd, char **ret, struct ts_error **err);
+
+/**
+ * The effective cpuset of a container's cgroup parent: walks up from the
+ * parent (ts_cgroup_parent_of()) to the nearest existing cgroup whose
+ * cpuset files can be read, since the parent may not exist yet (the
+ * runtime creates it).  Files: <root>/cpuset/<path>/cpuset.effective_cpus
+ * and cpuset.effective_mems (cgroup v1, legacy and hybrid), or
+ * <root>/<path>/cpuset.cpus.effective and cpuset.mems.effective (unified).
+ * @param[in]  root          cgroup root ("/sys/fs/cgroup").
+ * @param[in]  mode          the host's cgroup mode.
+ * @param[in]  cgroups_path  linux.cgroupsPath; NULL when absent.
+ * @param[in]  systemd       the systemd form (--systemd-cgroup).
+ * @param[out] ret           filled when 1 is returned; release with
+ *                           ts_cgroup_parent_release().
+ * @return 1; 0 when there is no cpuset controller to read (nothing narrows
+ *         the container); -EINVAL "<controller dir>: <file>: invalid cpu list
+ *         '<value>'" and the errors of ts_cgroup_parent_of(); -errno of a
+ *         read other than ENOENT; -ENOMEM.
+ */
+int ts_cgroup_parent_cpuset(const char *root, enum ts_cgroup_mode mode, const char *cgroups_path,
+			    bool systemd, struct ts_cgroup_parent *ret, struct ts_error **err);
 
 #endif

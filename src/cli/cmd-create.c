@@ -38,6 +38,7 @@
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "oci/bundle.h"
+#include "oci/role.h"
 #include "oci/spec.h"
 #include "policy/policy.h"
 #include "util/cleanup.h"
@@ -250,10 +251,11 @@ static void forget_earlier_placement(const struct ts_json *config, struct ts_pla
 
 /* The request: annotations and resources of config.json, plus the NUMA
  * locality of the injected device nodes. */
-static int read_request(const struct ts_oci_bundle *b, const char *container_id,
+static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args *args,
 			const struct ts_pools *pools, const struct ts_cdi_injection *injected,
 			struct ts_placement_request *ret, struct ts_error **err)
 {
+	const char *container_id = args->container_id;
 	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
 	cleanup_free const char **paths = NULL;
 	size_t n = 0, cap = 0;
@@ -264,7 +266,10 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 	if (r < 0)
 		return r;
 	forget_earlier_placement(b->config, ret);
-	if (injected == NULL)
+	/* what toposhim writes must lie in the cgroup parent's cpuset */
+	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
+				   err);
+	if (r < 0 || injected == NULL)
 		return r;
 	for (size_t i = 0; i < injected->n_devices; i++)
 		cap += injected->devices[i].n_nodes;
@@ -504,7 +509,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
-		r = read_request(b, args->container_id, pools, injected, &req, err);
+		r = read_request(b, args, pools, injected, &req, err);
 	if (r >= 0)
 		r = check_policy(pools->config, pools->config_path, b, &pools->placement, &req,
 				 injected, err);
@@ -740,6 +745,26 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	return 0;
 }
 
+/* Which container of a pod this is (oci/role.h), and the scoped requests
+ * it ignores as another container's: a debug record of the decision. */
+static void log_role(const struct ts_oci_bundle *b)
+{
+	cleanup_free const char **others = NULL;
+	struct ts_oci_container c;
+
+	ts_oci_container_identify(b->config, &c);
+	if (c.role == TS_OCI_ROLE_SANDBOX)
+		ts_log(TS_LOG_DEBUG, "a pod's sandbox (%s): it takes none of the pod's requests",
+		       c.role_from);
+	else if (c.name[0] != '\0')
+		ts_log(TS_LOG_DEBUG, "container '%s' of a pod (%s)", c.name, c.name_from);
+	if (ts_oci_request_check(b->config, &c, &others, NULL) <= 0)
+		return;
+	for (size_t i = 0; others[i] != NULL; i++)
+		ts_log(TS_LOG_DEBUG, "annotation '%s' is another container's request, ignoring",
+		       others[i]);
+}
+
 /* runc's rule for container ids (one path component: its state lives in
  * <root>/<id>): letters, digits and "_+-.", not "." or "..", at most
  * NAME_MAX bytes.  Refusing the others here keeps a create that the
@@ -764,7 +789,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
 	cleanup_pools struct ts_pools pools = {0};
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
-	cleanup_free char *root = NULL;
+	cleanup_free char *root = NULL, *why = NULL;
 	int r;
 
 	r = check_container_id(args->container_id, err);
@@ -776,6 +801,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)
 		return r;
+	log_role(b);
 	r = inject_cdi(b, config, config_path, &injected, err);
 	if (r < 0)
 		return r;
@@ -784,6 +810,14 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_plugin_chain_load(config, config_path, &chain, err);
 	if (r < 0)
 		return r;
+	if (pools.placement.enabled &&
+	    !ts_pools_placement_applicable(&pools, b->config, args->systemd_cgroup, &why)) {
+		/* rootless without a writable cpuset: the runtime could not apply
+		 * cpus and mems; the devices still go in */
+		ts_log(TS_LOG_WARNING, "not root and %s: cpus and mems are not placed, ignoring",
+		       why != NULL ? why : "no writable cpuset controller");
+		pools.placement.enabled = false;
+	}
 	if (pools.placement.enabled)
 		return place_and_save(args, config_path, runtime_path, root, &pools, chain, b,
 				      injected, err);

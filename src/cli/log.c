@@ -240,11 +240,17 @@ static int ts_log_text_line(const char *level, const char *msg, const char *time
 int ts_log_format_line(enum ts_log_format format, enum ts_log_level level, const char *msg,
 		       time_t now, char **ret_line, struct ts_error **err)
 {
+	cleanup_free char *full = NULL;
 	char time_str[64];
 	struct tm tm;
 
 	if (level < 0 || level >= _TS_LOG_LEVEL_MAX)
 		return ts_error_set(err, 0, "invalid log level %d", (int)level);
+	/* the engine shows this msg as the runtime's ("OCI runtime create
+	 * failed: ..."): without the name, nothing says toposhim wrote it */
+	if (asprintf(&full, "toposhim: %s", msg != NULL ? msg : "") < 0)
+		return ts_error_set(err, ENOMEM, "log line");
+	msg = full;
 	if (gmtime_r(&now, &tm) == NULL ||
 	    strftime(time_str, sizeof(time_str), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		return ts_error_set(err, EOVERFLOW, "cannot format time %lld", (long long)now);

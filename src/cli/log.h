@@ -94,7 +94,9 @@ int ts_log_quote(const char *s, char **ret);
  * Format one log line for a --log file.
  * @param[in]  format  text or json.
  * @param[in]  level   a valid level.
- * @param[in]  msg     the message (any bytes, NUL-terminated).
+ * @param[in]  msg     the message (any bytes, NUL-terminated); written as
+ *                     "toposhim: <msg>", as on stderr: engines show it as
+ *                     the runtime's own.
  * @param[in]  now     the time to write (seconds since the epoch, UTC).
  * @param[out] ret_line  the line with its trailing '\n'; caller frees.
  * @param[out] err     set iff the return value is negative.

@@ -10,6 +10,7 @@
 #include "cli/config.h"
 #include "cli/log.h"
 #include "cli/pools.h"
+#include "oci/spec.h"
 #include "util/cleanup.h"
 #include "util/testpoint.h"
 
@@ -724,4 +725,85 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 out:
 	ts_pools_release(&p);
 	return r;
+}
+
+int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *config,
+			   const char *config_name, bool systemd, struct ts_placement_request *req,
+			   struct ts_error **err)
+{
+	struct ts_cgroup_parent parent = {0};
+	const char *path = NULL, *xml = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
+	int r;
+
+	/* a topology from XML is another machine's: the host's cgroups say
+	 * nothing about its cpus */
+	if ((xml != NULL && xml[0] != '\0') ||
+	    ts_json_get_path(p->config, "topology", "xml", NULL) != NULL)
+		return 0;
+	r = ts_oci_linux_get_cgroups_path(config, &path, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", config_name);
+	r = ts_cgroup_parent_cpuset(p->cgroup_root, p->cgroup_mode, r == 1 ? path : NULL, systemd,
+				    &parent, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", config_name);
+	if (r == 0)
+		return 0;
+	/* the root cgroup's cpuset is every online cpu: nothing narrows */
+	if (strcmp(parent.existing, "/") == 0) {
+		ts_cgroup_parent_release(&parent);
+		return 0;
+	}
+	if (ts_cpulist_parse(parent.cpus_str, &req->parent_cpus, err) < 0 ||
+	    ts_cpulist_parse(parent.mems_str, &req->parent_mems, err) < 0) {
+		ts_cgroup_parent_release(&parent);
+		return ts_error_code(*err);
+	}
+	if (strcmp(parent.path, parent.existing) == 0)
+		r = asprintf(&req->parent_name, "'%s' (cpuset %s)", parent.path, parent.cpus_str);
+	else
+		r = asprintf(&req->parent_name, "'%s' (not there yet: '%s', cpuset %s)",
+			     parent.path, parent.existing, parent.cpus_str);
+	if (r < 0)
+		req->parent_name = NULL;
+	ts_log(TS_LOG_DEBUG, "cgroup parent '%s': cpus %s, mems %s (from '%s')", parent.path,
+	       parent.cpus_str, parent.mems_str, parent.existing);
+	ts_cgroup_parent_release(&parent);
+	return req->parent_name != NULL ? 0 : ts_error_set(err, ENOMEM, "cgroup parent");
+}
+
+bool ts_pools_placement_applicable(const struct ts_pools *p, const struct ts_json *config,
+				   bool systemd, char **ret_why)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *controller = NULL, *dir = NULL;
+	struct ts_cgroup_parent parent = {0};
+	const char *path = NULL;
+	int r;
+
+	*ret_why = NULL;
+	if (geteuid() == 0)
+		return true;
+	if (asprintf(&controller, "%s%s", p->cgroup_root,
+		     p->cgroup_mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") < 0)
+		return false;
+	r = ts_oci_linux_get_cgroups_path(config, &path, &ignored);
+	if (r >= 0)
+		r = ts_cgroup_parent_cpuset(p->cgroup_root, p->cgroup_mode, r == 1 ? path : NULL,
+					    systemd, &parent, &ignored);
+	if (r <= 0) {
+		if (asprintf(ret_why, "no cpuset controller at '%s'", controller) < 0)
+			*ret_why = NULL;
+		return false;
+	}
+	r = asprintf(&dir, "%s%s", controller,
+		     strcmp(parent.existing, "/") == 0 ? "" : parent.existing);
+	ts_cgroup_parent_release(&parent);
+	if (r < 0)
+		return false;
+	if (access(dir, W_OK) == 0)
+		return true;
+	if (asprintf(ret_why, "cgroup '%s' is not writable", dir) < 0)
+		*ret_why = NULL;
+	return false;
 }

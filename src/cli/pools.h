@@ -57,6 +57,38 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
  */
 int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err);
 
+/**
+ * Set req->parent_cpus, parent_mems and parent_name from the effective
+ * cpuset of the container's cgroup parent (ts_cgroup_parent_cpuset() on
+ * the pools' cgroup root and mode, config's /linux/cgroupsPath).  Nothing
+ * is set when no cpuset controller can be read, when the nearest existing
+ * ancestor is the root cgroup (its cpuset is every online cpu), or when
+ * the topology comes from XML (TOPOSHIM_TOPOLOGY_XML, "topology": {"xml"}:
+ * another machine's, which the host's cgroups do not describe).
+ * @param[in] systemd  the engine passed --systemd-cgroup.
+ * @return 0; -EINVAL "<config_name>: '/linux/cgroupsPath': ..." (not a
+ *         string, not a systemd slice:prefix:name); the read errors of
+ *         ts_cgroup_parent_cpuset(); -ENOMEM.
+ */
+/**
+ * Whether toposhim's cpus and mems can be applied to this container: as
+ * root always; otherwise (rootless podman, runc --rootless) only when the
+ * cpuset controller's cgroup of the container's parent (its nearest
+ * existing ancestor, ts_cgroup_parent_cpuset()) is writable by us, as in a
+ * delegated cgroup v2 subtree.  Cannot fail: what cannot be read counts as
+ * not writable.
+ * @param[out] ret_why  when false is returned, why, for one warning
+ *                      ("no cpuset controller at '/sys/fs/cgroup/cpuset'",
+ *                      "cgroup '/sys/fs/cgroup/cpuset/user' is not
+ *                      writable"); the caller frees it; may be NULL on OOM.
+ */
+bool ts_pools_placement_applicable(const struct ts_pools *p, const struct ts_json *config,
+				   bool systemd, char **ret_why);
+
+int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *config,
+			   const char *config_name, bool systemd, struct ts_placement_request *req,
+			   struct ts_error **err);
+
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);
 

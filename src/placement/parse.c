@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oci/role.h"
 #include "oci/spec.h"
 #include "placement/internal.h"
 #include "util/cleanup.h"
-
-#define ANN "/annotations/toposhim.io~1"
 
 /* Strict positive decimal below 65536. */
 static int parse_count(const char *s, unsigned *ret)
@@ -27,18 +26,25 @@ static int parse_count(const char *s, unsigned *ret)
 	return 0;
 }
 
-static int get_annotation(const struct ts_json *config, const char *file, const char *key,
-			  const char **ret, struct ts_error **err)
+/* The request annotation toposhim.io/<key> for this container (oci/role.h);
+ * *ret_field, the JSON pointer it came from, replaces the old one. */
+static int get_annotation(const struct ts_json *config, const struct ts_oci_container *c,
+			  const char *file, const char *key, const char **ret, char **ret_field,
+			  struct ts_error **err)
 {
-	cleanup_free char *full = NULL;
+	cleanup_free char *full = NULL, *field = NULL;
 	int r;
 
 	if (asprintf(&full, "toposhim.io/%s", key) < 0)
 		return ts_error_set(err, ENOMEM, "out of memory");
 	*ret = NULL;
-	r = ts_oci_annotation_get(config, full, ret, err);
+	r = ts_oci_request_get(config, c, full, ret, &field, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", file);
+	if (r == 1 && ret_field != NULL) {
+		free(*ret_field);
+		*ret_field = TAKE_PTR(field);
+	}
 	return r;
 }
 
@@ -50,6 +56,13 @@ static int parse_set(const char *s, const char *file, const char *field, hwloc_b
 	if (r < 0)
 		return ts_error_prefix(err, "%s: '%s'", file, field);
 	return 0;
+}
+
+static int set_field(char **field, const char *value, struct ts_error **err)
+{
+	free(*field);
+	*field = strdup(value);
+	return *field != NULL ? 0 : ts_error_set(err, ENOMEM, "out of memory");
 }
 
 /* The kubelet's rule: Guaranteed with an integer CPU limit -> exclusive. */
@@ -86,23 +99,29 @@ static int derive_from_cpu(const struct ts_json *config, const char *file,
 		req->class_name = strdup("critical");
 		if (req->class_name == NULL)
 			return ts_error_set(err, ENOMEM, "out of memory");
+		return set_field(&req->class_field, "/linux/resources/cpu/quota", err);
 	}
 	return 0;
 }
 
-static int read_class(const struct ts_json *config, const char *file,
-		      const struct ts_placement_config *cfg, struct ts_placement_request *req,
-		      unsigned *ret_limit, struct ts_error **err)
+static int read_class(const struct ts_json *config, const struct ts_oci_container *c,
+		      const char *file, const struct ts_placement_config *cfg,
+		      struct ts_placement_request *req, unsigned *ret_limit, struct ts_error **err)
 {
 	const char *v = NULL;
-	int r = get_annotation(config, file, "class", &v, err);
+	int r;
 
+	/* a sandbox runs in the shared pool whatever the pod asks for */
+	if (c->role == TS_OCI_ROLE_SANDBOX)
+		return 0;
+	r = get_annotation(config, c, file, "class", &v, &req->class_field, err);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return derive_from_cpu(config, file, req, ret_limit, err);
 	if (ts_placement_config_class(cfg, v) == NULL)
-		return ts_error_set(err, 0, "%s: '" ANN "class': unknown class '%s'", file, v);
+		return ts_error_set(err, 0, "%s: '%s': unknown class '%s'", file, req->class_field,
+				    v);
 	req->class_annotated = true;
 	free(req->class_name);
 	req->class_name = strdup(v);
@@ -115,16 +134,18 @@ static int read_class(const struct ts_json *config, const char *file,
 		req->cpu_limit = tmp.cpu_limit;
 		req->guaranteed = tmp.guaranteed;
 		free(tmp.class_name);
+		free(tmp.class_field);
 	}
 	return r;
 }
 
-static int read_numa_and_tier(const struct ts_json *config, const char *file,
-			      struct ts_placement_request *req, struct ts_error **err)
+static int read_numa_and_tier(const struct ts_json *config, const struct ts_oci_container *c,
+			      const char *file, struct ts_placement_request *req,
+			      struct ts_error **err)
 {
 	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
 	const char *v = NULL;
-	int r = get_annotation(config, file, "numa", &v, err);
+	int r = get_annotation(config, c, file, "numa", &v, &req->numa_field, err);
 
 	if (r < 0)
 		return r;
@@ -135,20 +156,20 @@ static int read_numa_and_tier(const struct ts_json *config, const char *file,
 				req->numa = (enum ts_placement_numa)i;
 		if ((int)req->numa < 0)
 			return ts_error_set(err, 0,
-					    "%s: '" ANN "numa': invalid numa policy '%s' (prefer, "
+					    "%s: '%s': invalid numa policy '%s' (prefer, "
 					    "single or exclusive)",
-					    file, v);
+					    file, req->numa_field, v);
 	}
-	r = get_annotation(config, file, "memory-tier", &v, err);
+	r = get_annotation(config, c, file, "memory-tier", &v, &req->tier_field, err);
 	if (r < 0)
 		return r;
 	if (r == 1) {
 		req->memory_tier = ts_memory_tier_from_string(v);
 		if ((int)req->memory_tier < 0)
 			return ts_error_set(err, 0,
-					    "%s: '" ANN "memory-tier': invalid memory tier '%s' "
+					    "%s: '%s': invalid memory tier '%s' "
 					    "(dram, hbm, cxl, pmem or gpu)",
-					    file, v);
+					    file, req->tier_field, v);
 	}
 	return 0;
 }
@@ -186,6 +207,7 @@ int ts_placement_request_from_config(const struct ts_json *config, const char *c
 				     struct ts_placement_request *ret, struct ts_error **err)
 {
 	struct ts_placement_request req;
+	struct ts_oci_container c;
 	const char *file = config_name != NULL ? config_name : "config.json";
 	const char *v = NULL;
 	unsigned limit = 0;
@@ -195,17 +217,30 @@ int ts_placement_request_from_config(const struct ts_json *config, const char *c
 	if (r < 0)
 		return r;
 	req.config_name = file;
-	r = read_class(config, file, cfg, &req, &limit, err);
+	ts_oci_container_identify(config, &c);
+	req.sandbox = c.role == TS_OCI_ROLE_SANDBOX;
+	req.container_name = strdup(c.name);
+	r = req.container_name != NULL ? 0 : ts_error_set(err, ENOMEM, "out of memory");
+	if (r >= 0 && !req.sandbox) {
+		r = ts_oci_request_check(config, &c, NULL, err);
+		if (r < 0)
+			(void)ts_error_prefix(err, "%s", file);
+	}
+	if (r >= 0)
+		r = read_class(config, &c, file, cfg, &req, &limit, err);
 	if (r == 0)
-		r = get_annotation(config, file, "cpus", &v, err);
+		r = get_annotation(config, &c, file, "cpus", &v, &req.cpus_field, err);
 	if (r == 1 && parse_count(v, &req.cpus) < 0)
-		r = ts_error_set(err, 0, "%s: '" ANN "cpus': invalid cpu count '%s'", file, v);
+		r = ts_error_set(err, 0, "%s: '%s': invalid cpu count '%s'", file, req.cpus_field,
+				 v);
 	else if (r == 1)
 		req.cpus_annotated = true;
-	else if (r == 0)
+	else if (r == 0 && limit > 0) {
 		req.cpus = limit;
+		r = set_field(&req.cpus_field, "/linux/resources/cpu/quota", err);
+	}
 	if (r >= 0)
-		r = read_numa_and_tier(config, file, &req, err);
+		r = read_numa_and_tier(config, &c, file, &req, err);
 	if (r >= 0)
 		r = read_user_sets(config, file, &req, err);
 	if (r < 0) {

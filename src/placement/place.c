@@ -11,6 +11,9 @@
 #include "util/cleanup.h"
 
 #define ANNOTATION_PATH "/annotations/toposhim.io~1"
+/* Where a request value came from (placement.h): the scoped annotation or
+ * the cpu quota it was read from, else the unscoped annotation. */
+#define FIELD(req, member, key) ((req)->member != NULL ? (req)->member : ANNOTATION_PATH key)
 
 static const char *const pool_names[_TS_PLACEMENT_POOL_MAX] = {
 	[TS_PLACEMENT_POOL_SHARED] = "shared",
@@ -371,9 +374,10 @@ static int compute_mems(struct placer *p, hwloc_const_bitmap_t cpus, hwloc_bitma
 	r = ts_topology_mems_for(p->topo, cpus, tier, mems);
 	if (r == -ENOENT)
 		return ts_error_set(err, 0,
-				    "%s: '" ANNOTATION_PATH "memory-tier': no memory node of "
+				    "%s: '%s': no memory node of "
 				    "tier '%s' on this machine",
-				    p->file, ts_memory_tier_to_string(tier));
+				    p->file, FIELD(p->req, tier_field, "memory-tier"),
+				    ts_memory_tier_to_string(tier));
 	if (r < 0)
 		return ts_error_set(err, 0,
 				    "%s: '/linux/resources/cpu/cpus': no online cpu in '%s'",
@@ -438,7 +442,7 @@ static int take_into(struct placer *p, hwloc_const_bitmap_t scope, hwloc_bitmap_
 	r = ts_placement_take(p->topo, scope, req->cpus, hwloc_bitmap_iszero(pref) ? NULL : pref,
 			      &opts, ret, &steps, err);
 	if (r < 0)
-		return ts_error_prefix(err, "%s: '" ANNOTATION_PATH "cpus'", p->file);
+		return ts_error_prefix(err, "%s: '%s'", p->file, FIELD(p->req, cpus_field, "cpus"));
 	for (size_t i = 0; steps[i] != NULL; i++)
 		reason(p, "%s", steps[i]);
 	return 0;
@@ -542,20 +546,20 @@ static int place_numa(struct placer *p, bool whole, hwloc_bitmap_t *ret, struct 
 	if (r == -ENOMEM)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	if (r < 0 && whole && req->cpus == 0)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no numa node is wholly free "
-				    "for 'exclusive'",
-				    p->file);
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no numa node is wholly free "
+					  "for 'exclusive'",
+					  p->file, FIELD(p->req, numa_field, "numa"));
 	if (r < 0 && whole)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no wholly free numa node has "
-				    "%u cpus for 'exclusive'",
-				    p->file, req->cpus);
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no wholly free numa node has "
+					  "%u cpus for 'exclusive'",
+					  p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	if (r < 0)
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "numa': no numa node has %u free cpus "
-				    "for 'single'",
-				    p->file, req->cpus);
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': no numa node has %u free cpus "
+					  "for 'single'",
+					  p->file, FIELD(p->req, numa_field, "numa"), req->cpus);
 	reason(p, "numa %s: %s (%s)", what, domain_name(g, name, sizeof(name)), pick_why(p, g));
 	if (whole) {
 		*ret = hwloc_bitmap_dup(g->cpus);
@@ -622,11 +626,23 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 
 	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
 		return place_numa(p, true, ret, err);
+	if (req->cpus > 0 && req->parent_cpus != NULL &&
+	    (unsigned)hwloc_bitmap_weight(p->avail) < req->cpus) {
+		char buf[256];
+
+		return ts_error_set_plain(
+			err, ENOSPC,
+			"%s: '/linux/cgroupsPath': cgroup parent %s cannot hold %u "
+			"exclusive cpus (free in it: %s)",
+			p->file, req->parent_name, req->cpus,
+			hwloc_bitmap_iszero(p->avail) ? "none"
+						      : list_of(p->avail, buf, sizeof(buf)));
+	}
 	if (req->cpus == 0)
 		return ts_error_set(err, 0,
-				    "%s: '" ANNOTATION_PATH "cpus': class '%s' needs a cpu count "
+				    "%s: '%s': class '%s' needs a cpu count "
 				    "(toposhim.io/cpus or an integer cpu limit)",
-				    p->file, p->cls->name);
+				    p->file, FIELD(p->req, cpus_field, "cpus"), p->cls->name);
 	if (req->numa == TS_PLACEMENT_NUMA_SINGLE)
 		r = place_numa(p, false, ret, err);
 	else
@@ -636,9 +652,8 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 
 		hwloc_bitmap_free(*ret);
 		*ret = NULL;
-		return ts_error_set(err, EIO,
-				    "%s: '" ANNOTATION_PATH "cpus': placement found %d of %u cpus",
-				    p->file, got, req->cpus);
+		return ts_error_set(err, EIO, "%s: '%s': placement found %d of %u cpus", p->file,
+				    FIELD(p->req, cpus_field, "cpus"), got, req->cpus);
 	}
 	return r;
 }
@@ -677,16 +692,17 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 
 	if (p->req->cpus_annotated)
 		warn(p,
-		     "%s: '" ANNOTATION_PATH "cpus': %u cpus ignored: class '%s' runs on the %s "
+		     "%s: '%s': %u cpus ignored: class '%s' runs on the %s "
 		     "pool",
-		     p->file, p->req->cpus, p->cls->name,
+		     p->file, FIELD(p->req, cpus_field, "cpus"), p->req->cpus, p->cls->name,
 		     p->cls->pool == TS_PLACEMENT_POOL_RESERVED ? "reserved" : "shared");
 	if (p->cls->pool == TS_PLACEMENT_POOL_RESERVED) {
 		if (hwloc_bitmap_iszero(p->reserved))
 			return ts_error_set(err, 0,
-					    "%s: '" ANNOTATION_PATH "class': class '%s' uses the "
+					    "%s: '%s': class '%s' uses the "
 					    "reserved pool, but no cpus are reserved",
-					    p->file, p->cls->name);
+					    p->file, FIELD(p->req, class_field, "class"),
+					    p->cls->name);
 		cpus = hwloc_bitmap_dup(p->reserved);
 	} else {
 		/* what the resize of the pool gives it later too */
@@ -701,11 +717,32 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 	}
 	if (cpus == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	if (p->req->parent_cpus != NULL && !hwloc_bitmap_iszero(cpus) &&
+	    !hwloc_bitmap_isincluded(cpus, p->req->parent_cpus)) {
+		char from[256];
+
+		list_of(cpus, from, sizeof(from));
+		hwloc_bitmap_and(cpus, cpus, p->req->parent_cpus);
+		if (hwloc_bitmap_iszero(cpus)) {
+			/* all the parent allows is held exclusively: run there anyway,
+			 * as the runtime alone would */
+			hwloc_bitmap_copy(cpus, p->req->parent_cpus);
+			warn(p,
+			     "%s: '/linux/cgroupsPath': the %s pool (cpus %s) lies outside "
+			     "cgroup parent %s: running on the parent's cpus",
+			     p->file, ts_placement_pool_to_string(p->cls->pool), from,
+			     p->req->parent_name);
+		} else {
+			reason(p, "the %s pool (cpus %s) clipped to cgroup parent %s",
+			       ts_placement_pool_to_string(p->cls->pool), from,
+			       p->req->parent_name);
+		}
+	}
 	if (hwloc_bitmap_iszero(cpus)) {
 		hwloc_bitmap_free(cpus);
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "class': the %s pool is empty", p->file,
-				    ts_placement_pool_to_string(p->cls->pool));
+		return ts_error_set_plain(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
+					  FIELD(p->req, class_field, "class"),
+					  ts_placement_pool_to_string(p->cls->pool));
 	}
 	reason(p, "%s pool: cpus %s", ts_placement_pool_to_string(p->cls->pool),
 	       list_of(cpus, buf, sizeof(buf)));
@@ -840,10 +877,11 @@ static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_res
 	hwloc_bitmap_andnot(pool, pool, res->cpus);
 	if (hwloc_bitmap_iszero(pool)) {
 		char buf[256];
-		return ts_error_set(err, ENOSPC,
-				    "%s: '" ANNOTATION_PATH "cpus': taking cpus %s would leave the "
-				    "shared pool empty",
-				    p->file, list_of(res->cpus, buf, sizeof(buf)));
+		return ts_error_set_plain(err, ENOSPC,
+					  "%s: '%s': taking cpus %s would leave the "
+					  "shared pool empty",
+					  p->file, FIELD(p->req, cpus_field, "cpus"),
+					  list_of(res->cpus, buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -945,6 +983,8 @@ static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_err
 	if (p->avail == NULL || p->perf == NULL || p->eff == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	hwloc_bitmap_andnot(p->avail, p->avail, p->reserved);
+	if (p->req->parent_cpus != NULL)
+		hwloc_bitmap_and(p->avail, p->avail, p->req->parent_cpus);
 	for (size_t i = 0; i < p->nallocs; i++) {
 		const struct ts_allocation *a = &p->allocs[i];
 		if (a->cpus != NULL &&
@@ -1007,8 +1047,9 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 	}
 	p.cls = ts_placement_config_class(cfg, req->class_name);
 	if (p.cls == NULL)
-		return ts_error_set(err, 0, "%s: '" ANNOTATION_PATH "class': unknown class '%s'",
-				    p.file, req->class_name != NULL ? req->class_name : "");
+		return ts_error_set(err, 0, "%s: '%s': unknown class '%s'", p.file,
+				    FIELD(p.req, class_field, "class"),
+				    req->class_name != NULL ? req->class_name : "");
 	reason(&p, "class %s%s", p.cls->name,
 	       req->class_derived ? " (derived from the cpu limit and request)" : "");
 	r = placer_init(&p, &pool, err);
@@ -1016,6 +1057,13 @@ int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_to
 		r = decide(&p, pool, &res, err);
 	if (r == 0)
 		r = compute_mems(&p, res.cpus, &res.mems, err);
+	if (r == 0 && req->parent_mems != NULL && !hwloc_bitmap_iszero(req->parent_mems) &&
+	    !hwloc_bitmap_isincluded(res.mems, req->parent_mems)) {
+		hwloc_bitmap_and(res.mems, res.mems, req->parent_mems);
+		if (hwloc_bitmap_iszero(res.mems))
+			hwloc_bitmap_copy(res.mems, req->parent_mems);
+		reason(&p, "mems clipped to cgroup parent %s", req->parent_name);
+	}
 	/* explicit mems (podman --cpuset-mems) are honoured like explicit cpus,
 	 * when every node exists and has memory: the kernel would refuse the
 	 * cpuset.mems write later, with a message naming no field */

@@ -219,6 +219,20 @@ struct ts_placement_request {
 	int *device_nodes;	    /* the sysfs numa_node of each of devices */
 	size_t n_devices;
 	const char *config_name; /* for messages, borrowed */
+	bool sandbox;		 /* the pod's sandbox: takes none of the pod's requests */
+	char *container_name;	 /* its name in the pod (oci/role.h); "" when none */
+	/* JSON pointers of where class, cpus, numa and memory-tier came from,
+	 * for messages: "/annotations/toposhim.io~1cpus.worker",
+	 * "/linux/resources/cpu/quota"; NULL: the unscoped annotation */
+	char *class_field, *cpus_field, *numa_field, *tier_field;
+	/* The effective cpuset of the container's cgroup parent (cgroup.h,
+	 * ts_cgroup_parent_cpuset()); NULL: nothing narrows the container.
+	 * Exclusive cpus are taken inside it or refused; shared-pool cpus and
+	 * mems are clipped to it.  Set by the caller. */
+	hwloc_bitmap_t parent_cpus, parent_mems;
+	char *parent_name; /* "'/kubepods' (cpuset 1)": the cgroup, for messages; a refusal
+			    * reads "<file>: '/linux/cgroupsPath': cgroup parent '/kubepods'
+			    * (cpuset 1) cannot hold 2 exclusive cpus (free in it: 1)" */
 };
 
 /**
@@ -234,6 +248,11 @@ void ts_placement_request_release(struct ts_placement_request *req);
 /**
  * Read a request from an OCI config tree.
  *
+ * The container's role and name (oci/role.h) scope the annotations: a
+ * pod's sandbox takes none of them and no class derived from its quota
+ * (class "standard", the shared pool); an app container named N takes
+ * toposhim.io/<key>.N before toposhim.io/<key>.
+ *
  * Class: toposhim.io/class (must name a class of cfg); without it an integer
  * CPU limit equal to the request (cpu.quota % cpu.period == 0, quota > 0,
  * shares == limit * 1024) derives "critical", anything else "standard" (the
@@ -247,7 +266,11 @@ void ts_placement_request_release(struct ts_placement_request *req);
  * @param[out] ret         filled on success; release with
  *                         ts_placement_request_release().
  * @return 0; -EINVAL with "<config_name>: '/annotations/toposhim.io~1cpus':
- *         invalid cpu count 'x'" (and likewise for class, numa,
+ *         invalid cpu count 'x'" (the scoped key when it was the one used,
+ *         "'/annotations/toposhim.io~1cpus.worker'"; "<config_name>:
+ *         '/annotations/toposhim.io~1class.Web': invalid container name
+ *         'Web' (a DNS label: lowercase letters, digits and '-')" for a
+ *         malformed scope; and likewise for class, numa,
  *         memory-tier, '/linux/resources/cpu/cpus' invalid cpu list, ...);
  *         -ENOMEM.
  */

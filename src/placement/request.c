@@ -28,6 +28,16 @@ void ts_placement_request_release(struct ts_placement_request *req)
 {
 	free(req->container_id);
 	free(req->class_name);
+	free(req->container_name);
+	free(req->class_field);
+	free(req->cpus_field);
+	free(req->numa_field);
+	free(req->tier_field);
+	free(req->parent_name);
+	if (req->parent_cpus != NULL)
+		hwloc_bitmap_free(req->parent_cpus);
+	if (req->parent_mems != NULL)
+		hwloc_bitmap_free(req->parent_mems);
 	if (req->user_cpus != NULL)
 		hwloc_bitmap_free(req->user_cpus);
 	if (req->user_mems != NULL)

@@ -594,10 +594,11 @@ static int check_full_cores(struct ctx *c, unsigned n, struct ts_error **err)
 	free_cores(c, c->tmp);
 	phys = hwloc_bitmap_weight(c->tmp);
 	if ((unsigned)phys < n)
-		return ts_error_set(err, ENOSPC,
-				    "smt alignment error: not enough free physical cpus: available "
-				    "physical cpus = %d, requested cpus = %u, cpus per core = %u",
-				    phys, n, w);
+		return ts_error_set_plain(
+			err, ENOSPC,
+			"smt alignment error: not enough free physical cpus: available "
+			"physical cpus = %d, requested cpus = %u, cpus per core = %u",
+			phys, n, w);
 	hwloc_bitmap_copy(c->avail, c->tmp);
 	return 0;
 }
@@ -651,10 +652,11 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
 	have = hwloc_bitmap_weight(c.avail);
 	if (have < 0 || (unsigned)have < n) {
 		ctx_release(&c);
-		return ts_error_set(err, ENOSPC,
-				    "not enough cpus available to satisfy request: requested=%u, "
-				    "available=%d",
-				    n, have);
+		return ts_error_set_plain(
+			err, ENOSPC,
+			"not enough cpus available to satisfy request: requested=%u, "
+			"available=%d",
+			n, have);
 	}
 	r = n > 0 && c.opts->full_cores_only ? check_full_cores(&c, n, err) : 0;
 	if (r < 0) {

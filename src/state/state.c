@@ -1,6 +1,7 @@
 /* state.c - the locked allocation store; see state.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,12 +142,22 @@ struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
 
 const char *ts_state_dir_resolve(const char *config_state_dir)
 {
-	const char *env = secure_getenv(TS_STATE_DIR_ENV);
+	/* NEEDSWORK: the one piece of static state here: the rootless default
+	 * is composed from the environment, which does not change while we
+	 * run (single-threaded; the hooks get the result in their arguments) */
+	static char rootless[PATH_MAX];
+	const char *env = secure_getenv(TS_STATE_DIR_ENV), *xdg;
 
 	if (env != NULL && env[0] != '\0')
 		return env;
 	if (config_state_dir != NULL && config_state_dir[0] != '\0')
 		return config_state_dir;
+	/* not root (rootless podman, runc --rootless): /run/toposhim is not
+	 * ours to write; the user's runtime dir is, as it is the runtimes' */
+	xdg = secure_getenv("XDG_RUNTIME_DIR");
+	if (geteuid() != 0 && xdg != NULL && xdg[0] == '/' &&
+	    (size_t)snprintf(rootless, sizeof(rootless), "%s/toposhim", xdg) < sizeof(rootless))
+		return rootless;
 	return TS_STATE_DIR_DEFAULT;
 }
 

@@ -44,6 +44,21 @@ int ts_error_set(struct ts_error **err, int errnum, const char *fmt, ...)
 	return ret;
 }
 
+int ts_error_set_plain(struct ts_error **err, int errnum, const char *fmt, ...)
+{
+	bool was_set = err != NULL && *err != NULL;
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = ts_error_setv(err, errnum, fmt, ap);
+	va_end(ap);
+	/* never touch an error that was already there, nor the static OOM one */
+	if (!was_set && err != NULL && *err != NULL && *err != &ts_error_oom)
+		(*err)->plain = true;
+	return ret;
+}
+
 int ts_error_prefix(struct ts_error **err, const char *fmt, ...)
 {
 	char *ctx = NULL, *msg = NULL;
@@ -73,7 +88,7 @@ char *ts_error_format(const struct ts_error *e)
 
 	if (e == NULL)
 		return strdup("unknown error");
-	if (e->errnum == 0)
+	if (e->errnum == 0 || e->plain)
 		return strdup(e->msg);
 	if (asprintf(&s, "%s: %s", e->msg, strerror(e->errnum)) < 0)
 		return NULL;

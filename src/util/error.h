@@ -10,7 +10,10 @@
  * Messages are lowercase, without a trailing period, and name the file, the
  * field (as a JSON path) and the value:
  *   config.json: '/linux/resources/cpu/cpus': invalid cpu list '0-3,x'
- * The printer appends strerror(errnum) only when errnum != 0.
+ * The printer appends strerror(errnum) only when errnum != 0 and the error
+ * is not plain (ts_error_set_plain(): the errno is for callers to test,
+ * the message already says everything, e.g. "... would leave the shared
+ * pool empty", where ": No space left on device" would add nothing).
  *
  * Ownership: an error is a heap object owned by whoever holds the pointer;
  * release it with ts_error_free().  When memory runs out while building an
@@ -21,10 +24,12 @@
 #define TS_UTIL_ERROR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 struct ts_error {
 	int errnum; /* positive errno, or 0 for a pure validation failure */
 	char *msg;  /* formatted message, never NULL */
+	bool plain; /* the printer appends no strerror(errnum) */
 };
 
 /**
@@ -37,6 +42,15 @@ struct ts_error {
  * @return -errnum, or -EINVAL when errnum is 0.
  */
 int ts_error_set(struct ts_error **err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * Same as ts_error_set(), for a message that says everything: errnum is
+ * kept for callers (the return value is -errnum), but ts_error_format()
+ * appends no strerror(errnum) to it.
+ * @return -errnum, or -EINVAL when errnum is 0.
+ */
+int ts_error_set_plain(struct ts_error **err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /** Same as ts_error_set() with a va_list. */
@@ -56,7 +70,8 @@ int ts_error_prefix(struct ts_error **err, const char *fmt, ...)
 int ts_error_code(const struct ts_error *e);
 
 /**
- * Format the full message: msg, and ": strerror(errnum)" when errnum != 0.
+ * Format the full message: msg, and ": strerror(errnum)" when errnum != 0
+ * and the error is not plain.
  * @return a newly allocated string the caller frees, or NULL on OOM.
  */
 char *ts_error_format(const struct ts_error *e);

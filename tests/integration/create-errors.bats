@@ -111,7 +111,7 @@ teardown() {
 	[ "$status" -eq 1 ]
 	[ "$(wc -l <"$WORK/log.json")" -eq 1 ]
 	run jq -r '.level + " " + .msg' "$WORK/log.json"
-	[ "$output" = "error unresolvable CDI devices toposhim.test/dev=nope" ]
+	[ "$output" = "error toposhim: unresolvable CDI devices toposhim.test/dev=nope" ]
 	jq -e '.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")' "$WORK/log.json"
 }
 

@@ -10,6 +10,7 @@
 load containers
 bats_load_library bats-support
 bats_load_library bats-assert
+bats_require_minimum_version 1.5.0
 
 CONTRIB="${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}/contrib/containerd"
 CRI_CLIENT="${TS_SRCDIR:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}/tests/cri/cri.py"
@@ -139,8 +140,19 @@ setup() {
 }
 
 teardown() {
+	local c
 	ctr tasks kill -s SIGKILL "$ID" >/dev/null 2>&1 || true
 	ctr containers delete "$ID" >/dev/null 2>&1 || true
+	# the CRI cases' pods, and a test's narrowed cgroup parent
+	for c in $(cri pods-of "$ID" 2>/dev/null); do
+		cri stopp "$c" >/dev/null 2>&1 || true
+		cri rmp "$c" >/dev/null 2>&1 || true
+	done
+	if [ -n "${PARENT:-}" ]; then
+		for c in /sys/fs/cgroup/*/"$PARENT"; do
+			[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
+		done
+	fi
 	containers_teardown
 }
 
@@ -218,7 +230,7 @@ OUT
 		--annotation cdi.k8s.io/test=toposhim.test/dev=nope --env PATH=/bin \
 		"$WORK/rootfs" "$ID" /bin/true
 	assert_failure
-	assert_output "ctr: failed to create shim task: OCI runtime create failed: unresolvable CDI devices toposhim.test/dev=nope: unknown"
+	assert_output "ctr: failed to create shim task: OCI runtime create failed: toposhim: unresolvable CDI devices toposhim.test/dev=nope: unknown"
 }
 
 @test "config-v3.toml and conf.d/toposhim-v3.toml (containerd 2.x) say what the v2 files say" {
@@ -243,45 +255,189 @@ PY
 	assert_output "{'runtime_type': 'io.containerd.runc.v2', 'pod_annotations': ['cdi.k8s.io/*', 'toposhim.io/*'], 'container_annotations': ['cdi.k8s.io/*', 'toposhim.io/*'], 'options': {'BinaryName': '/usr/bin/toposhim'}}"
 }
 
-# The CRI pod test, written against the interface of the CRI test client
-# of issue 11 as far as it is known here, `tests/cri/cri.py --endpoint
-# SOCK <verb> ...`; the verbs and their arguments (crictl's: runp, create,
-# start, exec, stop, rm, stopp, rmp, with crictl's JSON configs) are to be
-# checked against the client when it lands.
+# The CRI pod tests: tests/cri/cri.py, a CRI v1 client of the project's
+# own (tests/cri/cri.proto, compiled at the first run with Debian's
+# python3-grpc-tools), drives this file's containerd as kubelet does:
+# RunPodSandbox with kubelet's labels and annotations, CreateContainer,
+# StartContainer, ExecSync, StopContainer, RemoveContainer, StopPodSandbox,
+# RemovePodSandbox.  Debian's python3 (its grpc modules), whatever python3
+# comes first in PATH.
+CRI_PYTHON=${CRI_PYTHON:-/usr/bin/python3}
 cri() {
-	python3 "$CRI_CLIENT" --endpoint "unix://$CTRD/containerd.sock" "$@"
+	CRI_PY_CACHE="$CTRD/cri-py" "$CRI_PYTHON" "$CRI_CLIENT" --endpoint "unix://$CTRD/containerd.sock" "$@"
 }
 
-@test "CRI: a pod through the toposhim handler of config-v2.toml gets its device and CPUs" {
-	[ -f "$CRI_CLIENT" ] || skip "the CRI test client tests/cri/cri.py (issue 11) is not in this tree yet"
+# cri_image: the sandbox (and app) image, imported into k8s.io once; and
+# CPU 0 reserved (as kubelet's --reserved-cpus would be): on this 2-CPU
+# host CPU 1 is the one a critical container can have.
+cri_image() {
+	[ -f "$CRI_CLIENT" ] || fail "the CRI test client $CRI_CLIENT is missing"
+	"$CRI_PYTHON" -c 'import grpc, grpc_tools' 2>/dev/null ||
+		skip "$CRI_PYTHON lacks grpc/grpc_tools (python3-grpcio, python3-grpc-tools)"
+	[ "$(nproc --all)" -eq 2 ] || skip "the CRI cases are written for a 2-CPU host ($(nproc --all) CPUs)"
+	write_config '"placement": {"reserved": {"cpus": "0"}}'
+	cp "$WORK/toposhim.json" "$CTRD/toposhim.json"
+	ctr -n k8s.io images ls -q | grep -qxF "$CRI_IMAGE" && return 0
 	make_rootfs "$WORK/image"
 	oci_image "$WORK/image" "$WORK/image.tar" "$CRI_IMAGE"
 	ctr -n k8s.io images import "$WORK/image.tar" >/dev/null
-	# host network (no CNI here), hostname empty; the pod asks for the
-	# device and the critical class, a Guaranteed container of 1 CPU
-	jq -n --arg uid "$ID" '{metadata: {name: "nginx", namespace: "default", uid: $uid},
-		annotations: {"cdi.k8s.io/test": "toposhim.test/dev=zero", "toposhim.io/class": "critical"},
-		linux: {security_context: {namespace_options: {network: 2}}}}' >"$WORK/pod.json"
-	jq -n --arg image "$CRI_IMAGE" '{metadata: {name: "app"}, image: {image: $image},
+}
+
+# pod_json NAME ANNOTATIONS_JSON [CGROUP_PARENT]: a PodSandboxConfig as
+# kubelet sends it: metadata, kubelet's labels (pod name, namespace, uid)
+# and the pod's annotations; host network (no CNI here), so the hostname is
+# empty.
+pod_json() {
+	jq -n --arg name "$1" --arg uid "$ID-$1" --argjson ann "$2" --arg cg "${3:-}" '{
+		metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
+		labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": "default",
+			"io.kubernetes.pod.uid": $uid},
+		annotations: ($ann + {"kubernetes.io/config.source": "api"}),
+		log_directory: "/tmp",
+		linux: {cgroup_parent: $cg, security_context: {namespace_options: {network: 2, pid: 1, ipc: 0}}}}'
+}
+
+# ctr_json NAME POD [QUOTA]: a ContainerConfig (kubelet's labels) that shows
+# its cpuset and /dev/xzero, then sleeps; QUOTA (of period 100000, shares
+# QUOTA*1024/100000) makes it Guaranteed.
+ctr_json() {
+	local q=${3:-0}
+	jq -n --arg image "$CRI_IMAGE" --arg name "$1" --arg pod "$2" --argjson q "$q" '{
+		metadata: {name: $name, attempt: 0}, image: {image: $image},
 		command: ["/bin/sleep", "1000"],
-		linux: {resources: {cpu_period: 100000, cpu_quota: 100000, cpu_shares: 1024}}}' \
-		>"$WORK/container.json"
-	local pod ctr
+		labels: {"io.kubernetes.container.name": $name, "io.kubernetes.pod.name": $pod,
+			"io.kubernetes.pod.namespace": "default"},
+		log_path: ($name + ".log"),
+		linux: {resources: (if $q > 0 then {cpu_period: 100000, cpu_quota: $q,
+			cpu_shares: ($q * 1024 / 100000)} else {cpu_shares: 2} end),
+			security_context: {namespace_options: {network: 2, pid: 1, ipc: 0}}}}'
+}
+
+# inside CTR: the container's cpuset and device, and XZERO of its init
+# (an exec'd process gets the engine's env, not the one CDI edited)
+inside() {
+	cri exec "$1" sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2
+		stat -c "%F %t:%T" /dev/xzero 2>&1
+		tr "\0" "\n" </proc/1/environ | grep "^XZERO=" || echo "XZERO unset"'
+}
+
+# classes: the classes of the live allocations, sorted
+classes() {
+	jq -r '[.allocations[] | .class] | sort | join(",")' "$WORK/state/allocations.json"
+}
+
+@test "CRI: a pod-level critical class and device go to the app container, never the sandbox" {
+	cri_image
+	# the pod asks for the device and the critical class (a pod annotation
+	# reaches every container, the sandbox too); a Guaranteed app of 1 CPU
+	pod_json web '{"cdi.k8s.io/test": "toposhim.test/dev=zero", "toposhim.io/class": "critical"}' >"$WORK/pod.json"
+	ctr_json app web 100000 >"$WORK/app.json"
+	local pod app sandbox_cfg
 	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
-	ctr=$(cri create "$pod" "$WORK/container.json" "$WORK/pod.json")
-	cri start "$ctr"
-	run cri exec "$ctr" sh -c 'stat -c "%F %t:%T" /dev/xzero; echo "XZERO=$XZERO"'
-	assert_success
-	assert_output $'character special file 1:5\nXZERO=present'
-	# toposhim ran both: the sandbox in the shared pool, the app critical
+	# the sandbox ran through toposhim, in the shared pool, without the device
 	run grep -c " create --bundle " "$CTRD/calls"
-	assert_output 2
-	run jq -r '[.allocations[] | .class] | sort | join(",")' "$WORK/state/allocations.json"
+	assert_output 1
+	sandbox_cfg=$(ls /run/containerd/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json 2>/dev/null ||
+		ls "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json)
+	run jq -c '{type: .annotations["io.kubernetes.cri.container-type"], class: .annotations["toposhim.io/placed-class"],
+		cpus: .linux.resources.cpu.cpus, cdi: .annotations["toposhim.io/cdi-injected"]}' "$sandbox_cfg"
+	assert_output '{"type":"sandbox","class":"standard","cpus":"0-1","cdi":null}'
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_success
+	assert_output $'1\ncharacter special file 1:5\nXZERO=present'
+	run classes
 	assert_output "critical,standard"
-	cri stop "$ctr"
-	cri rm "$ctr"
+	cri stop "$app"
+	cri rm "$app"
 	cri stopp "$pod"
 	cri rmp "$pod"
 	run jq -c '.allocations' "$WORK/state/allocations.json"
 	assert_output '[]'
+}
+
+@test "CRI: a two-container pod with scoped requests: worker critical with the device, sidecar shared" {
+	cri_image
+	pod_json duo '{"toposhim.io/class.worker": "critical", "toposhim.io/cpus.worker": "1",
+		"toposhim.io/cdi.worker": "toposhim.test/dev=zero"}' >"$WORK/pod.json"
+	ctr_json worker duo >"$WORK/worker.json"
+	ctr_json sidecar duo >"$WORK/sidecar.json"
+	local pod worker sidecar
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	worker=$(cri create "$pod" "$WORK/worker.json" "$WORK/pod.json")
+	cri start "$worker"
+	sidecar=$(cri create "$pod" "$WORK/sidecar.json" "$WORK/pod.json")
+	cri start "$sidecar"
+	run inside "$worker"
+	assert_output $'1\ncharacter special file 1:5\nXZERO=present'
+	run inside "$sidecar"
+	assert_output $'0\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	run classes
+	assert_output "critical,standard,standard"
+	cri stop "$sidecar"
+	cri rm "$sidecar"
+	cri stop "$worker"
+	cri rm "$worker"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
+@test "CRI: a failing CDI request fails StartContainer with toposhim's line as the gRPC status" {
+	cri_image
+	pod_json bad '{"cdi.k8s.io/test": "toposhim.test/dev=nope"}' >"$WORK/pod.json"
+	ctr_json app bad >"$WORK/app.json"
+	local pod app
+	# the sandbox takes no device: it runs; CreateContainer only records the
+	# container, StartContainer runs the runtime
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	run --separate-stderr cri start "$app"
+	assert_failure 1
+	[ "$output" = "" ]
+	[ "$stderr" = "StartContainer: UNKNOWN: failed to create containerd task: failed to create shim task: OCI runtime create failed: toposhim: unresolvable CDI devices toposhim.test/dev=nope: unknown" ] ||
+		fail "stderr: $stderr"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
+@test "CRI: a Guaranteed container without annotations gets its CPU, the sandbox the shared pool" {
+	cri_image
+	pod_json guaranteed '{}' >"$WORK/pod.json"
+	ctr_json app guaranteed 100000 >"$WORK/app.json"
+	local pod app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_output $'1\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	run classes
+	assert_output "critical,standard"
+	cri stop "$app"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
+@test "CRI: a pod under a kubepods parent narrowed to CPU 1 runs there" {
+	cri_image
+	[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset"
+	# kubelet's reserved CPU 0 leaves kubepods CPU 1 (cgroupfs driver)
+	PARENT=ts-kubepods-$$-$BATS_TEST_NUMBER
+	mkdir "/sys/fs/cgroup/cpuset/$PARENT"
+	cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$PARENT/cpuset.mems"
+	echo 1 >"/sys/fs/cgroup/cpuset/$PARENT/cpuset.cpus"
+	pod_json narrow '{}' "/$PARENT/pod$ID" >"$WORK/pod.json"
+	ctr_json app narrow >"$WORK/app.json"
+	local pod app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_output $'1\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	cri stop "$app"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
 }

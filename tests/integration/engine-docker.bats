@@ -222,7 +222,7 @@ teardown() {
 	run docker run --rm --name "$ID" --runtime toposhim --network none \
 		-e TOPOSHIM_CDI_DEVICES=toposhim.test/dev=nope "$IMAGE" true
 	[ "$status" -eq 125 ]
-	assert_line --index 0 "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: unresolvable CDI devices toposhim.test/dev=nope: unknown"
+	assert_line --index 0 "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: toposhim: unresolvable CDI devices toposhim.test/dev=nope: unknown"
 }
 
 @test "docker: daemon-default-runtime.json makes toposhim the default, no --runtime needed" {

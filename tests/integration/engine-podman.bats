@@ -79,5 +79,7 @@ OUT
 @test "podman: an unknown device fails the run with toposhim's message" {
 	run podman_run --annotation=cdi.k8s.io/test=toposhim.test/dev=nope true
 	assert_failure
-	assert_output "Error: OCI runtime error: toposhim: unresolvable CDI devices toposhim.test/dev=nope"
+	# podman puts the runtime's name (containers.conf) before the message of
+	# its JSON log line, which starts with "toposhim:" as every log line does
+	assert_output "Error: OCI runtime error: toposhim: toposhim: unresolvable CDI devices toposhim.test/dev=nope"
 }

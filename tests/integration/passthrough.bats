@@ -124,7 +124,7 @@ check_same_call() {
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 	run jq -e -c '[.level, .msg]' "$t/log.json"
 	assert_success
-	assert_output '["debug","unknown option '\''--future-flag'\'', passing through unmodified"]'
+	assert_output '["debug","toposhim: unknown option '\''--future-flag'\'', passing through unmodified"]'
 
 	# --debug without --log: stderr is the runtime's alone
 	fake_call "$t/via" --debug run --future-flag=1 id || fail "exit status $?"
@@ -323,7 +323,7 @@ check_same_call() {
 	[ "$(wc -l <"$t/log.json")" = 1 ] || fail "log: $(cat "$t/log.json")"
 	run jq -e -r '(keys == ["level", "msg", "time"]) and .level == "error" and
 		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")) and
-		(.msg | startswith("'"$t"'/config.json: line 1 column "))' "$t/log.json"
+		(.msg | startswith("toposhim: '"$t"'/config.json: line 1 column "))' "$t/log.json"
 	assert_success
 	assert_output true
 	# the error is also on stderr, as runc's fatal() does
@@ -337,7 +337,7 @@ check_same_call() {
 	TOPOSHIM_CONFIG=$t/config.json run "$TOPOSHIM" --log "$t/log.txt" state id1
 	assert_failure 1
 	run sed 's/^time="[^"]*" /time="T" /' "$t/log.txt"
-	assert_output "time=\"T\" level=error msg=\"$t/config.json: '/runtime/path': expected string, got number\""
+	assert_output "time=\"T\" level=error msg=\"toposhim: $t/config.json: '/runtime/path': expected string, got number\""
 }
 
 @test "toposhimctl: version and help" {

@@ -69,6 +69,22 @@ cpus_of() {
 	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false},{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false}]' ]
 }
 
+@test "placement: a count derived from the cpu quota names the quota, in stderr and the JSON log" {
+	bundle crit critical 1
+	create_start crit
+	# Guaranteed, 1 CPU (kubelet: quota = period, shares 1024): critical, 1 cpu
+	bundle g ""
+	jq '.linux.resources.cpu = {quota: 100000, period: 100000, shares: 1024}' "$WORK/g/config.json" >"$WORK/g.json"
+	mv "$WORK/g.json" "$WORK/g/config.json"
+	cp "$WORK/g/config.json" "$WORK/g.orig"
+	run "$TOPOSHIM" --log "$WORK/g.log" --log-format json create --bundle "$WORK/g" "$ID-g" </dev/null
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0" ]
+	run jq -r 'select(.level == "error") | .msg' "$WORK/g.log"
+	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0" ]
+	cmp "$WORK/g.orig" "$WORK/g/config.json"
+}
+
 @test "placement: a second critical container fails clearly and config.json stays byte-identical" {
 	bundle crit critical 1
 	create_start crit
@@ -76,7 +92,7 @@ cpus_of() {
 	cp "$WORK/crit2/config.json" "$WORK/crit2.orig"
 	run "$TOPOSHIM" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: No space left on device" ]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
 	cmp "$WORK/crit2.orig" "$WORK/crit2/config.json"
 	run runc state "$ID-crit2"
 	[ "$status" -ne 0 ]
@@ -172,7 +188,7 @@ cpus_of() {
 	cp "$WORK/crit/config.json" "$WORK/crit.orig"
 	run "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': taking cpus 1 would leave the shared pool empty: No space left on device" ]
+	[ "$output" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': taking cpus 1 would leave the shared pool empty" ]
 	cmp "$WORK/crit.orig" "$WORK/crit/config.json"
 	# the shared pool is CPU 1 alone: reserved CPU 0 stays untouched
 	bundle std standard
@@ -313,7 +329,7 @@ cpus_of() {
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
-	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: No space left on device" ]
+	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
 	# the rebuilt store was written: it loads without a warning now
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]

@@ -134,6 +134,33 @@ static const struct req_row {
 	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
 	 "DEVICES=v/c=2,v/c=1\"]}}",
 	 true, 2, "v/c=1|v/c=2"},
+	/* oci/role.h: a pod's sandbox takes none of the pod's devices, not
+	 * even from the env; an app container the unscoped and its own scoped
+	 * ones (after them, duplicates once), not another container's */
+	{"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"sandbox\","
+	 "\"cdi.k8s.io/x\":\"v/c=1\",\"toposhim.io/cdi\":\"v/c=4\"},"
+	 "\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=v/c=2\"]}}",
+	 true, 0, ""},
+	{"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+	 "\"cdi.k8s.io/x\":\"not a name\"}}",
+	 false, 0, ""},
+	{"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"container\","
+	 "\"io.kubernetes.cri.container-name\":\"worker\",\"cdi.k8s.io/x\":\"v/c=1\","
+	 "\"toposhim.io/cdi.worker\":\"v/c=2,v/c=1\",\"toposhim.io/cdi.web\":\"v/c=3\"}}",
+	 false, 2, "v/c=1|v/c=2"},
+	{"{\"annotations\":{\"io.kubernetes.cri.container-name\":\"web\","
+	 "\"toposhim.io/cdi.worker\":\"v/c=2\",\"toposhim.io/cdi.web\":\"v/c=3\"}}",
+	 false, 1, "v/c=3"},
+	{"{\"annotations\":{\"io.kubernetes.cri.container-name\":\"web\","
+	 "\"toposhim.io/cdi.web\":\"v/c=3,gpu0\"}}",
+	 false, -EINVAL,
+	 "config.json: '/annotations/toposhim.io~1cdi.web': invalid qualified device name 'gpu0': "
+	 "missing '='"},
+	{"{\"annotations\":{\"io.kubernetes.cri.container-name\":\"web\","
+	 "\"toposhim.io/cdi.Web\":\"v/c=3\"}}",
+	 false, -EINVAL,
+	 "config.json: '/annotations/toposhim.io~1cdi.Web': invalid container name 'Web' (a DNS "
+	 "label: lowercase letters, digits and '-')"},
 };
 
 static void test_requests(void **state)

@@ -77,21 +77,25 @@ static void test_format_line(void **state)
 		const char *msg, *want;
 	} rows[] = {
 		{TS_LOG_FORMAT_JSON, TS_LOG_ERROR, "config.json: '/x': bad \"v\"",
-		 "{\"level\":\"error\",\"msg\":\"config.json: '/x': bad \\\"v\\\"\","
+		 "{\"level\":\"error\",\"msg\":\"toposhim: config.json: '/x': bad \\\"v\\\"\","
 		 "\"time\":\"2026-11-30T01:02:03Z\"}\n"},
 		{TS_LOG_FORMAT_JSON, TS_LOG_WARNING, "w",
-		 "{\"level\":\"warning\",\"msg\":\"w\",\"time\":\"2026-11-30T01:02:03Z\"}\n"},
+		 "{\"level\":\"warning\",\"msg\":\"toposhim: "
+		 "w\",\"time\":\"2026-11-30T01:02:03Z\"}\n"},
 		{TS_LOG_FORMAT_JSON, TS_LOG_DEBUG, "tab\there \xff",
-		 "{\"level\":\"debug\",\"msg\":\"tab\\there \xef\xbf\xbd\","
+		 "{\"level\":\"debug\",\"msg\":\"toposhim: tab\\there \xef\xbf\xbd\","
 		 "\"time\":\"2026-11-30T01:02:03Z\"}\n"},
 		{TS_LOG_FORMAT_TEXT, TS_LOG_ERROR, "no OCI runtime found",
-		 "time=\"2026-11-30T01:02:03Z\" level=error msg=\"no OCI runtime found\"\n"},
+		 "time=\"2026-11-30T01:02:03Z\" level=error msg=\"toposhim: no OCI runtime "
+		 "found\"\n"},
 		{TS_LOG_FORMAT_TEXT, TS_LOG_INFO, "plain-word_1.2/x@y^z+",
-		 "time=\"2026-11-30T01:02:03Z\" level=info msg=plain-word_1.2/x@y^z+\n"},
+		 "time=\"2026-11-30T01:02:03Z\" level=info msg=\"toposhim: "
+		 "plain-word_1.2/x@y^z+\"\n"},
 		{TS_LOG_FORMAT_TEXT, TS_LOG_WARNING, "say \"hi\"\n",
-		 "time=\"2026-11-30T01:02:03Z\" level=warning msg=\"say \\\"hi\\\"\\n\"\n"},
+		 "time=\"2026-11-30T01:02:03Z\" level=warning msg=\"toposhim: say "
+		 "\\\"hi\\\"\\n\"\n"},
 		{TS_LOG_FORMAT_TEXT, TS_LOG_DEBUG, "",
-		 "time=\"2026-11-30T01:02:03Z\" level=debug msg=\n"},
+		 "time=\"2026-11-30T01:02:03Z\" level=debug msg=\"toposhim: \"\n"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -220,9 +224,12 @@ static void test_emit_log_file(void **state)
 	assert_string_equal(got, "toposhim: e\n");
 	log = sink_read(s.log);
 	assert_string_equal(
-		log, "{\"level\":\"debug\",\"msg\":\"d\",\"time\":\"2026-11-30T01:02:03Z\"}\n"
-		     "{\"level\":\"warning\",\"msg\":\"w\",\"time\":\"2026-11-30T01:02:03Z\"}\n"
-		     "{\"level\":\"error\",\"msg\":\"e\",\"time\":\"2026-11-30T01:02:04Z\"}\n");
+		log,
+		"{\"level\":\"debug\",\"msg\":\"toposhim: d\",\"time\":\"2026-11-30T01:02:03Z\"}\n"
+		"{\"level\":\"warning\",\"msg\":\"toposhim: "
+		"w\",\"time\":\"2026-11-30T01:02:03Z\"}\n"
+		"{\"level\":\"error\",\"msg\":\"toposhim: "
+		"e\",\"time\":\"2026-11-30T01:02:04Z\"}\n");
 	assert_int_equal(stat(s.log, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	sink_close(&s);
@@ -243,8 +250,9 @@ static void test_emit_appends_text(void **state)
 	close(fd);
 	assert_int_equal(ts_log_emit(&settings, s.err_fd, TS_LOG_WARNING, "a b", T0), 0);
 	log = sink_read(s.log);
-	assert_string_equal(log,
-			    "runc line\ntime=\"2026-11-30T01:02:03Z\" level=warning msg=\"a b\"\n");
+	assert_string_equal(
+		log,
+		"runc line\ntime=\"2026-11-30T01:02:03Z\" level=warning msg=\"toposhim: a b\"\n");
 	sink_close(&s);
 }
 

@@ -54,6 +54,50 @@ static const struct req_case req_cases[] = {
 	 "{\"annotations\":{\"toposhim.io/numa\":\"exclusive\"},"
 	 "\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"2-3\",\"mems\":\"0\"}}}}",
 	 0, "standard", false, 0, TS_PLACEMENT_NUMA_EXCLUSIVE, TS_MEMORY_TIER_DRAM, "2-3"},
+	/* oci/role.h: a sandbox takes none of the pod's requests, not even a
+	 * class its quota would derive; an app container its scoped ones */
+	{"containerd sandbox",
+	 "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"sandbox\","
+	 "\"toposhim.io/class\":\"critical\",\"toposhim.io/cpus\":\"2\","
+	 "\"toposhim.io/numa\":\"bogus\"},"
+	 "\"linux\":{\"resources\":{\"cpu\":{\"quota\":200000,\"period\":100000,"
+	 "\"shares\":2048}}}}",
+	 0, "standard", false, 0, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	{"cri-o sandbox",
+	 "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+	 "\"toposhim.io/class\":\"gold\"}}",
+	 0, "standard", false, 0, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	{"scoped wins over unscoped",
+	 "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"container\","
+	 "\"io.kubernetes.cri.container-name\":\"worker\",\"toposhim.io/class\":\"batch\","
+	 "\"toposhim.io/class.worker\":\"critical\",\"toposhim.io/cpus.worker\":\"1\","
+	 "\"toposhim.io/cpus.sidecar\":\"x\",\"toposhim.io/cpus\":\"3\"}}",
+	 0, "critical", false, 1, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	{"scoped to another container",
+	 "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"container\","
+	 "\"io.kubernetes.cri.container-name\":\"sidecar\","
+	 "\"toposhim.io/class.worker\":\"critical\",\"toposhim.io/cpus.worker\":\"1\"}}",
+	 0, "standard", false, 0, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	{"cri-o name",
+	 "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"container\","
+	 "\"io.kubernetes.cri-o.ContainerName\":\"k8s_worker_pod1_default_1234_0\","
+	 "\"toposhim.io/class.worker\":\"batch\"}}",
+	 0, "batch", false, 0, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	{"no name: scoped ignored", "{\"annotations\":{\"toposhim.io/class.worker\":\"batch\"}}", 0,
+	 "standard", false, 0, TS_PLACEMENT_NUMA_PREFER, TS_MEMORY_TIER_DRAM, NULL},
+	ERR("scoped bad count",
+	    "{\"annotations\":{\"io.kubernetes.cri.container-name\":\"worker\","
+	    "\"toposhim.io/cpus.worker\":\"x\"}}",
+	    "config.json: '/annotations/toposhim.io~1cpus.worker': invalid cpu count 'x'"),
+	ERR("scoped unknown class",
+	    "{\"annotations\":{\"io.kubernetes.cri.container-name\":\"worker\","
+	    "\"toposhim.io/class.worker\":\"gold\"}}",
+	    "config.json: '/annotations/toposhim.io~1class.worker': unknown class 'gold'"),
+	ERR("scope not a container name",
+	    "{\"annotations\":{\"io.kubernetes.cri.container-name\":\"worker\","
+	    "\"toposhim.io/class.Web_1\":\"batch\"}}",
+	    "config.json: '/annotations/toposhim.io~1class.Web_1': invalid container name 'Web_1' "
+	    "(a DNS label: lowercase letters, digits and '-')"),
 	ERR("bad count", "{\"annotations\":{\"toposhim.io/cpus\":\"x\"}}",
 	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count 'x'"),
 	ERR("zero count", "{\"annotations\":{\"toposhim.io/cpus\":\"0\"}}",

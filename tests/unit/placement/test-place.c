@@ -1428,9 +1428,72 @@ static void test_pool_mems(void **state)
 	assert_string_equal(err->msg, "no memory node of tier 'hbm' on this machine");
 }
 
+/* The cgroup parent (placement.h, parent_cpus): exclusive cpus inside it
+ * or a refusal naming it; the shared pool and mems clipped to it. */
+static void test_cgroup_parent(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:2 pu:1");
+	cleanup_topology struct ts_topology *topo = gen_load(g);
+	cleanup_hwloc_bitmap hwloc_bitmap_t busy = fixture_set("2-3");
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	struct ts_allocation a = {
+		.container_id = "x", .pool = TS_PLACEMENT_POOL_EXCLUSIVE, .cpus = busy};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+#define PARENT(r)                                                     \
+	do {                                                          \
+		(r).parent_cpus = fixture_set("2-3");                 \
+		(r).parent_mems = fixture_set("1");                   \
+		(r).parent_name = strdup("'/kubepods' (cpuset 2-3)"); \
+	} while (0)
+	request(&req, "s", "standard", 0);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("shared pool clipped", res.cpus, "2-3");
+	fixture_assert_set("mems clipped", res.mems, "1");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+
+	request(&req, "c", "critical", 1);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("exclusive inside", res.cpus, "2");
+	fixture_assert_set("its mems", res.mems, "1");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+
+	request(&req, "c", "critical", 3);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/linux/cgroupsPath': cgroup parent "
+				      "'/kubepods' (cpuset 2-3) cannot hold 3 exclusive cpus (free "
+				      "in it: 2-3)");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+
+	/* all of the parent held exclusively: a standard one runs there, warned */
+	request(&req, "s", "standard", 0);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), 0);
+	fixture_assert_set("parent's cpus", res.cpus, "2-3");
+	assert_non_null(res.warnings[0]);
+	assert_string_equal(res.warnings[0],
+			    "config.json: '/linux/cgroupsPath': the shared pool (cpus 0-1) lies "
+			    "outside cgroup parent '/kubepods' (cpuset 2-3): running on the "
+			    "parent's cpus");
+	ts_placement_result_release(&res);
+	ts_placement_request_release(&req);
+#undef PARENT
+	ts_placement_config_release(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cgroup_parent),
 		cmocka_unit_test(test_kubelet_allocate),
 		cmocka_unit_test(test_existing_kept),
 		cmocka_unit_test(test_reserved_count),

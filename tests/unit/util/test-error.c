@@ -50,6 +50,32 @@ static void test_prefix_and_format(void **state)
 	assert_string_equal(s, "bundle '/b': config.json: cannot open: No such file or directory");
 }
 
+/* A plain error keeps its errno for callers but prints no strerror. */
+static void test_plain(void **state)
+{
+	struct ts_error *err = NULL;
+	char *s;
+
+	assert_int_equal(ts_error_set_plain(&err, ENOSPC, "the %s pool is empty", "shared"),
+			 -ENOSPC);
+	assert_int_equal(ts_error_code(err), -ENOSPC);
+	assert_int_equal(ts_error_prefix(&err, "config.json: '%s'", "/x"), -ENOSPC);
+	s = ts_error_format(err);
+	assert_string_equal(s, "config.json: '/x': the shared pool is empty");
+	free(s);
+	/* an error already set is kept as it was, strerror and all */
+	assert_int_equal(ts_error_set_plain(&err, EIO, "other"), -EIO);
+	s = ts_error_format(err);
+	assert_string_equal(s, "config.json: '/x': the shared pool is empty");
+	free(s);
+	ts_error_clear(&err);
+	assert_int_equal(ts_error_set(&err, ENOSPC, "full"), -ENOSPC);
+	s = ts_error_format(err);
+	assert_string_equal(s, "full: No space left on device");
+	free(s);
+	ts_error_clear(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -57,6 +83,7 @@ int main(void)
 		cmocka_unit_test(test_validation_error_is_einval),
 		cmocka_unit_test(test_first_error_is_kept),
 		cmocka_unit_test(test_prefix_and_format),
+		cmocka_unit_test(test_plain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

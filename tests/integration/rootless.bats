@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# Rootless (issue 11): toposhim run by an unprivileged user, as rootless
+# podman and `runc --rootless` run it: its state goes under
+# $XDG_RUNTIME_DIR/toposhim (/run/toposhim is root's), placement that the
+# runtime could not apply (no writable cpuset controller: cgroup v1 here)
+# is skipped with one warning, and CDI devices still go in.  The user is
+# nobody (65534) through setpriv, with a clean environment as podman gives
+# its runtime (HOME, PATH, XDG_RUNTIME_DIR).
+
+load containers
+
+ROOTLESS_UID=65534
+
+setup() {
+	require_root
+	require_cmd runc
+	require_cmd jq
+	require_cmd setpriv
+	getent passwd "$ROOTLESS_UID" >/dev/null || skip "no user $ROOTLESS_UID"
+	containers_setup
+	mkdir -p -m 0755 "$WORK/cdi"
+	# a node whose container path is its host path: in a user namespace
+	# runc bind-mounts device nodes from the host at the container path
+	cat >"$WORK/cdi/tun.yaml" <<'SPEC'
+cdiVersion: "0.6.0"
+kind: toposhim.test/dev
+devices:
+  - name: tun
+    containerEdits:
+      deviceNodes:
+        - path: /dev/net/tun
+          hostPath: /dev/net/tun
+      env:
+        - TUN=present
+SPEC
+	chmod 0644 "$WORK/cdi/tun.yaml"
+	[ -c /dev/net/tun ] || skip "no /dev/net/tun on this host"
+	cat >"$WORK/toposhim.json" <<CONF
+{ "cdi": {"spec_dirs": ["$WORK/cdi"]}, $TS_TEST_POLICY }
+CONF
+	chmod 0644 "$WORK/toposhim.json"
+	mkdir -m 0700 "$WORK/xdg"
+	chown "$ROOTLESS_UID:$ROOTLESS_UID" "$WORK/xdg"
+}
+
+teardown() {
+	containers_teardown
+}
+
+# rootless_bundle: a `runc spec --rootless` bundle mapping the user's uid
+# and gid to root in the container, asking for the CDI device.
+rootless_bundle() {
+	make_bundle "$WORK/b" '["sh","-c","grep Cpus_allowed_list /proc/self/status | cut -f2; stat -c \"%F %t:%T\" /dev/net/tun; echo TUN=$TUN"]'
+	(cd "$WORK/b" && rm config.json && runc spec --rootless)
+	jq --argjson u "$ROOTLESS_UID" '.process.terminal = false
+		| .process.args = ["sh","-c","grep Cpus_allowed_list /proc/self/status | cut -f2; stat -c \"%F %t:%T\" /dev/net/tun; echo TUN=$TUN"]
+		| .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
+		| .linux.gidMappings = [{containerID: 0, hostID: $u, size: 1}]
+		| .annotations["cdi.k8s.io/tun"] = "toposhim.test/dev=tun"' \
+		"$WORK/b/config.json" >"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	chown -R "$ROOTLESS_UID:$ROOTLESS_UID" "$WORK/b"
+}
+
+# as_user CMD...: CMD as the rootless user, stdio on files of that user
+# (runc chowns them to the container's root), output in $WORK/xdg/out|err.
+as_user() {
+	setpriv --reuid="$ROOTLESS_UID" --regid="$ROOTLESS_UID" --clear-groups \
+		env -i PATH=/usr/sbin:/usr/bin:/bin HOME=/ XDG_RUNTIME_DIR="$WORK/xdg" \
+		TOPOSHIM_CONFIG="$WORK/toposhim.json" \
+		sh -c 'exec "$@" </dev/null >"$XDG_RUNTIME_DIR/out" 2>"$XDG_RUNTIME_DIR/err"' sh "$@"
+}
+
+@test "rootless: runc --rootless through toposhim: the device goes in, placement skipped with one warning" {
+	rootless_bundle
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
+	[ "$(cat "$WORK/xdg/out")" = "0-$(($(nproc --all) - 1))
+character special file a:c8
+TUN=present" ]
+	run grep -c '^toposhim:' "$WORK/xdg/err"
+	[ "$output" = 1 ]
+	grep -Fx "toposhim: warning: not root and cgroup '/sys/fs/cgroup/cpuset' is not writable: cpus and mems are not placed, ignoring" "$WORK/xdg/err"
+	# no cpus or mems written, no allocation: the state dir is the user's
+	[ "$(jq -c '.linux.resources.cpu' "$WORK/b/config.json")" = null ]
+	[ "$(stat -c '%u %a' "$WORK/xdg/toposhim")" = "$ROOTLESS_UID 700" ]
+	[ ! -e "$WORK/xdg/toposhim/allocations.json" ]
+}
+
+@test "rootless: the state dir is \$XDG_RUNTIME_DIR/toposhim, not /run/toposhim" {
+	rootless_bundle
+	run as_user "$TOPOSHIMCTL" alloc list --json
+	[ "$status" -eq 1 ]
+	[ "$(cat "$WORK/xdg/err")" = "toposhimctl: alloc: $WORK/xdg/toposhim: no state directory: No such file or directory" ]
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	run as_user "$TOPOSHIMCTL" alloc list --json
+	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
+	[ "$(cat "$WORK/xdg/out")" = "[]" ]
+}
+
+@test "rootless: in a user namespace, root's spec files (seen as the overflow uid) are trusted, writable ones not" {
+	require_cmd unshare
+	printf '{ "cdi": {"spec_dirs": ["%s/cdi"]} }\n' "$WORK" >"$WORK/cdi.json"
+	# unshare -U without a mapping: we are the overflow uid there, and the
+	# host's root-owned files appear owned by it
+	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
+	[ "$status" -eq 0 ]
+	[ "$output" = "toposhim.test/dev=tun	$WORK/cdi/tun.yaml" ]
+	chmod 0666 "$WORK/cdi/tun.yaml"
+	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
+	[ "$output" = "rejected	$WORK/cdi/tun.yaml: refusing spec file writable by non-root (mode 0666, gid 65534)" ]
+}
