@@ -1,0 +1,80 @@
+/*
+ * fuzz-proc.c - the small /proc, sysfs and cgroup files toposhim reads.
+ *
+ * First byte (mod 4) picks the file, the rest is its content:
+ *   0  <proc>/<pid>/stat     ts_state_proc_start_ticks() (field 22 after the last ')')
+ *   1  <proc>/<pid>/cgroup   ts_state_proc_cgroup() (cpuset or "0::" line)
+ *   2  <cgroup root>/.toposhim-cgroup-mode   ts_cgroup_detect_mode()
+ *   3  <sysfs>/devices/system/cpu/online, node/online and <proc>/sys/kernel/random/boot_id,
+ *      split by FUZZ_SEP: ts_topology_host_key()
+ * Failures must carry a message naming the file.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup/cgroup.h"
+#include "fuzz.h"
+#include "state/state.h"
+#include "topology/topology.h"
+#include "util/cleanup.h"
+
+static void failed(struct ts_error *err, const char *what)
+{
+	fuzz_check(err != NULL && err->msg != NULL, what);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *path = NULL, *key = NULL;
+	char proc[4096], cg[4096], sys[4096];
+	uint64_t ticks = 0;
+	bool alive = false;
+	enum ts_cgroup_mode mode;
+	char *parts[3];
+
+	if (size < 1)
+		return 0;
+	snprintf(proc, sizeof(proc), "%s", fuzz_path("proc"));
+	snprintf(cg, sizeof(cg), "%s", fuzz_path("cgroup"));
+	snprintf(sys, sizeof(sys), "%s", fuzz_path("sys"));
+	switch (data[0] & 3) {
+	case 0:
+		fuzz_mkdir(fuzz_path("proc/7"));
+		fuzz_write(fuzz_path("proc/7/stat"), data + 1, size - 1);
+		if (ts_state_proc_start_ticks(proc, 7, &ticks, &alive, &err) < 0)
+			failed(err, "stat: failure without a message");
+		break;
+	case 1:
+		fuzz_mkdir(fuzz_path("proc/7"));
+		fuzz_write(fuzz_path("proc/7/cgroup"), data + 1, size - 1);
+		if (ts_state_proc_cgroup(proc, 7, &path, &err) < 0)
+			failed(err, "cgroup: failure without a message");
+		else
+			fuzz_check(path != NULL, "cgroup: success without a path");
+		break;
+	case 2:
+		fuzz_mkdir(cg);
+		fuzz_write(fuzz_path("cgroup/" TS_CGROUP_MODE_FILE), data + 1, size - 1);
+		if (ts_cgroup_detect_mode(cg, &mode, &err) < 0)
+			failed(err, "mode: failure without a message");
+		else
+			fuzz_check(ts_cgroup_mode_to_string(mode) != NULL, "mode: no name");
+		break;
+	default:
+		fuzz_split(data + 1, size - 1, parts, 3);
+		fuzz_mkdir(fuzz_path("sys/devices/system/cpu"));
+		fuzz_mkdir(fuzz_path("sys/devices/system/node"));
+		fuzz_mkdir(fuzz_path("proc/sys/kernel/random"));
+		fuzz_write(fuzz_path("sys/devices/system/cpu/online"), parts[0], strlen(parts[0]));
+		fuzz_write(fuzz_path("sys/devices/system/node/online"), parts[1], strlen(parts[1]));
+		fuzz_write(fuzz_path("proc/sys/kernel/random/boot_id"), parts[2], strlen(parts[2]));
+		if (ts_topology_host_key(sys, proc, &key, &err) < 0)
+			failed(err, "host key: failure without a message");
+		else
+			fuzz_check(strncmp(key, "online=", 7) == 0, "host key: no online=");
+		fuzz_parts_free(parts, 3);
+		break;
+	}
+	return 0;
+}
