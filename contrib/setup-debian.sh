@@ -7,7 +7,8 @@ apt_opts="-y -qq -o DPkg::Lock::Timeout=600"
 base="build-essential autoconf automake libtool pkg-config git
 	libyajl-dev libyaml-dev libhwloc-dev hwloc libseccomp-dev libcap-dev libcmocka-dev
 	runc crun podman containerd busybox-static bats bats-assert bats-support jq
-	clang-format valgrind shellcheck bzip2 cpio kmod python3 python3-yaml"
+	clang-format valgrind shellcheck bzip2 cpio kmod python3 python3-yaml
+	clang-14 libclang-rt-14-dev"
 # The qemu test guest (tests/vm): emulator and a Debian kernel with modules.
 vm="qemu-system-x86 linux-image-amd64"
 # Deployment (issue 12): Docker for tests/integration/engine-docker.bats,
