@@ -32,15 +32,10 @@ if [ "${1:-}" = --one ]; then
 	# The targets write small files for every input: keep them in memory.
 	tmp=${TMPDIR:-/tmp}
 	[ -d /dev/shm ] && [ -w /dev/shm ] && tmp=/dev/shm
-	# hwloc 2.9's XML import leaks objects on some inputs, inside
-	# hwloc_topology_load (contrib/lsan.supp); libhwloc has no frame
-	# pointers, so only the slow unwinder sees that frame.
-	unwind=
-	[ "$name" = topology ] && unwind=:fast_unwind_on_malloc=0
 	start=$(date +%s)
 	# HWLOC_COMPONENTS=-pci: see contrib/run-tests.sh (libpciaccess's cache)
 	TMPDIR=$tmp HWLOC_COMPONENTS=-pci \
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1$unwind \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 \
 		LSAN_OPTIONS=suppressions=$src/contrib/lsan.supp:print_suppressions=0 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		nice -n "$nice_level" "$build/tests/fuzz/fuzz-$name" -max_total_time="$seconds" \

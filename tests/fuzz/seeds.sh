@@ -73,10 +73,6 @@ cpulist)
 		/sys/devices/system/cpu/present /sys/devices/system/node/online \
 		/sys/fs/cgroup/cpuset.cpus.effective /sys/fs/cgroup/cpuset.mems.effective
 	;;
-topology)
-	put '\001' "$fix"/topology/*.xml
-	[ -z "$shared" ] || put '\001' "$shared"/topology/*.xml
-	;;
 hook)
 	for f in "$fix"/bundles/*.json; do
 		n=$((n + 1))
