@@ -11,6 +11,8 @@
  *      "<nvidia information>" FUZZ_SEP "<numa_node>" FUZZ_SEP "<local_cpulist>" FUZZ_SEP
  *      "<local_cpus>" for the PCI device behind /sys/dev/char/226:0 and behind NVIDIA's
  *      /proc/driver/nvidia/gpus/<bus>/information (an empty part: no such file)
+ *   5  /proc/self/mountinfo, as the plugin sandbox reads it
+ *      (ts_plugin_fsview_parse_mounts(), src/plugin/fsview.c)
  * Failures must carry a message naming the file.
  */
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "cgroup/cgroup.h"
 #include "fuzz.h"
+#include "plugin/internal.h"
 #include "state/state.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
@@ -96,6 +99,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(proc, sizeof(proc), "%s", fuzz_path("proc"));
 	snprintf(cg, sizeof(cg), "%s", fuzz_path("cgroup"));
 	snprintf(sys, sizeof(sys), "%s", fuzz_path("sys"));
+	if ((data[0] & 7) == 5) {
+		cleanup_free char *text = fuzz_strndup(data + 1, size - 1);
+		char **mounts = NULL;
+		size_t n = 0;
+
+		if (ts_plugin_fsview_parse_mounts(text, &mounts, &err) < 0) {
+			failed(err, "mountinfo: failure without a message");
+			return 0;
+		}
+		for (; mounts[n] != NULL; n++)
+			fuzz_check(strlen(mounts[n]) < size,
+				   "mountinfo: a mount point longer than the text");
+		fuzz_check(n > 0, "mountinfo: success without a mount");
+		for (size_t i = 0; i < n; i++)
+			free(mounts[i]);
+		free(mounts);
+		return 0;
+	}
 	if (data[0] & 4) {
 		devloc(data + 1, size - 1);
 		return 0;

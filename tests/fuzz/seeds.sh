@@ -65,6 +65,7 @@ request | config)
 proc)
 	put '\000' /proc/self/stat /proc/1/stat
 	put '\001' /proc/self/cgroup /proc/1/cgroup
+	put '\005' /proc/self/mountinfo
 	n=$((n + 1))
 	{ printf '\003'; cat /sys/devices/system/cpu/online; printf '%s' "$sep"; cat /sys/devices/system/node/online; printf '%s' "$sep"; cat /proc/sys/kernel/random/boot_id; } >"$out/seed-$n" 2>/dev/null
 	;;
