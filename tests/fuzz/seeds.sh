@@ -37,7 +37,7 @@ text() {
 }
 
 case $name in
-json)
+json | oci)
 	put '' "$fix"/bundles/*.json "$fix"/nrt/*.json "$fix"/k8s/*.json
 	[ -z "$shared" ] || put '' "$shared"/cdi/*.json
 	;;
