@@ -98,7 +98,7 @@ else
 	cd "$top" || exit 2
 
 	step "fuzzing (libFuzzer, each target 30 s, two at a time)"
-	# about 2 min to build and 14 x 30 s / 2 to run; FUZZ_SECONDS and
+	# about 2 min to build and 15 x 30 s / 2 to run; FUZZ_SECONDS and
 	# FUZZ_JOBS override.  A crash, leak or sanitizer report fails its target.
 	mkdir build-fuzz && cd build-fuzz || exit 2
 	# (no --enable-werror: clang 14 warns where gcc does not, e.g. -Wformat-nonliteral
