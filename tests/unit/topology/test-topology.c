@@ -964,6 +964,9 @@ static void test_snapshot(void **state)
 		"group 3 0 0 -1 0-3 - -\nend\n", /* numa group without mems */
 		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\nbogus 1\nend\n",
 		"toposhim-topology-snapshot 1\nonline 0-3\nsmt x\nend\n",
+		/* no online line (fuzz-topology: hwloc_bitmap_last(NULL) crashed) */
+		"toposhim-topology-snapshot 1\nsmt 1\ngroup 1 0 0 0 0-3 0 local\n"
+		"group 3 0 0 -1 0-3 - -\nend\n",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cleanup_topology struct ts_topology *t = NULL;
