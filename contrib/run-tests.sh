@@ -8,7 +8,9 @@
 #  2. build-check/ the unit tests again under valgrind (leaks are errors).
 #  3. build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer build;
 #                  make check without the qemu guest.
-#  4. build-check/ the Debian package (tests/deb.sh): dpkg-buildpackage in
+#  4. build-fuzz/  clang libFuzzer build (--enable-fuzz): every fuzz target
+#                  (tests/fuzz) for 30 s, two at a time, one TAP result each.
+#  5. build-check/ the Debian package (tests/deb.sh): dpkg-buildpackage in
 #                  a copy of the tree, lintian, dpkg -x and the file lists.
 #
 # The suite builds in its own directories: build/ (the README's main job,
@@ -58,7 +60,7 @@ step "autogen"
 ./autogen.sh >/dev/null 2>&1 || { ./autogen.sh; exit 2; }
 
 step "build (werror)"
-rm -rf build-check build-asan
+rm -rf build-check build-asan build-fuzz
 mkdir build-check && cd build-check || exit 2
 if [ "$quick" = 1 ]; then
 	../configure --enable-werror --disable-vm-tests --quiet || exit 2
@@ -95,6 +97,21 @@ else
 		bounded 1200 make -j"$jobs" check || status=1
 	cd "$top" || exit 2
 
+	step "fuzzing (libFuzzer, each target 30 s, two at a time)"
+	# about 2 min to build and 15 x 30 s / 2 to run; FUZZ_SECONDS and
+	# FUZZ_JOBS override.  A crash, leak or sanitizer report fails its target.
+	mkdir build-fuzz && cd build-fuzz || exit 2
+	# (no --enable-werror: clang 14 warns where gcc does not, e.g. -Wformat-nonliteral
+	# on va_list helpers; the gcc builds above keep -Werror)
+	../configure CC=clang-14 --enable-fuzz --disable-vm-tests --quiet || exit 2
+	make -j"$jobs" --quiet fuzz-build >/dev/null || { make fuzz-build; exit 2; }
+	# check_PROGRAMS= check_LTLIBRARIES=: make check would first build every
+	# unit test again with clang (5 min); this step needs only the fuzzers.
+	bounded 900 make check TESTS=tests/fuzz/fuzz.sh TEST_SUITE_LOG=test-suite-fuzz.log \
+		check_PROGRAMS= check_LTLIBRARIES= \
+		FUZZ_SECONDS="${FUZZ_SECONDS:-30}" FUZZ_JOBS="${FUZZ_JOBS:-$jobs}" || status=1
+	cd "$top" || exit 2
+
 	step "debian package"
 	cd build-check || exit 2
 	# about 1 min on 2 cores; JOBS is the build's parallel=
@@ -104,7 +121,7 @@ else
 fi
 
 step "failed tests"
-trs=$(find build-check build-asan -name '*.trs' 2>/dev/null)
+trs=$(find build-check build-asan build-fuzz -name '*.trs' 2>/dev/null)
 for f in $trs; do
 	if grep -q ':test-result: \(FAIL\|ERROR\|XPASS\)' "$f"; then
 		echo "--- ${f%.trs}.log"

@@ -8,8 +8,9 @@ base="build-essential autoconf automake libtool pkg-config git
 	libyajl-dev libyaml-dev libhwloc-dev hwloc libseccomp-dev libcap-dev libcmocka-dev
 	runc crun podman containerd busybox-static bats bats-assert bats-support jq
 	clang-format valgrind shellcheck bzip2 cpio kmod python3 python3-yaml
-	python3-grpcio python3-grpc-tools"
-# (python3-grpcio, python3-grpc-tools: the CRI test client tests/cri/cri.py)
+	python3-grpcio python3-grpc-tools clang-14 libclang-rt-14-dev"
+# (python3-grpcio, python3-grpc-tools: the CRI test client tests/cri/cri.py;
+# clang-14, libclang-rt-14-dev: the libFuzzer targets of tests/fuzz)
 # The qemu test guest (tests/vm): emulator and a Debian kernel with modules.
 vm="qemu-system-x86 linux-image-amd64"
 # Deployment (issue 12): Docker for tests/integration/engine-docker.bats,

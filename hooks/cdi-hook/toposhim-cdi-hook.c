@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cdi-hook.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -90,8 +91,7 @@ static int check_path(const char *what, const char *path, struct ts_error **err)
 	return 0;
 }
 
-/* The pid and the container root path from the OCI state on stdin. */
-static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
+int ts_cdi_hook_read_state(int fd, pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 {
 	cleanup_free char *text = NULL, *cfgtext = NULL, *cfgpath = NULL;
 	cleanup_json struct ts_json *state = NULL, *config = NULL;
@@ -100,7 +100,7 @@ static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 	size_t len;
 	int r;
 
-	r = ts_read_fd(STDIN_FILENO, "stdin", 1024 * 1024, &text, &len, err);
+	r = ts_read_fd(fd, "stdin", 1024 * 1024, &text, &len, err);
 	if (r < 0)
 		return r;
 	r = ts_json_parse(text, len, "state", &state, err);
@@ -134,6 +134,7 @@ static int read_state(pid_t *ret_pid, char **ret_rootfs, struct ts_error **err)
 	return *ret_rootfs ? 0 : ts_error_set(err, ENOMEM, "state");
 }
 
+#ifndef TS_FUZZ /* the fuzz target opens its own root (tests/fuzz/fuzz-hook.c) */
 static bool same_dir(int a, int b)
 {
 	struct stat sa, sb;
@@ -177,6 +178,8 @@ static int open_container_root(pid_t pid, const char *rootfs, struct ts_error **
 		return TAKE_FD(procroot);
 	return ts_error_set(err, errno, "%s: cannot open", proc);
 }
+
+#endif
 
 /* mkdir -p inside the root; returns an O_PATH fd of the directory. */
 static int mkdir_in_root(int rootfd, const char *dir, struct ts_error **err)
@@ -505,6 +508,7 @@ static int update_ldcache(int rootfd, char **folders, size_t n, unsigned timeout
 	return rebuild_cache(rootfd, timeout_sec, err);
 }
 
+#ifndef TS_FUZZ
 static int usage(void)
 {
 	fprintf(stderr, "usage: " PROG " create-symlinks --link TARGET::LINK...\n"
@@ -513,6 +517,7 @@ static int usage(void)
 			"the OCI state is read from stdin\n");
 	return 2;
 }
+#endif
 
 static int parse_timeout(const char *s, unsigned *ret, struct ts_error **err)
 {
@@ -528,58 +533,88 @@ static int parse_timeout(const char *s, unsigned *ret, struct ts_error **err)
 	return 0;
 }
 
-static int run(int argc, char **argv, struct ts_error **err)
+void ts_cdi_hook_args_release(struct ts_cdi_hook_args *a)
 {
-	const char *cmd = argv[1], *mode = NULL, *want = NULL;
-	cleanup_free char **values = calloc((size_t)argc, sizeof(char *));
-	cleanup_free char *rootfs = NULL;
-	cleanup_close int rootfd = -EBADF;
-	unsigned timeout_sec = LDCONFIG_TIMEOUT_SEC;
-	size_t n = 0;
-	pid_t pid = 0;
+	free(a->values);
+	*a = (struct ts_cdi_hook_args){0};
+}
+
+int ts_cdi_hook_parse_args(int argc, char **argv, struct ts_cdi_hook_args *ret,
+			   struct ts_error **err)
+{
+	struct ts_cdi_hook_args a = {.cmd = argv[1], .timeout_sec = LDCONFIG_TIMEOUT_SEC};
+	const char *want = NULL;
 	int r = 0;
 
-	if (values == NULL)
-		return ts_error_set(err, ENOMEM, PROG);
-	if (strcmp(cmd, "create-symlinks") == 0)
+	if (strcmp(a.cmd, "create-symlinks") == 0)
 		want = "--link";
-	else if (strcmp(cmd, "update-ldcache") == 0)
+	else if (strcmp(a.cmd, "update-ldcache") == 0)
 		want = "--folder";
-	else if (strcmp(cmd, "chmod") == 0)
+	else if (strcmp(a.cmd, "chmod") == 0)
 		want = "--path";
 	else
-		return ts_error_set(err, 0, "unknown command '%s'", cmd);
+		return ts_error_set(err, 0, "unknown command '%s'", a.cmd);
+	a.values = calloc((size_t)argc, sizeof(char *));
+	if (a.values == NULL)
+		return ts_error_set(err, ENOMEM, PROG);
 	for (int i = 2; i < argc; i++) {
 		if (i + 1 >= argc)
-			return ts_error_set(err, 0, "%s: option '%s' needs a value", cmd, argv[i]);
-		if (strcmp(argv[i], want) == 0)
-			values[n++] = argv[++i];
-		else if (strcmp(cmd, "chmod") == 0 && strcmp(argv[i], "--mode") == 0)
-			mode = argv[++i];
-		else if (strcmp(cmd, "update-ldcache") == 0 && strcmp(argv[i], "--timeout") == 0)
-			r = parse_timeout(argv[++i], &timeout_sec, err);
+			r = ts_error_set(err, 0, "%s: option '%s' needs a value", a.cmd, argv[i]);
+		else if (strcmp(argv[i], want) == 0)
+			a.values[a.n++] = argv[++i];
+		else if (strcmp(a.cmd, "chmod") == 0 && strcmp(argv[i], "--mode") == 0)
+			a.mode = argv[++i];
+		else if (strcmp(a.cmd, "update-ldcache") == 0 && strcmp(argv[i], "--timeout") == 0)
+			r = parse_timeout(argv[++i], &a.timeout_sec, err);
 		else
-			return ts_error_set(err, 0, "%s: unknown option '%s'", cmd, argv[i]);
-		if (r < 0)
+			r = ts_error_set(err, 0, "%s: unknown option '%s'", a.cmd, argv[i]);
+		if (r < 0) {
+			ts_cdi_hook_args_release(&a);
 			return r;
+		}
 	}
-	if (strcmp(cmd, "chmod") == 0 && mode == NULL)
+	if (strcmp(a.cmd, "chmod") == 0 && a.mode == NULL) {
+		ts_cdi_hook_args_release(&a);
 		return ts_error_set(err, 0, "chmod: missing --mode");
-	r = read_state(&pid, &rootfs, err);
-	if (r < 0)
-		return r;
-	rootfd = open_container_root(pid, rootfs, err);
-	if (rootfd < 0)
-		return rootfd;
-	if (strcmp(cmd, "update-ldcache") == 0)
-		return n ? update_ldcache(rootfd, values, n, timeout_sec, err) : 0;
-	for (size_t i = 0; i < n; i++) {
-		r = strcmp(cmd, "chmod") == 0 ? do_chmod(rootfd, mode, values[i], err)
-					      : create_symlink(rootfd, values[i], err);
+	}
+	*ret = a;
+	return 0;
+}
+
+int ts_cdi_hook_apply(int rootfd, const struct ts_cdi_hook_args *a, struct ts_error **err)
+{
+	int r;
+
+	if (strcmp(a->cmd, "update-ldcache") == 0)
+		return a->n ? update_ldcache(rootfd, a->values, a->n, a->timeout_sec, err) : 0;
+	for (size_t i = 0; i < a->n; i++) {
+		r = strcmp(a->cmd, "chmod") == 0 ? do_chmod(rootfd, a->mode, a->values[i], err)
+						 : create_symlink(rootfd, a->values[i], err);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+#ifndef TS_FUZZ
+static int run(int argc, char **argv, struct ts_error **err)
+{
+	struct ts_cdi_hook_args a;
+	cleanup_free char *rootfs = NULL;
+	cleanup_close int rootfd = -EBADF;
+	pid_t pid = 0;
+	int r;
+
+	r = ts_cdi_hook_parse_args(argc, argv, &a, err);
+	if (r < 0)
+		return r;
+	r = ts_cdi_hook_read_state(STDIN_FILENO, &pid, &rootfs, err);
+	if (r >= 0)
+		rootfd = r = open_container_root(pid, rootfs, err);
+	if (r >= 0)
+		r = ts_cdi_hook_apply(rootfd, &a, err);
+	ts_cdi_hook_args_release(&a);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -598,3 +633,4 @@ int main(int argc, char **argv)
 	fprintf(stderr, PROG ": %s: %s\n", argv[1], msg ? msg : "out of memory");
 	return 1;
 }
+#endif /* TS_FUZZ */

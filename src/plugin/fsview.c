@@ -134,16 +134,11 @@ static void unescape(char *s)
 
 /* The mount points of our mount namespace, in mountinfo's order (parents
  * before children): the fifth field of each line. */
-int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err)
+int ts_plugin_fsview_parse_mounts(char *text, char ***ret, struct ts_error **err)
 {
-	cleanup_free char *text = NULL;
 	cleanup_strv char **v = NULL;
-	size_t len, n = 0;
-	int r;
+	size_t n = 0;
 
-	r = ts_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &text, &len, err);
-	if (r < 0)
-		return ts_error_prefix(err, "cannot sandbox");
 	for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
 		char *field = line, **nv;
 
@@ -173,6 +168,18 @@ int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err)
 				    "cannot sandbox: no mount in /proc/self/mountinfo");
 	*ret = TAKE_PTR(v);
 	return 0;
+}
+
+int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err)
+{
+	cleanup_free char *text = NULL;
+	size_t len;
+	int r;
+
+	r = ts_read_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &text, &len, err);
+	if (r < 0)
+		return ts_error_prefix(err, "cannot sandbox");
+	return ts_plugin_fsview_parse_mounts(text, ret, err);
 }
 
 int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_fsview *ret,

@@ -208,6 +208,17 @@ int ts_plugin_landlock_abi(void);
  */
 int ts_plugin_fsview_read_mounts(char ***ret, struct ts_error **err);
 
+/**
+ * The parser of ts_plugin_fsview_read_mounts(), for its fuzz target
+ * (tests/fuzz/fuzz-proc.c): the fifth field of every line of a mountinfo
+ * text, its \ooo escapes undone.
+ * @param[in,out] text  NUL-terminated; cut into lines in place.
+ * @param[out]    ret   as ts_plugin_fsview_read_mounts().
+ * @return 0; -ENOENT "cannot sandbox: no mount in /proc/self/mountinfo"
+ *         when no line has five fields; -ENOMEM.
+ */
+int ts_plugin_fsview_parse_mounts(char *text, char ***ret, struct ts_error **err);
+
 /** Prepare a view for s (reading the mount points when the kernel lacks
  *  mount_setattr).  @return 0; -ENOMEM; errors of the read. */
 int ts_plugin_fsview_prepare(const struct ts_plugin_sandbox *s, struct ts_plugin_fsview *ret,

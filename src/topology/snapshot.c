@@ -254,12 +254,16 @@ static void read_latency(struct ts_topology *t, struct reader *r)
  * partitions online, every NUMA group's PUs indexable. */
 static bool consistent(struct ts_topology *t)
 {
-	cleanup_hwloc_bitmap hwloc_bitmap_t all = hwloc_bitmap_alloc();
-	int last = hwloc_bitmap_last(t->online);
+	cleanup_hwloc_bitmap hwloc_bitmap_t all = NULL;
+	int last;
 
-	if (all == NULL || t->online == NULL || hwloc_bitmap_iszero(t->online) || last > 65535 ||
-	    t->smt_width == 0 || t->n_groups[TS_CPU_LEVEL_NUMA] == 0 ||
-	    t->n_groups[TS_CPU_LEVEL_CORE] == 0)
+	/* no "online" line: nothing to ask hwloc about (it would read NULL) */
+	if (t->online == NULL)
+		return false;
+	all = hwloc_bitmap_alloc();
+	last = hwloc_bitmap_last(t->online);
+	if (all == NULL || hwloc_bitmap_iszero(t->online) || last > 65535 || t->smt_width == 0 ||
+	    t->n_groups[TS_CPU_LEVEL_NUMA] == 0 || t->n_groups[TS_CPU_LEVEL_CORE] == 0)
 		return false;
 	for (int l = 0; l < _TS_CPU_LEVEL_MAX; l++) {
 		hwloc_bitmap_zero(all);

@@ -914,9 +914,19 @@ int ts_cpulist_parse(const char *s, hwloc_bitmap_t *ret, struct ts_error **err)
 	b = hwloc_bitmap_alloc();
 	if (b == NULL)
 		return ts_error_set(err, ENOMEM, "out of memory");
-	if (*s != '\0' && hwloc_bitmap_list_sscanf(b, s) < 0) {
-		hwloc_bitmap_free(b);
-		return ts_error_set(err, 0, "invalid cpu list '%s'", s);
+	/* Decimal, as ts_cpulist_valid() checked: not hwloc_bitmap_list_sscanf(),
+	 * whose strtoul base 0 reads "010" as cpu 8 and "08" as cpu 0. */
+	for (const char *p = s; *p != '\0';) {
+		char *end;
+		unsigned long first = strtoul(p, &end, 10), last = first;
+
+		if (*end == '-')
+			last = strtoul(end + 1, &end, 10);
+		if (hwloc_bitmap_set_range(b, (unsigned)first, (int)last) < 0) {
+			hwloc_bitmap_free(b);
+			return ts_error_set(err, ENOMEM, "out of memory");
+		}
+		p = *end == ',' ? end + 1 : end;
 	}
 	*ret = b;
 	return 0;

@@ -6,13 +6,7 @@
  * again must give the same bytes.  A deep copy must compare equal too.  Inputs the parser
  * refuses must come with an error message.  Any violation aborts, which libFuzzer reports.
  *
- * Build and run (not part of make check):
- *   make fuzz-json     # builds tests/unit/oci/fuzz-json with clang, runs it FUZZ_SECONDS=60
- * or by hand from the source tree after ./configure:
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Isrc -include config.h \
- *     tests/fuzz/fuzz-json.c src/oci/json.c src/util/error.c -lyajl -o fuzz-json
- *   mkdir -p /tmp/fuzz-json-new && ./fuzz-json /tmp/fuzz-json-new tests/fuzz/corpus-json
- * New inputs go to the first directory; seeds stay in tests/fuzz/corpus-json.
+ * Built as tests/fuzz/fuzz-json and tests/fuzz/replay-json (tests/fuzz/Makefile.inc).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(bool ok, const char *what)
 {

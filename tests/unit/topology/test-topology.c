@@ -31,9 +31,16 @@ static void test_cpulist(void **state)
 	static const struct {
 		const char *in, *out;
 	} ok[] = {
-		{"", ""},	    {"0", "0"},
-		{"0-3,8", "0-3,8"}, {"1,3-5,4", "1,3-5"},
-		{"7-7", "7"},	    {"0,2,4,6", "0,2,4,6"},
+		{"", ""},
+		{"0", "0"},
+		{"0-3,8", "0-3,8"},
+		{"1,3-5,4", "1,3-5"},
+		{"7-7", "7"},
+		{"0,2,4,6", "0,2,4,6"},
+		/* decimal even with leading zeros (fuzz-cpulist: hwloc read "010" as 8) */
+		{"010", "10"},
+		{"08", "8"},
+		{"007-010,0012", "7-10,12"},
 	};
 	static const char *const bad[] = {"0-3,x", "3-1",   "0-",  "-1", "1,,2", " 1",
 					  "1 ",	   "65536", "0x1", ",",	 "1,"};
@@ -957,6 +964,9 @@ static void test_snapshot(void **state)
 		"group 3 0 0 -1 0-3 - -\nend\n", /* numa group without mems */
 		"toposhim-topology-snapshot 1\nonline 0-3\nsmt 1\nbogus 1\nend\n",
 		"toposhim-topology-snapshot 1\nonline 0-3\nsmt x\nend\n",
+		/* no online line (fuzz-topology: hwloc_bitmap_last(NULL) crashed) */
+		"toposhim-topology-snapshot 1\nsmt 1\ngroup 1 0 0 0 0-3 0 local\n"
+		"group 3 0 0 -1 0-3 - -\nend\n",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		cleanup_topology struct ts_topology *t = NULL;

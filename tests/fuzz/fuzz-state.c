@@ -1,0 +1,94 @@
+/*
+ * fuzz-state.c - toposhim's state file, allocations.json (src/state/format.c and the
+ * salvage of src/state/state.c).
+ *
+ * First byte, bit 0 clear: the rest is decoded with ts_state_format_decode(); the records
+ * it keeps must encode, the encoded text must decode to as many records with no problem,
+ * and encoding that again must give the same bytes.
+ * Bit 0 set: the rest (FUZZ_SEP, then allocations.json.prev) is put into a state dir and
+ * read with ts_state_open() + ts_state_load(), the create path's reader, with an empty
+ * proc root (no container is alive); then committed and loaded again, which must find the
+ * file sound.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "state/internal.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+
+static void roundtrip(const char *buf, size_t len)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *problem = NULL, *text = NULL, *text2 = NULL, *problem2 = NULL;
+	struct ts_alloc **v = NULL, **v2 = NULL;
+	size_t n = 0, n2 = 0, tlen = 0, tlen2 = 0;
+
+	fuzz_check(ts_state_format_decode(buf, len, "allocations.json", &v, &n, &problem, &err) ==
+			   0,
+		   "decode failed");
+	if (ts_state_format_encode(v, n, "allocations.json", &text, &tlen, &err) < 0) {
+		fuzz_check(err != NULL && err->msg != NULL, "encode: failure without a message");
+		goto out;
+	}
+	fuzz_check(ts_state_format_decode(text, tlen, "again", &v2, &n2, &problem2, &err) == 0,
+		   "decode of our own text failed");
+	fuzz_check(problem2 == NULL, "our own text is not sound");
+	fuzz_check(n2 == n, "round trip changed the number of records");
+	fuzz_check(ts_state_format_encode(v2, n2, "again", &text2, &tlen2, &err) == 0,
+		   "encode of the decoded records failed");
+	fuzz_check(tlen2 == tlen && memcmp(text, text2, tlen) == 0, "encoding is not stable");
+out:
+	ts_alloc_array_free(v, n);
+	ts_alloc_array_free(v2, n2);
+}
+
+static void load(const uint8_t *data, size_t size)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *warning = NULL, *warning2 = NULL;
+	struct ts_state_options opts = {0};
+	struct ts_state *s = NULL;
+	char *parts[2];
+	char dir[4096];
+	size_t n;
+
+	fuzz_split(data, size, parts, 2);
+	snprintf(dir, sizeof(dir), "%s", fuzz_path("state"));
+	fuzz_rmtree(dir);
+	fuzz_mkdir(fuzz_path("proc"));
+	opts.state_dir = dir;
+	opts.proc_root = fuzz_path("proc");
+	fuzz_check(ts_state_open(&opts, &s, &err) == 0, "state: open failed");
+	fuzz_write(fuzz_path("state/allocations.json"), parts[0], strlen(parts[0]));
+	if (parts[1][0] != '\0')
+		fuzz_write(fuzz_path("state/allocations.json.prev"), parts[1], strlen(parts[1]));
+	fuzz_check(ts_state_load(s, &warning, &err) == 0, "state: load failed");
+	n = ts_state_count(s);
+	if (ts_state_commit(s, &err) == 0) {
+		fuzz_check(ts_state_load(s, &warning2, &err) == 0, "state: second load failed");
+		fuzz_check(warning2 == NULL, "state: what we committed is not sound");
+		fuzz_check(ts_state_count(s) == n, "state: commit changed the number of records");
+	} else {
+		fuzz_check(err != NULL && err->msg != NULL,
+			   "state: commit failed without a message");
+	}
+	ts_state_close(s);
+	fuzz_parts_free(parts, 2);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cleanup_free char *buf = NULL;
+
+	if (size < 1)
+		return 0;
+	if ((data[0] & 1) == 0) {
+		buf = fuzz_strndup(data + 1, size - 1);
+		roundtrip(buf, size - 1);
+	} else {
+		load(data + 1, size - 1);
+	}
+	return 0;
+}
