@@ -232,20 +232,25 @@ out:
 	return r;
 }
 
-/* cpus written by an earlier create of this bundle are not a request: the
- * request forgets them (and the mems that came with them); config.json
- * keeps them where they are, to be overwritten in place. */
-static void forget_earlier_placement(const struct ts_json *config, struct ts_placement_request *req)
+/* cpus written by an earlier create of this container in this bundle (its
+ * placement file says so) are not a request: the request forgets them (and
+ * the mems that came with them); config.json keeps them where they are, to
+ * be overwritten in place. */
+static void forget_earlier_placement(const struct ts_oci_bundle *b, const char *container_id,
+				     struct ts_placement_request *req)
 {
-	const char *placed = NULL, *cpus = NULL;
+	struct ts_state_placement p = {0};
+	const char *cpus = NULL;
 
-	if (ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CPUS, &placed, NULL) == 1 &&
-	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
+	if (ts_state_placement_read(b->bundle_fd, ".", &p) == 1 && p.cpus_written && !p.pinned &&
+	    strcmp(p.container_id, container_id) == 0 &&
+	    ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 && strcmp(p.cpus_str, cpus) == 0) {
 		hwloc_bitmap_free(req->user_cpus);
 		hwloc_bitmap_free(req->user_mems);
 		req->user_cpus = NULL;
 		req->user_mems = NULL;
 	}
+	ts_state_placement_release(&p);
 }
 
 /* The request: annotations and resources of config.json, plus the NUMA
@@ -263,7 +268,7 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 					     &pools->placement, ret, err);
 	if (r < 0)
 		return r;
-	forget_earlier_placement(b->config, ret);
+	forget_earlier_placement(b, container_id, ret);
 	if (injected == NULL)
 		return r;
 	for (size_t i = 0; i < injected->n_devices; i++)
@@ -302,15 +307,9 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 			r = ts_oci_cpu_set_cpus(b->config, cpus, err);
 		if (r >= 0 && mems[0] != '\0')
 			r = ts_oci_cpu_set_mems(b->config, mems, err);
-		if (r >= 0)
-			r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CPUS, cpus,
-						  err);
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}
-	r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CLASS, res->class_name, err);
-	if (r < 0)
-		return ts_error_prefix(err, "%s", b->config_path);
 	r = ts_cgroup_apply_class(b->config, b->config_path,
 				  ts_cgroup_config_class(&pools->cgroup, res->class_name),
 				  pools->cgroup_mode, &messages, err);
@@ -606,7 +605,7 @@ static bool numa_nodes_exist(const struct ts_topology *topo, hwloc_const_bitmap_
  * plugin gave a shared-pool container pin it (its pool no longer moves it). */
 static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_config *sc,
 			  const struct ts_oci_bundle *b, const struct ts_plugin_report *rep,
-			  const struct reservation *rv, struct ts_error **err)
+			  const struct reservation *rv, bool *ret_pinned, struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL, mems = NULL;
@@ -671,9 +670,40 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 		ts_alloc_free(copy);
 		return ts_error_set(err, ENOMEM, "allocation");
 	}
+	*ret_pinned = copy->pinned;
 	r = ts_state_put(s, copy, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
+	return r;
+}
+
+/* The placement file (state.h): what the store records of this container,
+ * kept in the bundle for a rebuild and a retried create, never in
+ * config.json, whose annotations the runtime publishes. */
+static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
+			  const struct ts_placement_result *res, bool pinned, struct ts_error **err)
+{
+	const char *cpus = NULL, *mems = NULL;
+	struct ts_state_placement p = {
+		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED,
+		.pinned = pinned,
+		.numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
+	};
+	int r;
+
+	if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+	    ts_oci_cpu_get_mems(b->config, &mems, err) < 0)
+		return ts_error_prefix(err, "%s", b->config_path);
+	p.container_id = strdup(args->container_id);
+	p.class_name = strdup(res->class_name);
+	p.cpus_str = strdup(cpus != NULL ? cpus : "");
+	p.mems_str = strdup(mems != NULL ? mems : "");
+	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
+	    p.mems_str == NULL)
+		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
+	else
+		r = ts_state_placement_write(b->bundle_fd, &p, err);
+	ts_state_placement_release(&p);
 	return r;
 }
 
@@ -691,6 +721,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	struct reservation rv = {.runtime_root = root, .container_id = args->container_id};
 	struct ts_alloc **collected = NULL;
 	size_t ncollected = 0;
+	bool pinned;
 	int r;
 
 	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
@@ -702,14 +733,17 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	/* the delete stage of what the collection released, without the lock */
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
+	pinned = res.pool == TS_PLACEMENT_POOL_PINNED;
 	if (r >= 0 && !res.existing)
 		r = pre_create(chain, args, b, &res, injected, &rep, err);
 	if (r >= 0)
-		r = adopt_adjusted(pools, &sc, b, &rep, &rv, err);
+		r = adopt_adjusted(pools, &sc, b, &rep, &rv, &pinned, err);
 	ts_plugin_report_release(&rep);
 	ts_test_point("create-after-plugins");
 	if (r >= 0)
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
+	if (r >= 0)
+		r = save_placement(args, b, &res, pinned, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {

@@ -189,7 +189,7 @@ cpus_of() {
 	run env TOPOSHIM_RUNTIME="$WORK/die" "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
 	[ "$status" -eq 137 ]
 	# the engine retries the same id: config.json already holds the cpus the
-	# first attempt wrote (toposhim.io/placed-cpus tells them from a user's)
+	# first attempt wrote (its placement file tells them from a user's)
 	create_start crit
 	[ "$(cat "$WORK/crit.out")" = 1 ]
 	run alloc_json
@@ -301,7 +301,10 @@ cpus_of() {
 	bundle crit critical 1
 	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/crit" "$ID-crit" </dev/null >/dev/null 2>&1
 	[ "$(runc --root "$root" state "$ID-crit" | jq -r .status)" = running ]
-	[ "$(jq -r '.annotations["toposhim.io/placed-class"]' "$WORK/crit/config.json")" = critical ]
+	# the bookkeeping is in the bundle's placement file, not in config.json
+	[ "$(jq -r .class "$WORK/crit/toposhim-placement.json")" = critical ]
+	run jq -c '[.annotations // {} | keys[] | select(startswith("toposhim.io/placed"))]' "$WORK/crit/config.json"
+	[ "$output" = '[]' ]
 	# the critical record is lost: damaged file (wrong checksum), no older copy
 	jq --arg id "$ID-crit" '.allocations |= map(select(.container_id != $id)) | .checksum = "x"' \
 		"$WORK/state/allocations.json" >"$WORK/damaged.json"
