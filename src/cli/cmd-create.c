@@ -126,7 +126,7 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
  * run from other directories): the engine's --root, else the runtime's own
  * default (runc and crun keep their state in /run/<name> as root).  With
  * the container id it names the container (state.h). */
-static int runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
 			struct ts_error **err)
 {
 	const char *root = args->root;
@@ -144,8 +144,16 @@ static int runtime_root(const struct ts_cli_args *args, const char *runtime_path
 	return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "--root");
 }
 
-/* Every allocation is followed by the hooks; without placement they are
- * needed only for the plugins' create and delete stages. */
+/* Whether the plugins need the lifecycle hooks: only their create and
+ * delete stages do.  Without them no hook is injected (issue 15): the
+ * store learns the init from the runtime's state and releases at the
+ * engine's delete or once the init is gone (state.h). */
+static bool hooks_needed(const struct ts_plugin_chain *chain)
+{
+	return ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
+	       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
+}
+
 static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const char *config_path,
 			const char *root, struct ts_error **err)
 {
@@ -360,10 +368,11 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
 	if (r < 0)
 		return r;
-	/* Until the createRuntime hook records the container's init, the pid is
-	 * ours, and stays the runtime's across the exec: once it is gone with no
-	 * <root>/<id> left behind, the create failed and the record is stale at
-	 * once (ts_state_gc()), without waiting for the grace period. */
+	/* Until the container's init is learned from the runtime's state (or
+	 * recorded by the createRuntime hook), the pid is ours, and stays the
+	 * runtime's across the exec: once it is gone with no <root>/<id> left
+	 * behind, the create failed and the record is stale at once
+	 * (ts_state_gc()), without waiting for the grace period. */
 	a->pid = getpid();
 	if (ts_state_proc_start_ticks(NULL, a->pid, &a->pid_start_ticks, NULL, err) < 0)
 		return ts_error_code(*err);
@@ -740,7 +749,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		r = adopt_adjusted(pools, &sc, b, &rep, &rv, &pinned, err);
 	ts_plugin_report_release(&rep);
 	ts_test_point("create-after-plugins");
-	if (r >= 0)
+	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)
 		r = save_placement(args, b, &res, pinned, err);
@@ -788,7 +797,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 
 	r = check_container_id(args->container_id, err);
 	if (r >= 0)
-		r = runtime_root(args, runtime_path, &root, err);
+		r = ts_cmd_runtime_root(args, runtime_path, &root, err);
 	if (r >= 0)
 		r = ts_cli_config_check_keys(config, config_path, err);
 	if (r >= 0)
@@ -812,8 +821,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r >= 0)
 		r = pre_create(chain, args, b, NULL, injected, &rep, err);
 	ts_plugin_report_release(&rep);
-	if (r >= 0 && (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
-		       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0))
+	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, NULL, config_path, root, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);

@@ -15,6 +15,7 @@
  * This is the only file that exits or execs.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,7 +42,9 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 
 	if (config_path == NULL || config_path[0] == '\0')
 		config_path = TS_CLI_CONFIG_DEFAULT;
-	if (args->rewrite || override == NULL || override[0] == '\0') {
+	bool delete = args->command != NULL && strcmp(args->command, "delete") == 0;
+
+	if (args->rewrite || delete || override == NULL || override[0] == '\0') {
 		r = ts_cli_config_load(config_path, &config, err);
 		if (r < 0)
 			return r;
@@ -59,6 +62,9 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		if (r < 0)
 			return r;
 	}
+	/* the engine's delete releases the allocation (no poststop hook) */
+	if (delete)
+		ts_cmd_delete(argc, argv, args, config, config_path, runtime_path);
 	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
 				     err);
 }

@@ -534,6 +534,10 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	int r;
 
 	r = open_store(opts, &s, err);
+	/* the inits the runtime started since (no hook records them): the
+	 * resizes need their cgroups, and the outcomes are recorded by pid */
+	if (r >= 0 && ts_state_learn_inits(s) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	if (r >= 0)
@@ -585,6 +589,8 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	int r;
 
 	r = open_store(opts, &s, err);
+	if (r >= 0 && ts_state_learn_inits(s) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = plan_rebalance(p, s, systemd_cgroup, skip, nskip, &pl, err);
 	ts_state_close(s);

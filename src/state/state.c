@@ -875,6 +875,7 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 	cleanup_free struct ts_alloc **collected = NULL;
 	size_t n = 0, kept = 0;
 
+	(void)ts_state_learn_inits(s); /* marks the store dirty when it learned */
 	if (s->n_allocs > 0) {
 		collected = calloc(s->n_allocs, sizeof(*collected));
 		if (collected == NULL)

@@ -90,9 +90,12 @@
  *
  * Lifecycle of a record: create puts it as "creating" under the lock, commits
  * and execs the runtime (the lock fd is O_CLOEXEC, so exec releases it); the
- * injected createRuntime hook records pid, start time and cgroup and sets
- * "created"; the poststop hook removes it.  A crash anywhere leaves a record
- * that ts_state_gc() collects at a later create.
+ * next store session that collects or settles learns pid, start time and
+ * cgroup from the runtime's state and sets "created" (ts_state_learn_inits(),
+ * or the createRuntime hook when plugins need one); the engine's `delete`
+ * through toposhim, or the first collection after the init exited, removes
+ * it (the poststop hook too, when injected).  A crash anywhere leaves a
+ * record that ts_state_gc() collects at a later create.
  */
 #ifndef TS_STATE_STATE_H
 #define TS_STATE_STATE_H
@@ -108,6 +111,8 @@
 #define TS_STATE_DIR_DEFAULT "/run/toposhim"
 /** Environment variable that names the state directory (wins over the config). */
 #define TS_STATE_DIR_ENV "TOPOSHIM_STATE_DIR"
+/** The allocations file, in the state directory. */
+#define TS_STATE_ALLOC_FILE "allocations.json"
 /** Version written to and accepted from allocations.json. */
 #define TS_STATE_FORMAT_VERSION 1
 /** Default bounded wait for the lock: 10 s. */
@@ -295,8 +300,24 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
 int ts_state_commit(struct ts_state *s, struct ts_error **err);
 
 /**
- * Collect stale records and remove them from the store (the caller commits).
- * A record is stale when <runtime_root>/<container_id> does not exist and
+ * Learn the init process of every "creating" record from its runtime's own
+ * state (ts_state_runtime_init(): runc's state.json, crun's status): its
+ * pid, start time and cgroup (read from <proc>/<pid>/cgroup while it runs;
+ * none when it is gone already), and mark it "created".  This is what the
+ * createRuntime hook did, without a hook execution on every create.  A
+ * record whose create process is gone and left a runtime dir without a state
+ * toposhim can read becomes "created" with no pid (it lives as long as that
+ * dir).  Records are changed in place; the store is marked for commit.
+ * @return how many records were learned.
+ */
+size_t ts_state_learn_inits(struct ts_state *s);
+
+/**
+ * Collect stale records and remove them from the store (the caller commits);
+ * ts_state_learn_inits() runs first.  A "created" record with an init pid
+ * is stale as soon as that init is gone (the container exited: its runtime
+ * state may stay until the engine deletes it, its CPUs do not).  Any other
+ * record is stale when <runtime_root>/<container_id> does not exist and
  * either its recorded pid is gone (no /proc/<pid>, a zombie, or a start time
  * other than the recorded one: a recycled pid) or it has no pid and is older
  * than grace_usec.  The process is looked at before the runtime dir: a

@@ -55,7 +55,7 @@ seen_by() {
 }
 
 # host_cpuset NAME: cpuset.cpus of the container's v1 cgroup, read on the
-# host at the cgroup path the create-runtime hook recorded.
+# host at the cgroup path toposhim recorded (learned from runc's state).
 host_cpuset() {
 	local path
 	path=$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-$1" '.[] | select(.container_id == $id) | .cgroup_path')
@@ -110,7 +110,9 @@ host_cpuset() {
 	[ "${#lines[@]}" -eq 2 ]
 	run jq -c '.linux.resources | {cpu, unified}' "$WORK/bat/config.json"
 	[ "$output" = '{"cpu":{"cpus":"0-1","mems":"0","shares":10},"unified":null}' ]
-	# run deleted it: nothing left
+	# run deleted it: the next collection (any create's) leaves nothing
+	run "$TOPOSHIMCTL" alloc gc
+	[ "$output" = "collected $ID-bat" ]
 	run alloc_json
 	[ "$output" = '[]' ]
 }
