@@ -151,3 +151,29 @@ host_cpuset() {
 	run alloc_json
 	[ "$output" = '[]' ]
 }
+
+@test "resize: a shared container whose create is in flight when CPU 1 is taken starts on 0" {
+	# its runtime is slow to start: the critical create's settle waits for
+	# runc's state to name its init (no hook records it), then resizes it
+	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 2 ;; esac\nexec %s "$@"\n' \
+		"$(command -v runc)" >"$WORK/slow"
+	chmod 0755 "$WORK/slow"
+	bundle std standard
+	env TOPOSHIM_RUNTIME="$WORK/slow" "$TOPOSHIM" create --bundle "$WORK/std" "$ID-std" \
+		</dev/null >"$WORK/std.out" 2>"$WORK/std.err" 3>&- &
+	local bg=$! i
+	for i in $(seq 50); do
+		grep -q "\"$ID-std\"" "$WORK/state/allocations.json" 2>/dev/null && break
+		sleep 0.1
+	done
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	wait "$bg" || { cat "$WORK/std.err"; false; }
+	# the standard one's config.json still says 0-1; its cgroup says 0
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/std/config.json")" = 0-1 ]
+	"$TOPOSHIM" start "$ID-std"
+	wait_for_file "$WORK/std.out"
+	[ "$(cat "$WORK/std.out")" = 0 ]
+	[ "$(host_cpuset std)" = 0 ]
+}
