@@ -299,6 +299,38 @@ static int read_request(const struct ts_oci_bundle *b, const char *container_id,
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
 }
 
+/* Whether a class's limits ask for nothing the kernel does not give every
+ * cgroup anyway (cpu.weight 100 is its default). */
+static bool class_needs_nothing(const struct ts_cgroup_class_limits *l)
+{
+	return l == NULL || ((l->cpu_weight == 0 || l->cpu_weight == 100) && !l->has_cpu_max &&
+			     l->cpu_idle <= 0 && l->memory_high.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_low.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_min.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_oom_group <= 0 && l->io_weight == 0 && l->pids_max == 0);
+}
+
+/* A plain container on a node whose policy needs nothing from it (issue 14):
+ * no request (no class or cpus annotation, no cpu limit, no explicit cpus,
+ * no NUMA or memory-tier wish, no device), the shared pool it gets is every
+ * online cpu (nothing reserved, nothing held exclusively), and its class
+ * sets no cgroup value.  Its config.json is left byte-identical: it runs
+ * on every cpu as it would without toposhim.  It is still recorded, with
+ * the pool as its cpus, so that a later exclusive allocation finds it (by
+ * its runtime's state) and resizes it, and grows it back after. */
+static bool leave_untouched(const struct ts_pools *pools, const struct ts_placement_request *req,
+			    const struct ts_placement_result *res,
+			    const struct ts_cdi_injection *injected)
+{
+	return res->pool == TS_PLACEMENT_POOL_SHARED && !req->class_annotated &&
+	       !req->cpus_annotated && req->cpu_limit == 0 && !req->guaranteed &&
+	       req->user_cpus == NULL && req->user_mems == NULL &&
+	       req->numa == TS_PLACEMENT_NUMA_PREFER && req->memory_tier == TS_MEMORY_TIER_DRAM &&
+	       (injected == NULL || injected->n_devices == 0) &&
+	       hwloc_bitmap_isequal(res->cpus, pools->topo->online) &&
+	       class_needs_nothing(ts_cgroup_config_class(&pools->cgroup, res->class_name));
+}
+
 /* Write the placement and the class's cgroup limits into config.json. */
 static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools,
 			   const struct ts_placement_result *res, struct ts_error **err)
@@ -340,8 +372,8 @@ static int set_string(char **dst, const char *src, struct ts_error **err)
 static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 			     const char *runtime_path, const char *root,
 			     const struct ts_oci_bundle *b, const struct ts_placement_result *res,
-			     const struct ts_cdi_injection *injected, uint64_t *ret_created_usec,
-			     struct ts_error **err)
+			     const struct ts_cdi_injection *injected, bool untouched,
+			     uint64_t *ret_created_usec, struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
 	const char *cpus = NULL, *mems = NULL;
@@ -359,13 +391,22 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		r = set_string(&a->class_name, res->class_name, err);
 	if (r < 0)
 		return r;
-	/* What config.json says now: a pre-create plugin may have adjusted it. */
-	if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
-	    ts_oci_cpu_get_mems(b->config, &mems, err) < 0)
+	/* What config.json says now: a pre-create plugin may have adjusted it;
+	 * an untouched container runs on what it was given without it. */
+	if (untouched) {
+		r = ts_cpulist_format(res->cpus, &a->cpus_str, err);
+		if (r >= 0)
+			r = ts_cpulist_format(res->mems, &a->mems_str, err);
+		if (r < 0)
+			return r;
+	} else if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+		   ts_oci_cpu_get_mems(b->config, &mems, err) < 0) {
 		return ts_error_prefix(err, "%s", b->config_path);
-	r = set_string(&a->cpus_str, cpus != NULL ? cpus : "", err);
-	if (r >= 0)
-		r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
+	} else {
+		r = set_string(&a->cpus_str, cpus != NULL ? cpus : "", err);
+		if (r >= 0)
+			r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
+	}
 	if (r < 0)
 		return r;
 	/* Until the container's init is learned from the runtime's state (or
@@ -455,7 +496,8 @@ struct reservation {
 	const char *runtime_root;
 	const char *container_id;
 	uint64_t created_usec;
-	bool made; /* a record was put and committed by this create */
+	bool made;	/* a record was put and committed by this create */
+	bool untouched; /* a plain container: config.json left as it is */
 };
 
 static struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
@@ -523,9 +565,14 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	for (char **w = res->warnings; w != NULL && *w != NULL; w++)
 		ts_log(TS_LOG_WARNING, "%s", *w);
 
-	r = apply_placement(b, pools, res, err);
+	rv->untouched = leave_untouched(pools, &req, res, injected);
+	if (rv->untouched)
+		ts_log(TS_LOG_DEBUG, "placement of '%s': no request, config.json left as it is",
+		       args->container_id);
+	else
+		r = apply_placement(b, pools, res, err);
 	if (r >= 0 && !res->existing)
-		r = record_allocation(s, args, runtime_path, root, b, res, injected,
+		r = record_allocation(s, args, runtime_path, root, b, res, injected, rv->untouched,
 				      &rv->created_usec, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
@@ -690,23 +737,32 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
  * kept in the bundle for a rebuild and a retried create, never in
  * config.json, whose annotations the runtime publishes. */
 static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
-			  const struct ts_placement_result *res, bool pinned, struct ts_error **err)
+			  const struct ts_placement_result *res, bool pinned, bool untouched,
+			  struct ts_error **err)
 {
 	const char *cpus = NULL, *mems = NULL;
 	struct ts_state_placement p = {
-		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED,
+		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED && !untouched,
 		.pinned = pinned,
 		.numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
 	};
 	int r;
 
-	if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
-	    ts_oci_cpu_get_mems(b->config, &mems, err) < 0)
+	if (untouched) {
+		if (ts_cpulist_format(res->cpus, &p.cpus_str, err) < 0 ||
+		    ts_cpulist_format(res->mems, &p.mems_str, err) < 0) {
+			ts_state_placement_release(&p);
+			return ts_error_code(*err);
+		}
+	} else if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+		   ts_oci_cpu_get_mems(b->config, &mems, err) < 0) {
 		return ts_error_prefix(err, "%s", b->config_path);
+	} else {
+		p.cpus_str = strdup(cpus != NULL ? cpus : "");
+		p.mems_str = strdup(mems != NULL ? mems : "");
+	}
 	p.container_id = strdup(args->container_id);
 	p.class_name = strdup(res->class_name);
-	p.cpus_str = strdup(cpus != NULL ? cpus : "");
-	p.mems_str = strdup(mems != NULL ? mems : "");
 	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
 	    p.mems_str == NULL)
 		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
@@ -752,7 +808,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)
-		r = save_placement(args, b, &res, pinned, err);
+		r = save_placement(args, b, &res, pinned, rv.untouched, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {

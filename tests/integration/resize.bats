@@ -177,3 +177,23 @@ host_cpuset() {
 	[ "$(cat "$WORK/std.out")" = 0 ]
 	[ "$(host_cpuset std)" = 0 ]
 }
+
+@test "resize: a plain container keeps a byte-identical config.json, is shrunk and grown back" {
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	cp "$WORK/plain/config.json" "$WORK/plain.orig"
+	create_start plain
+	# no request, a shared pool of every CPU: nothing of toposhim's in it
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	[ "$(cat "$WORK/plain.out")" = 0-1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	bundle crit critical 1
+	create_start crit
+	[ "$(seen_by plain)" = "0 0 0 " ]
+	[ "$(host_cpuset plain)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(seen_by plain)" = "0-1 0-1 0-1 " ]
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+}
