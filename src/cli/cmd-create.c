@@ -816,8 +816,12 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		return r;
 	}
 	ts_test_point("create-after-save");
-	/* the new container is placed; the others follow now, or at the next change */
-	if (rv.made)
+	/* the new container is placed; the others follow now, or at the next
+	 * change.  A shared-pool (or pinned) create leaves the shared pool as
+	 * it was: nothing to resize, no second and third store session. */
+	if (rv.made && (res.pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
+			res.pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
+			res.pool == TS_PLACEMENT_POOL_RESERVED))
 		ts_pools_settle_or_warn(pools,
 					&(struct ts_state_options){.state_dir = sc.state_dir},
 					args->systemd_cgroup);
