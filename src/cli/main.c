@@ -10,7 +10,9 @@
  *
  * Passthrough commands load nothing but the config's "runtime" object,
  * and only when TOPOSHIM_RUNTIME is unset: `start`, `delete`, ... must
- * reach the same runtime `create` used.
+ * reach the same runtime `create` used.  `delete` also releases the
+ * container's allocation first (ts_cmd_delete(); no poststop hook is
+ * injected unless plugins need one), and so always reads the config.
  *
  * This is the only file that exits or execs.
  */
