@@ -127,7 +127,7 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
  * run from other directories): the engine's --root, else the runtime's own
  * default (runc and crun keep their state in /run/<name> as root).  With
  * the container id it names the container (state.h). */
-static int runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
 			struct ts_error **err)
 {
 	const char *root = args->root;
@@ -145,8 +145,16 @@ static int runtime_root(const struct ts_cli_args *args, const char *runtime_path
 	return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "--root");
 }
 
-/* Every allocation is followed by the hooks; without placement they are
- * needed only for the plugins' create and delete stages. */
+/* Whether the plugins need the lifecycle hooks: only their create and
+ * delete stages do.  Without them no hook is injected (issue 15): the
+ * store learns the init from the runtime's state and releases at the
+ * engine's delete or once the init is gone (state.h). */
+static bool hooks_needed(const struct ts_plugin_chain *chain)
+{
+	return ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
+	       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
+}
+
 static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const char *config_path,
 			const char *root, struct ts_error **err)
 {
@@ -233,20 +241,25 @@ out:
 	return r;
 }
 
-/* cpus written by an earlier create of this bundle are not a request: the
- * request forgets them (and the mems that came with them); config.json
- * keeps them where they are, to be overwritten in place. */
-static void forget_earlier_placement(const struct ts_json *config, struct ts_placement_request *req)
+/* cpus written by an earlier create of this container in this bundle (its
+ * placement file says so) are not a request: the request forgets them (and
+ * the mems that came with them); config.json keeps them where they are, to
+ * be overwritten in place. */
+static void forget_earlier_placement(const struct ts_oci_bundle *b, const char *container_id,
+				     struct ts_placement_request *req)
 {
-	const char *placed = NULL, *cpus = NULL;
+	struct ts_state_placement p = {0};
+	const char *cpus = NULL;
 
-	if (ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CPUS, &placed, NULL) == 1 &&
-	    ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 && strcmp(placed, cpus) == 0) {
+	if (ts_state_placement_read(b->bundle_fd, ".", &p) == 1 && p.cpus_written && !p.pinned &&
+	    strcmp(p.container_id, container_id) == 0 &&
+	    ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 && strcmp(p.cpus_str, cpus) == 0) {
 		hwloc_bitmap_free(req->user_cpus);
 		hwloc_bitmap_free(req->user_mems);
 		req->user_cpus = NULL;
 		req->user_mems = NULL;
 	}
+	ts_state_placement_release(&p);
 }
 
 /* The request: annotations and resources of config.json, plus the NUMA
@@ -265,7 +278,7 @@ static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args 
 					     &pools->placement, ret, err);
 	if (r < 0)
 		return r;
-	forget_earlier_placement(b->config, ret);
+	forget_earlier_placement(b, container_id, ret);
 	/* what toposhim writes must lie in the cgroup parent's cpuset */
 	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
 				   err);
@@ -291,6 +304,62 @@ static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args 
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
 }
 
+/* Whether a class's limits ask for nothing the kernel does not give every
+ * cgroup anyway (cpu.weight 100 is its default). */
+static bool class_needs_nothing(const struct ts_cgroup_class_limits *l)
+{
+	return l == NULL || ((l->cpu_weight == 0 || l->cpu_weight == 100) && !l->has_cpu_max &&
+			     l->cpu_idle <= 0 && l->memory_high.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_low.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_min.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_oom_group <= 0 && l->io_weight == 0 && l->pids_max == 0);
+}
+
+/* Whether the engine's own cgroup values are already what this host,
+ * runtime and driver apply (ts_cgroup_translate() would change nothing:
+ * shares in range and no weight to pin, no systemd quota to round, no
+ * hugetlb reservation to add).  Tried on a copy; a copy that cannot be
+ * made or translated counts as a change (the full path then reports it). */
+static bool translation_changes_nothing(const struct ts_json *oci_config,
+					const struct ts_cgroup_translate_options *tr)
+{
+	cleanup_json struct ts_json *copy = NULL;
+	cleanup_strv char **messages = NULL;
+	cleanup_error struct ts_error *ignored = NULL;
+
+	if (ts_json_get(oci_config, "linux") == NULL ||
+	    ts_json_get_path(oci_config, "linux", "resources", NULL) == NULL)
+		return true;
+	copy = ts_json_dup(oci_config);
+	if (copy == NULL || ts_cgroup_translate(copy, "config.json", tr, &messages, &ignored) < 0)
+		return false;
+	return ts_json_equal(copy, oci_config);
+}
+
+/* A plain container on a node whose policy needs nothing from it (issue 14):
+ * no request (no class or cpus annotation, no cpu limit, no explicit cpus,
+ * no NUMA or memory-tier wish, no device), the shared pool it gets is every
+ * online cpu (nothing reserved, nothing held exclusively), and its class
+ * sets no cgroup value.  Its config.json is left byte-identical: it runs
+ * on every cpu as it would without toposhim.  It is still recorded, with
+ * the pool as its cpus, so that a later exclusive allocation finds it (by
+ * its runtime's state) and resizes it, and grows it back after. */
+static bool leave_untouched(const struct ts_pools *pools, const struct ts_placement_request *req,
+			    const struct ts_placement_result *res,
+			    const struct ts_cdi_injection *injected,
+			    const struct ts_json *oci_config,
+			    const struct ts_cgroup_translate_options *tr)
+{
+	return res->pool == TS_PLACEMENT_POOL_SHARED && !req->class_annotated &&
+	       !req->cpus_annotated && req->cpu_limit == 0 && !req->guaranteed &&
+	       req->user_cpus == NULL && req->user_mems == NULL &&
+	       req->numa == TS_PLACEMENT_NUMA_PREFER && req->memory_tier == TS_MEMORY_TIER_DRAM &&
+	       (injected == NULL || injected->n_devices == 0) &&
+	       hwloc_bitmap_isequal(res->cpus, pools->topo->online) &&
+	       class_needs_nothing(ts_cgroup_config_class(&pools->cgroup, res->class_name)) &&
+	       translation_changes_nothing(oci_config, tr);
+}
+
 /* Write the placement and the class's cgroup limits into config.json, then
  * the values as this host, runtime and driver will apply them. */
 static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools,
@@ -309,15 +378,9 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 			r = ts_oci_cpu_set_cpus(b->config, cpus, err);
 		if (r >= 0 && mems[0] != '\0')
 			r = ts_oci_cpu_set_mems(b->config, mems, err);
-		if (r >= 0)
-			r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CPUS, cpus,
-						  err);
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}
-	r = ts_oci_annotation_set(b->config, TS_OCI_ANNOTATION_PLACED_CLASS, res->class_name, err);
-	if (r < 0)
-		return ts_error_prefix(err, "%s", b->config_path);
 	r = ts_cgroup_apply_class(b->config, b->config_path,
 				  ts_cgroup_config_class(&pools->cgroup, res->class_name),
 				  pools->cgroup_mode, &messages, err);
@@ -346,8 +409,8 @@ static int set_string(char **dst, const char *src, struct ts_error **err)
 static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 			     const char *runtime_path, const char *root,
 			     const struct ts_oci_bundle *b, const struct ts_placement_result *res,
-			     const struct ts_cdi_injection *injected, uint64_t *ret_created_usec,
-			     struct ts_error **err)
+			     const struct ts_cdi_injection *injected, bool untouched,
+			     uint64_t *ret_created_usec, struct ts_error **err)
 {
 	cleanup_alloc struct ts_alloc *a = ts_alloc_new(args->container_id, err);
 	const char *cpus = NULL, *mems = NULL;
@@ -365,19 +428,29 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 		r = set_string(&a->class_name, res->class_name, err);
 	if (r < 0)
 		return r;
-	/* What config.json says now: a pre-create plugin may have adjusted it. */
-	if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
-	    ts_oci_cpu_get_mems(b->config, &mems, err) < 0)
+	/* What config.json says now: a pre-create plugin may have adjusted it;
+	 * an untouched container runs on what it was given without it. */
+	if (untouched) {
+		r = ts_cpulist_format(res->cpus, &a->cpus_str, err);
+		if (r >= 0)
+			r = ts_cpulist_format(res->mems, &a->mems_str, err);
+		if (r < 0)
+			return r;
+	} else if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+		   ts_oci_cpu_get_mems(b->config, &mems, err) < 0) {
 		return ts_error_prefix(err, "%s", b->config_path);
-	r = set_string(&a->cpus_str, cpus != NULL ? cpus : "", err);
-	if (r >= 0)
-		r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
+	} else {
+		r = set_string(&a->cpus_str, cpus != NULL ? cpus : "", err);
+		if (r >= 0)
+			r = set_string(&a->mems_str, mems != NULL ? mems : "", err);
+	}
 	if (r < 0)
 		return r;
-	/* Until the createRuntime hook records the container's init, the pid is
-	 * ours, and stays the runtime's across the exec: once it is gone with no
-	 * <root>/<id> left behind, the create failed and the record is stale at
-	 * once (ts_state_gc()), without waiting for the grace period. */
+	/* Until the container's init is learned from the runtime's state (or
+	 * recorded by the createRuntime hook), the pid is ours, and stays the
+	 * runtime's across the exec: once it is gone with no <root>/<id> left
+	 * behind, the create failed and the record is stale at once
+	 * (ts_state_gc()), without waiting for the grace period. */
 	a->pid = getpid();
 	if (ts_state_proc_start_ticks(NULL, a->pid, &a->pid_start_ticks, NULL, err) < 0)
 		return ts_error_code(*err);
@@ -460,7 +533,8 @@ struct reservation {
 	const char *runtime_root;
 	const char *container_id;
 	uint64_t created_usec;
-	bool made; /* a record was put and committed by this create */
+	bool made;	/* a record was put and committed by this create */
+	bool untouched; /* a plain container: config.json left as it is */
 };
 
 static struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
@@ -528,16 +602,21 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	for (char **w = res->warnings; w != NULL && *w != NULL; w++)
 		ts_log(TS_LOG_WARNING, "%s", *w);
 
-	r = apply_placement(b, pools, res,
-			    &(struct ts_cgroup_translate_options){
-				    .mode = pools->cgroup_mode,
-				    .systemd = args->systemd_cgroup,
-				    .runtime_is_crun = ts_runtime_family_of_path(runtime_path) ==
-						       TS_RUNTIME_FAMILY_CRUN,
-			    },
-			    err);
+	const struct ts_cgroup_translate_options tr = {
+		.mode = pools->cgroup_mode,
+		.systemd = args->systemd_cgroup,
+		.runtime_is_crun =
+			ts_runtime_family_of_path(runtime_path) == TS_RUNTIME_FAMILY_CRUN,
+	};
+
+	rv->untouched = leave_untouched(pools, &req, res, injected, b->config, &tr);
+	if (rv->untouched)
+		ts_log(TS_LOG_DEBUG, "placement of '%s': no request, config.json left as it is",
+		       args->container_id);
+	else
+		r = apply_placement(b, pools, res, &tr, err);
 	if (r >= 0 && !res->existing)
-		r = record_allocation(s, args, runtime_path, root, b, res, injected,
+		r = record_allocation(s, args, runtime_path, root, b, res, injected, rv->untouched,
 				      &rv->created_usec, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
@@ -626,7 +705,7 @@ static bool numa_nodes_exist(const struct ts_topology *topo, hwloc_const_bitmap_
  * plugin gave a shared-pool container pin it (its pool no longer moves it). */
 static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_config *sc,
 			  const struct ts_oci_bundle *b, const struct ts_plugin_report *rep,
-			  const struct reservation *rv, struct ts_error **err)
+			  const struct reservation *rv, bool *ret_pinned, struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL, mems = NULL;
@@ -691,9 +770,49 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 		ts_alloc_free(copy);
 		return ts_error_set(err, ENOMEM, "allocation");
 	}
+	*ret_pinned = copy->pinned;
 	r = ts_state_put(s, copy, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
+	return r;
+}
+
+/* The placement file (state.h): what the store records of this container,
+ * kept in the bundle for a rebuild and a retried create, never in
+ * config.json, whose annotations the runtime publishes. */
+static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
+			  const struct ts_placement_result *res, bool pinned, bool untouched,
+			  struct ts_error **err)
+{
+	const char *cpus = NULL, *mems = NULL;
+	struct ts_state_placement p = {
+		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED && !untouched,
+		.pinned = pinned,
+		.numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
+	};
+	int r;
+
+	if (untouched) {
+		if (ts_cpulist_format(res->cpus, &p.cpus_str, err) < 0 ||
+		    ts_cpulist_format(res->mems, &p.mems_str, err) < 0) {
+			ts_state_placement_release(&p);
+			return ts_error_code(*err);
+		}
+	} else if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
+		   ts_oci_cpu_get_mems(b->config, &mems, err) < 0) {
+		return ts_error_prefix(err, "%s", b->config_path);
+	} else {
+		p.cpus_str = strdup(cpus != NULL ? cpus : "");
+		p.mems_str = strdup(mems != NULL ? mems : "");
+	}
+	p.container_id = strdup(args->container_id);
+	p.class_name = strdup(res->class_name);
+	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
+	    p.mems_str == NULL)
+		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
+	else
+		r = ts_state_placement_write(b->bundle_fd, &p, err);
+	ts_state_placement_release(&p);
 	return r;
 }
 
@@ -711,6 +830,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	struct reservation rv = {.runtime_root = root, .container_id = args->container_id};
 	struct ts_alloc **collected = NULL;
 	size_t ncollected = 0;
+	bool pinned;
 	int r;
 
 	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
@@ -722,14 +842,17 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	/* the delete stage of what the collection released, without the lock */
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
+	pinned = res.pool == TS_PLACEMENT_POOL_PINNED;
 	if (r >= 0 && !res.existing)
 		r = pre_create(chain, args, b, &res, injected, &rep, err);
 	if (r >= 0)
-		r = adopt_adjusted(pools, &sc, b, &rep, &rv, err);
+		r = adopt_adjusted(pools, &sc, b, &rep, &rv, &pinned, err);
 	ts_plugin_report_release(&rep);
 	ts_test_point("create-after-plugins");
-	if (r >= 0)
+	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
+	if (r >= 0)
+		r = save_placement(args, b, &res, pinned, rv.untouched, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {
@@ -737,8 +860,12 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		return r;
 	}
 	ts_test_point("create-after-save");
-	/* the new container is placed; the others follow now, or at the next change */
-	if (rv.made)
+	/* the new container is placed; the others follow now, or at the next
+	 * change.  A shared-pool (or pinned) create leaves the shared pool as
+	 * it was: nothing to resize, no second and third store session. */
+	if (rv.made && (res.pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
+			res.pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
+			res.pool == TS_PLACEMENT_POOL_RESERVED))
 		ts_pools_settle_or_warn(pools,
 					&(struct ts_state_options){.state_dir = sc.state_dir},
 					args->systemd_cgroup);
@@ -794,7 +921,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 
 	r = check_container_id(args->container_id, err);
 	if (r >= 0)
-		r = runtime_root(args, runtime_path, &root, err);
+		r = ts_cmd_runtime_root(args, runtime_path, &root, err);
 	if (r >= 0)
 		r = ts_cli_config_check_keys(config, config_path, err);
 	if (r >= 0)
@@ -827,8 +954,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r >= 0)
 		r = pre_create(chain, args, b, NULL, injected, &rep, err);
 	ts_plugin_report_release(&rep);
-	if (r >= 0 && (ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
-		       ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0))
+	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, NULL, config_path, root, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);

@@ -27,4 +27,35 @@
 int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		  const char *config_path, const char *runtime_path, struct ts_error **err);
 
+/**
+ * The runtime root of a container, absolute (the runtime and its hooks run
+ * from other directories): the engine's --root (made absolute against the
+ * working directory), else the runtime's own default (/run/crun for a
+ * runtime path containing "crun", else /run/runc).  With the container id
+ * it names the container in the store (state.h).
+ * @param[out] ret  a new string; caller frees.
+ * @return 0; -errno of getcwd(3) "--root '<root>': cannot tell the current
+ *         directory"; -ENOMEM.
+ */
+int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+			struct ts_error **err);
+
+/**
+ * The engine's `delete` of a container: release its allocation before the
+ * runtime deletes it, when `--force` (or `-f`) is given or its init is gone
+ * (a delete of a running container without --force fails in the runtime,
+ * and the container keeps its CPUs).  Opens the store only when
+ * allocations.json exists, learns the container's init from the runtime's
+ * state, drops the record of (runtime root, container id), commits, then
+ * gives the freed CPUs back to the shared pool (ts_pools_settle()).  When
+ * plugins have a delete stage the injected poststop hook does this instead,
+ * with the record still there for the plugins.  Never fails the delete: a
+ * problem is logged as a warning (", ignoring") and the runtime runs.
+ * @param[in] argc, argv   the engine's argv (for --force).
+ * @param[in] args         the scan of argv; borrowed.
+ * @param[in] config, config_path, runtime_path  as for ts_cmd_create().
+ */
+void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
+		   const struct ts_json *config, const char *config_path, const char *runtime_path);
+
 #endif

@@ -5,6 +5,8 @@
  *                       STATE, CLASS, CPUS, MEMS, PID, DEVICES ("-" for none),
  *                       columns two spaces apart, in store order
  *   alloc list --json   the "allocations" array of allocations.json, pretty
+ *                       (both list after learning, from the runtimes' state,
+ *                       the init of every "creating" record: ts_state_learn_inits())
  *   alloc gc [--grace SECONDS]
  *                       collect stale allocations (ts_state_gc()), one line
  *                       "collected <container id>" each; the grace period
@@ -270,5 +272,13 @@ int ts_ctl_alloc(int argc, char **argv)
 		return cmd_gc(config, &sc, has_grace ? grace : sc.gc_grace_usec);
 	if (open_store(&sc, &s) != 0)
 		return 1;
+	/* what the runtimes started since the last store session (no hook
+	 * records it): listed as it is, and kept */
+	if (ts_state_learn_inits(s) > 0) {
+		cleanup_error struct ts_error *err = NULL;
+
+		if (ts_state_commit(s, &err) < 0)
+			return print_error(TAKE_PTR(err));
+	}
 	return json ? list_json(s) : list_text(s);
 }

@@ -19,9 +19,14 @@
  * every online CPU (ts_runtime_reset_affinity()): a pinned caller's mask
  * must not become the container's.
  *
+ * `delete` also releases the container's allocation first
+ * (ts_cmd_delete(); no poststop hook is injected unless plugins need
+ * one), and so always reads the config.
+ *
  * This is the only file that exits or execs.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +53,9 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 
 	if (config_path == NULL || config_path[0] == '\0')
 		config_path = TS_CLI_CONFIG_DEFAULT;
-	if (args->rewrite || override == NULL || override[0] == '\0') {
+	bool delete = args->command != NULL && strcmp(args->command, "delete") == 0;
+
+	if (args->rewrite || delete || override == NULL || override[0] == '\0') {
 		r = ts_cli_config_load(config_path, &config, err);
 		if (r < 0)
 			return r;
@@ -83,6 +90,9 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		 * costs the container CPUs, as it would without toposhim */
 		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
 	}
+	/* the engine's delete releases the allocation (no poststop hook) */
+	if (delete)
+		ts_cmd_delete(argc, argv, args, config, config_path, runtime_path);
 	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
 				     err);
 }

@@ -262,6 +262,10 @@ struct pools_plan {
 	char **runtimes;	 /* the runtime that updates each (not the record's); owned */
 	struct ts_cgroup_resize_target *targets; /* borrowing from the above */
 	size_t n;
+	/* shared-pool containers whose create is still running and whose
+	 * cpus the pool no longer gives: copies, owned */
+	struct ts_alloc **pending;
+	size_t npending;
 };
 
 static void plan_release(struct pools_plan *pl)
@@ -276,6 +280,7 @@ static void plan_release(struct pools_plan *pl)
 	free(pl->cpus);
 	free(pl->mems);
 	free(pl->targets);
+	ts_alloc_array_free(pl->pending, pl->npending);
 	*pl = (struct pools_plan){0};
 }
 
@@ -353,6 +358,56 @@ static bool confirmed_target(const struct ts_alloc *a)
 	return true;
 }
 
+/* Whether a "creating" shared-pool record's create is still running and
+ * the pool no longer gives it the cpus it was created with: once its
+ * runtime names the init, it must be resized (what the createRuntime hook's
+ * catch-up did). */
+static bool creating_outside(const struct ts_pools *p, hwloc_const_bitmap_t pool,
+			     const struct ts_alloc *a, const struct ts_state *s)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *cpus = NULL;
+	uint64_t ticks = 0;
+	bool alive = false;
+
+	if (a->pid <= 0 ||
+	    ts_state_proc_start_ticks(ts_state_proc_root(s), a->pid, &ticks, &alive, &ignored) <
+		    0 ||
+	    !alive || ticks != a->pid_start_ticks)
+		return false;
+	return class_cpus(p, pool, a->class_name, &cpus, &ignored) >= 0 &&
+	       !str_eq(a->cpus_str, cpus);
+}
+
+/* Wait, without any lock, until the runtime of each pending record names
+ * its init (or its create is over), at most until deadline_usec
+ * (CLOCK_REALTIME); polls every 10 ms. */
+static void wait_for_inits(const struct ts_state_options *opts, const struct pools_plan *pl,
+			   uint64_t deadline_usec)
+{
+	const char *proc_root = opts != NULL && opts->proc_root ? opts->proc_root : "/proc";
+
+	for (size_t i = 0; i < pl->npending; i++) {
+		const struct ts_alloc *a = pl->pending[i];
+
+		while (ts_state_now_usec() < deadline_usec) {
+			cleanup_error struct ts_error *ignored = NULL;
+			uint64_t start = 0, ticks = 0;
+			bool alive = false;
+			pid_t pid = 0;
+
+			if (ts_state_runtime_init(a->runtime_root, a->container_id, &pid, &start,
+						  NULL) == 1)
+				break;
+			if (ts_state_proc_start_ticks(proc_root, a->pid, &ticks, &alive, &ignored) <
+				    0 ||
+			    !alive || ticks != a->pid_start_ticks)
+				break;
+			usleep(10000);
+		}
+	}
+}
+
 /* Every running shared-pool container whose cpus or mems differ from what
  * the pool gives its class now, but those of skip (NULL: none). */
 static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool systemd_cgroup,
@@ -372,8 +427,9 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 	pl.mems = calloc(n + 1, sizeof(*pl.mems));
 	pl.targets = calloc(n + 1, sizeof(*pl.targets));
 	pl.runtimes = calloc(n + 1, sizeof(*pl.runtimes));
+	pl.pending = calloc(n + 1, sizeof(*pl.pending));
 	if (pl.which == NULL || pl.cpus == NULL || pl.mems == NULL || pl.targets == NULL ||
-	    pl.runtimes == NULL) {
+	    pl.runtimes == NULL || pl.pending == NULL) {
 		plan_release(&pl);
 		return ts_error_set(err, ENOMEM, "resize");
 	}
@@ -381,6 +437,14 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 		const struct ts_alloc *a = ts_state_at(s, i);
 		char *cpus = NULL, *mems = NULL;
 
+		if (ts_pools_pool_of(p, a) == TS_PLACEMENT_POOL_SHARED &&
+		    a->status == TS_ALLOC_CREATING && !among(skip, nskip, a) &&
+		    creating_outside(p, pool, a, s)) {
+			pl.pending[pl.npending] = ts_alloc_dup(a);
+			if (pl.pending[pl.npending] != NULL)
+				pl.npending++;
+			continue;
+		}
 		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
 		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
 		    among(skip, nskip, a))
@@ -530,8 +594,8 @@ static int open_store(const struct ts_state_options *opts, struct ts_state **ret
  * tried again at the next pool change, not in this settle).
  * @return how many were resized; 0 with *ret_done when nothing was left. */
 static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
-			bool systemd_cgroup, struct ts_alloc ***skip, size_t *nskip, bool *ret_done,
-			struct ts_error **err)
+			bool systemd_cgroup, struct ts_alloc ***skip, size_t *nskip,
+			uint64_t wait_deadline_usec, bool *ret_done, struct ts_error **err)
 {
 	struct pools_plan pl = {0};
 	struct ts_cgroup_resize_result *results = NULL;
@@ -540,6 +604,10 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	int r;
 
 	r = open_store(opts, &s, err);
+	/* the inits the runtime started since (no hook records them): the
+	 * resizes need their cgroups, and the outcomes are recorded by pid */
+	if (r >= 0 && ts_state_learn_inits(s) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	if (r >= 0)
@@ -548,6 +616,11 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 		r = ts_error_set(err, ENOMEM, "resize");
 	s = ts_state_close(s);
 	*ret_done = r >= 0 && pl.n == 0;
+	if (r >= 0 && pl.n == 0 && pl.npending > 0 && ts_state_now_usec() < wait_deadline_usec) {
+		/* a container created meanwhile: resized once its init exists */
+		wait_for_inits(opts, &pl, wait_deadline_usec);
+		*ret_done = false;
+	}
 	if (r < 0 || pl.n == 0) {
 		plan_release(&pl);
 		return r;
@@ -591,6 +664,8 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	int r;
 
 	r = open_store(opts, &s, err);
+	if (r >= 0 && ts_state_learn_inits(s) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = plan_rebalance(p, s, systemd_cgroup, skip, nskip, &pl, err);
 	ts_state_close(s);
@@ -605,6 +680,7 @@ int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, boo
 	struct ts_alloc **skip = NULL;
 	size_t nskip = 0;
 	cleanup_free char *path = NULL;
+	uint64_t wait_deadline = ts_state_now_usec() + TS_POOLS_CREATE_WAIT_USEC;
 	int total = 0, r = 0;
 
 	if (!p->placement.enabled)
@@ -629,7 +705,8 @@ int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, boo
 			break; /* the holder sees our change when it looks again */
 		}
 		for (int round = 0; round < 16 && r >= 0 && !done; round++) {
-			r = settle_round(p, opts, systemd_cgroup, &skip, &nskip, &done, err);
+			r = settle_round(p, opts, systemd_cgroup, &skip, &nskip, wait_deadline,
+					 &done, err);
 			if (r > 0)
 				total += r;
 		}

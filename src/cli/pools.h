@@ -111,6 +111,9 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 /** Free what ts_pools_views() returned. */
 void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, size_t n);
 
+/** Longest a settle waits for shared-pool containers whose create is in flight: 10 s. */
+#define TS_POOLS_CREATE_WAIT_USEC (10ull * 1000 * 1000)
+
 /** Name of the lock file, in the state dir, held while shared-pool containers are resized. */
 #define TS_POOLS_RESIZE_LOCK "resize.lock"
 
@@ -144,6 +147,11 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
  * more.  A process that finds the resize lock taken returns at once: its
  * change is committed already, and the holder's next look finds it.  A
  * container whose resize failed is not tried again in the same settle.
+ * A shared-pool container whose create is still running (no hook records
+ * its init) and whose cpus the pool no longer gives is waited for, without
+ * any lock, until its runtime's state names the init or its create is over
+ * (at most TS_POOLS_CREATE_WAIT_USEC per settle), then resized: it never
+ * starts on cpus another container now holds exclusively.
  * @param[in] opts            where the store is; borrowed.
  * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
  * @return how many containers this process resized (>= 0; 0 also when

@@ -40,14 +40,6 @@
 
 /* ---- annotations -------------------------------------------------------------------------- */
 
-/* What toposhim records in a placed container's config.json: the cpuset it
- * wrote (absent when the user's explicit cpus were honoured: pinned) and
- * the QoS class it placed the container in.  A retried create tells its own
- * cpus from the user's by the first; a state rebuild finds the containers
- * toposhim placed, and how, by both. */
-#define TS_OCI_ANNOTATION_PLACED_CPUS "toposhim.io/placed-cpus"
-#define TS_OCI_ANNOTATION_PLACED_CLASS "toposhim.io/placed-class"
-
 /**
  * Read annotation key.
  * @param[out] ret_value  the value, borrowed; written only when 1 is returned.

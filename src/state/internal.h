@@ -12,7 +12,6 @@
 #include "state/state.h"
 
 #define TS_STATE_LOCK_FILE "lock"
-#define TS_STATE_ALLOC_FILE "allocations.json"
 /* the last sound allocations.json before the current one */
 #define TS_STATE_PREV_FILE "allocations.json.prev"
 #define TS_STATE_PREV_TMP ".allocations.json.prev.tmp"

@@ -149,6 +149,12 @@ bool ts_state_alloc_is_stale(const char *proc_root, const struct ts_alloc *a, ui
 	 * is there to be seen.  Checking the dir first lost live containers:
 	 * the dir was looked for just before the runtime made it, and the
 	 * process was gone when looked for just after (issue 17). */
+	/* The init (learned from the runtime's state, or recorded by the
+	 * createRuntime hook) is gone: the container has exited, and what it
+	 * held is free although its runtime state stays until the engine's
+	 * delete (kubelet keeps exited containers). */
+	if (a->status == TS_ALLOC_CREATED && a->pid > 0)
+		return init_alive(proc_root, a) == 0;
 	if (a->pid > 0 && init_alive(proc_root, a) != 0)
 		return false;
 	ts_test_point("gc-between-pid-and-dir");
@@ -159,4 +165,46 @@ bool ts_state_alloc_is_stale(const char *proc_root, const struct ts_alloc *a, ui
 	/* no pid yet: a create still running, or one that died before the
 	 * createRuntime hook; a clock step backwards keeps the record */
 	return now_usec >= a->created_usec && now_usec - a->created_usec > grace_usec;
+}
+
+size_t ts_state_learn_inits(struct ts_state *s)
+{
+	size_t learned = 0;
+
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		struct ts_alloc *a = s->allocs[i];
+		cleanup_error struct ts_error *ignored = NULL;
+		char *cgroup = NULL;
+		uint64_t start = 0;
+		pid_t pid = 0;
+
+		if (a->status != TS_ALLOC_CREATING)
+			continue;
+		if (ts_state_runtime_init(a->runtime_root, a->container_id, &pid, &start, NULL) !=
+		    1) {
+			/* The create is over and left a runtime dir without a state
+			 * toposhim can read (another runtime's layout): created,
+			 * with no init known; it lives as long as its dir does. */
+			if (a->pid > 0 && init_alive(s->proc_root, a) == 0 &&
+			    runtime_dir_exists(a) == 1) {
+				a->pid = 0;
+				a->pid_start_ticks = 0;
+				a->status = TS_ALLOC_CREATED;
+				learned++;
+			}
+			continue;
+		}
+		/* gone already (a short-lived init): no cgroup, stale at once */
+		if (ts_state_proc_cgroup(s->proc_root, pid, &cgroup, &ignored) < 0)
+			cgroup = NULL;
+		free(a->cgroup_path);
+		a->cgroup_path = cgroup;
+		a->pid = pid;
+		a->pid_start_ticks = start;
+		a->status = TS_ALLOC_CREATED;
+		learned++;
+	}
+	if (learned > 0)
+		s->dirty = true;
+	return learned;
 }

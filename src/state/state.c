@@ -557,16 +557,29 @@ static struct ts_json *read_bundle_config(const char *bundle)
 }
 
 /* A salvaged record of a live container that lost its cpus, mems or class
- * takes them from its bundle's config.json: what toposhim wrote there at
- * create is what the container runs with.  Best effort: an unreadable
+ * takes them from its bundle's placement file (what toposhim gave it at
+ * create), else from its config.json.  Best effort: an unreadable
  * bundle leaves the record as it is. */
 static void fill_from_bundle(struct ts_alloc *a)
 {
 	cleanup_error struct ts_error *ignored = NULL;
 	cleanup_json struct ts_json *config = NULL;
+	struct ts_state_placement p = {0};
 	const char *value = NULL;
 
 	if (a->bundle == NULL || (a->cpus_str != NULL && a->mems_str != NULL && a->class_name))
+		return;
+	if (ts_state_placement_read(AT_FDCWD, a->bundle, &p) == 1 &&
+	    strcmp(p.container_id, a->container_id) == 0) {
+		if (a->cpus_str == NULL)
+			a->cpus_str = TAKE_PTR(p.cpus_str);
+		if (a->mems_str == NULL)
+			a->mems_str = TAKE_PTR(p.mems_str);
+		if (a->class_name == NULL)
+			a->class_name = TAKE_PTR(p.class_name);
+	}
+	ts_state_placement_release(&p);
+	if (a->cpus_str != NULL && a->mems_str != NULL && a->class_name)
 		return;
 	config = read_bundle_config(a->bundle);
 	if (config == NULL)
@@ -654,37 +667,31 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
 	return 1;
 }
 
-/* A record for a running container that toposhim placed (its config.json
- * carries TS_OCI_ANNOTATION_PLACED_CLASS) but the store has lost; NULL when
- * it is not one of ours. */
+/* A record for a running container that toposhim placed (its bundle holds
+ * a placement file for this id) but the store has lost; NULL when it is not
+ * one of ours. */
 static struct ts_alloc *adopt_one(const char *root, const char *id, const char *bundle)
 {
 	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_json struct ts_json *config = read_bundle_config(bundle);
+	struct ts_state_placement p = {0};
 	cleanup_alloc struct ts_alloc *a = NULL;
-	const char *class = NULL, *cpus = NULL, *mems = NULL, *placed = NULL, *numa = NULL;
 
-	if (config == NULL ||
-	    ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CLASS, &class, &ignored) != 1)
+	if (ts_state_placement_read(AT_FDCWD, bundle, &p) != 1)
 		return NULL;
-	(void)ts_oci_cpu_get_cpus(config, &cpus, &ignored);
-	(void)ts_oci_cpu_get_mems(config, &mems, &ignored);
-	(void)ts_oci_annotation_get(config, TS_OCI_ANNOTATION_PLACED_CPUS, &placed, &ignored);
-	(void)ts_oci_annotation_get(config, "toposhim.io/numa", &numa, &ignored);
-	a = ts_alloc_new(id, &ignored);
-	if (a == NULL)
-		return NULL;
-	a->status = TS_ALLOC_CREATED;
-	/* toposhim wrote no cpus for a pinned container: they are the user's */
-	a->pinned = cpus != NULL && (placed == NULL || strcmp(placed, cpus) != 0);
-	a->numa_exclusive = !a->pinned && numa != NULL && strcmp(numa, "exclusive") == 0;
-	a->runtime_root = strdup(root);
-	a->bundle = strdup(bundle);
-	a->class_name = strdup(class);
-	a->cpus_str = strdup(cpus != NULL && ts_cpulist_valid(cpus) ? cpus : "");
-	a->mems_str = strdup(mems != NULL && ts_cpulist_valid(mems) ? mems : "");
-	if (a->runtime_root == NULL || a->bundle == NULL || a->class_name == NULL ||
-	    a->cpus_str == NULL || a->mems_str == NULL)
+	if (strcmp(p.container_id, id) == 0)
+		a = ts_alloc_new(id, &ignored);
+	if (a != NULL) {
+		a->status = TS_ALLOC_CREATED;
+		a->pinned = p.pinned;
+		a->numa_exclusive = p.numa_exclusive;
+		a->runtime_root = strdup(root);
+		a->bundle = strdup(bundle);
+		a->class_name = TAKE_PTR(p.class_name);
+		a->cpus_str = TAKE_PTR(p.cpus_str);
+		a->mems_str = TAKE_PTR(p.mems_str);
+	}
+	ts_state_placement_release(&p);
+	if (a == NULL || a->runtime_root == NULL || a->bundle == NULL)
 		return NULL;
 	return TAKE_PTR(a);
 }
@@ -879,6 +886,7 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 	cleanup_free struct ts_alloc **collected = NULL;
 	size_t n = 0, kept = 0;
 
+	(void)ts_state_learn_inits(s); /* marks the store dirty when it learned */
 	if (s->n_allocs > 0) {
 		collected = calloc(s->n_allocs, sizeof(*collected));
 		if (collected == NULL)

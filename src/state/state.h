@@ -62,10 +62,11 @@
  *
  * A rebuild also adopts, from every runtime root the candidate records name
  * or the file runtime-roots lists (every root a committed record ever named,
- * kept at commit time), the running containers whose bundle config.json carries
- * toposhim.io/placed-class (runc: "bundle=" label in <root>/<id>/state.json;
- * crun: "bundle" in <root>/<id>/status) and that no record covers: class,
- * cpus, mems, pinned and numa_exclusive come from that config.json.  A root
+ * kept at commit time), the running containers whose bundle holds a placement
+ * file for that container id (TS_STATE_PLACEMENT_FILE; runc: "bundle=" label
+ * in <root>/<id>/state.json; crun: "bundle" in <root>/<id>/status) and that
+ * no record covers: class, cpus, mems, pinned and numa_exclusive come from
+ * that file.  A root
  * no record ever named is not searched (a state dir serves one host's
  * runtimes, but tests run several side by side).
  *
@@ -89,9 +90,12 @@
  *
  * Lifecycle of a record: create puts it as "creating" under the lock, commits
  * and execs the runtime (the lock fd is O_CLOEXEC, so exec releases it); the
- * injected createRuntime hook records pid, start time and cgroup and sets
- * "created"; the poststop hook removes it.  A crash anywhere leaves a record
- * that ts_state_gc() collects at a later create.
+ * next store session that collects or settles learns pid, start time and
+ * cgroup from the runtime's state and sets "created" (ts_state_learn_inits(),
+ * or the createRuntime hook when plugins need one); the engine's `delete`
+ * through toposhim, or the first collection after the init exited, removes
+ * it (the poststop hook too, when injected).  A crash anywhere leaves a
+ * record that ts_state_gc() collects at a later create.
  */
 #ifndef TS_STATE_STATE_H
 #define TS_STATE_STATE_H
@@ -107,6 +111,8 @@
 #define TS_STATE_DIR_DEFAULT "/run/toposhim"
 /** Environment variable that names the state directory (wins over the config). */
 #define TS_STATE_DIR_ENV "TOPOSHIM_STATE_DIR"
+/** The allocations file, in the state directory. */
+#define TS_STATE_ALLOC_FILE "allocations.json"
 /** Version written to and accepted from allocations.json. */
 #define TS_STATE_FORMAT_VERSION 1
 /** Default bounded wait for the lock: 10 s. */
@@ -298,8 +304,24 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
 int ts_state_commit(struct ts_state *s, struct ts_error **err);
 
 /**
- * Collect stale records and remove them from the store (the caller commits).
- * A record is stale when <runtime_root>/<container_id> does not exist and
+ * Learn the init process of every "creating" record from its runtime's own
+ * state (ts_state_runtime_init(): runc's state.json, crun's status): its
+ * pid, start time and cgroup (read from <proc>/<pid>/cgroup while it runs;
+ * none when it is gone already), and mark it "created".  This is what the
+ * createRuntime hook did, without a hook execution on every create.  A
+ * record whose create process is gone and left a runtime dir without a state
+ * toposhim can read becomes "created" with no pid (it lives as long as that
+ * dir).  Records are changed in place; the store is marked for commit.
+ * @return how many records were learned.
+ */
+size_t ts_state_learn_inits(struct ts_state *s);
+
+/**
+ * Collect stale records and remove them from the store (the caller commits);
+ * ts_state_learn_inits() runs first.  A "created" record with an init pid
+ * is stale as soon as that init is gone (the container exited: its runtime
+ * state may stay until the engine deletes it, its CPUs do not).  Any other
+ * record is stale when <runtime_root>/<container_id> does not exist and
  * either its recorded pid is gone (no /proc/<pid>, a zombie, or a start time
  * other than the recorded one: a recycled pid) or it has no pid and is older
  * than grace_usec.  The process is looked at before the runtime dir: a
@@ -346,6 +368,55 @@ static inline void ts_state_closep(struct ts_state **s)
  */
 int ts_state_runtime_init(const char *runtime_root, const char *container_id, pid_t *ret_pid,
 			  uint64_t *ret_start_ticks, char **ret_cgroup);
+
+/** The placement file of a bundle, next to its config.json. */
+#define TS_STATE_PLACEMENT_FILE "toposhim-placement.json"
+
+/*
+ * The placement file: toposhim's own bookkeeping of a container it placed,
+ * kept in the bundle next to config.json (never in config.json, whose
+ * annotations the runtime publishes in `state` and on every hook's stdin).
+ * One JSON object: "version" (TS_STATE_FORMAT_VERSION), "id" (the
+ * container id), "class", "cpus" and "mems" (what the container runs
+ * with, lists, "" for none), "cpus_written" (whether toposhim wrote cpus
+ * into config.json: false for a plain container left untouched),
+ * "pinned" and "numa_exclusive" (as in allocations.json).  Create writes
+ * it atomically before config.json; a rebuild of a damaged store reads it
+ * to adopt running containers, and a retried create to tell the cpus it
+ * wrote from a user's.
+ */
+struct ts_state_placement {
+	char *container_id;
+	char *class_name;
+	char *cpus_str;
+	char *mems_str;
+	bool cpus_written;
+	bool pinned;
+	bool numa_exclusive;
+};
+
+/**
+ * Write the placement file atomically (temp file, fsync, rename; mode 0644).
+ * @param[in] bundle_fd  the bundle directory.
+ * @param[in] p          what to write; NULL strings are written as "".
+ * @return 0; -errno of the write with "<file>: ..."; -ENOMEM.
+ */
+int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
+			     struct ts_error **err);
+
+/**
+ * Read <bundle>/toposhim-placement.json.
+ * @param[in]  dirfd   what a relative bundle is relative to (AT_FDCWD).
+ * @param[in]  bundle  the bundle directory; NULL reads nothing.
+ * @param[out] ret     filled on 1; release with ts_state_placement_release().
+ * @return 1 when a sound file was read; 0 when there is none, or it does not
+ *         parse, has another version or an invalid member (never an error:
+ *         callers fall back to what else they know).
+ */
+int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_placement *ret);
+
+/** Free what a placement owns and zero it. */
+void ts_state_placement_release(struct ts_state_placement *p);
 
 struct ts_json;
 

@@ -78,10 +78,13 @@ RUNTIME
 	[ "$(sort -n <<<"$all" | sed '/^$/d' | wc -l)" -eq 100 ]
 	[ "$(sort -n <<<"$all" | sed '/^$/d' | paste -sd,)" = "$( (seq 0 49; seq 192 241) | paste -sd,)" ]
 
-	# the state file has the same 50 records, all still "creating"
+	# the state file has the same 50 records: "creating", or "created" with
+	# no init where a later create learned that the fake runtime's create
+	# was over (it leaves a state dir toposhim cannot read)
 	run jq -r '.allocations | length' "$WORK/state/allocations.json"
 	[ "$output" = "$N" ]
-	run jq -r '[.allocations[] | select(.state == "creating" and .class == "critical")] | length' \
+	run jq -r '[.allocations[] | select((.state == "creating" or (.state == "created" and .pid == null))
+		and .class == "critical")] | length' \
 		"$WORK/state/allocations.json"
 	[ "$output" = "$N" ]
 	for i in $(seq "$N"); do

@@ -139,8 +139,19 @@ shared_running() {
 
 @test "faults: the hooks under real runc killed at each of their steps" {
 	require_runc
+	getent passwd toposhim-plugin >/dev/null ||
+		skip "no user toposhim-plugin, which plugins run as (contrib/plugin-user.sh creates it)"
 	RUNC_ROOT="$WORK/runc"
 	unset TOPOSHIM_RUNTIME
+	# the hooks are injected only for plugins with a create or delete stage:
+	# the log plugin, from a copy only root can change
+	install -d -m 0755 "$WORK/plugins"
+	install -m 0755 "$TS_BUILDDIR/hooks/log" "$WORK/plugins/"
+	install -d -m 0755 -o toposhim-plugin "$WORK/plugin-out"
+	echo "{\"state_dir\": \"$WORK/state\", $TS_TEST_POLICY, \"plugins\": [{\"type\": \"log\",
+		\"path\": \"$WORK/plugins/log\", \"conf\": {\"path\": \"$WORK/plugin-out/events.jsonl\"},
+		\"stages\": [\"create\", \"delete\"], \"sandbox\": {\"writable\": [\"$WORK/plugin-out\"]}}]}" \
+		>"$TOPOSHIM_CONFIG"
 	make_bundle "$WORK/c" sleep 1000
 	jq '.annotations = {"toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
 		"$WORK/c/config.json" >"$WORK/c.json" && mv "$WORK/c.json" "$WORK/c/config.json"

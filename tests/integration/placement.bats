@@ -100,7 +100,7 @@ cpus_of() {
 	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
 }
 
-@test "placement: delete releases the allocation (poststop) and CPU 1 can be had again" {
+@test "placement: delete releases the allocation and CPU 1 can be had again" {
 	bundle crit critical 1
 	create_start crit
 	"$TOPOSHIM" delete --force "$ID-crit"
@@ -205,13 +205,14 @@ cpus_of() {
 	run env TOPOSHIM_RUNTIME="$WORK/die" "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
 	[ "$status" -eq 137 ]
 	# the engine retries the same id: config.json already holds the cpus the
-	# first attempt wrote (toposhim.io/placed-cpus tells them from a user's)
+	# first attempt wrote (its placement file tells them from a user's)
 	create_start crit
 	[ "$(cat "$WORK/crit.out")" = 1 ]
 	run alloc_json
 	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
-	run jq '[.hooks.poststop[] | select(.args[1] == "hook")] | length' "$WORK/crit/config.json"
-	[ "$output" = 1 ]
+	# no plugin needs them: no hook of toposhim's, neither from the first attempt
+	run jq -c '.hooks' "$WORK/crit/config.json"
+	[ "$output" = null ]
 }
 
 @test "placement: explicit cpus in config.json (podman --cpuset-cpus) are honoured as pinned" {
@@ -276,7 +277,10 @@ cpus_of() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "${lines[-1]}" = 1 ]
 	[ "$(cpus_of crun)" = '{"cpus":"1","mems":"0"}' ]
-	# crun ran the poststop hook at the end of run: CPU 1 is free again
+	# crun deleted it at the end of run: the next collection (any create's)
+	# frees CPU 1
+	run "$TOPOSHIMCTL" alloc gc
+	[ "$output" = "collected $ID-crun" ]
 	run alloc_json
 	[ "$output" = '[]' ]
 }
@@ -317,7 +321,10 @@ cpus_of() {
 	bundle crit critical 1
 	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/crit" "$ID-crit" </dev/null >/dev/null 2>&1
 	[ "$(runc --root "$root" state "$ID-crit" | jq -r .status)" = running ]
-	[ "$(jq -r '.annotations["toposhim.io/placed-class"]' "$WORK/crit/config.json")" = critical ]
+	# the bookkeeping is in the bundle's placement file, not in config.json
+	[ "$(jq -r .class "$WORK/crit/toposhim-placement.json")" = critical ]
+	run jq -c '[.annotations // {} | keys[] | select(startswith("toposhim.io/placed"))]' "$WORK/crit/config.json"
+	[ "$output" = '[]' ]
 	# the critical record is lost: damaged file (wrong checksum), no older copy
 	jq --arg id "$ID-crit" '.allocations |= map(select(.container_id != $id)) | .checksum = "x"' \
 		"$WORK/state/allocations.json" >"$WORK/damaged.json"
@@ -336,4 +343,42 @@ cpus_of() {
 	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = '[{"class":"critical","cpus":"1","state":"created"}]' ]
 	runc --root "$root" delete --force "$ID-crit" >/dev/null 2>&1
 	runc --root "$root" delete --force "$ID-std" >/dev/null 2>&1
+}
+
+@test "placement: an exited critical container that is not deleted gives its CPU to the next critical create" {
+	# kubelet keeps exited (init) containers without deleting them
+	make_bundle "$WORK/done" '["true"]'
+	set_annotation "$WORK/done" toposhim.io/class critical
+	set_annotation "$WORK/done" toposhim.io/cpus 1
+	"$TOPOSHIM" create --bundle "$WORK/done" "$ID-done" </dev/null >/dev/null
+	"$TOPOSHIM" start "$ID-done"
+	for _ in $(seq 50); do
+		[ "$(runc state "$ID-done" | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	[ "$(runc state "$ID-done" | jq -r .status)" = stopped ]
+	[ "$(cpus_of done)" = '{"cpus":"1","mems":"0"}' ]
+	# no hook ran: nothing but the runtime's state says it exited
+	run jq -c .hooks "$WORK/done/config.json"
+	[ "$output" = null ]
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+	# still there for the engine to delete
+	[ "$(runc state "$ID-done" | jq -r .status)" = stopped ]
+	"$TOPOSHIM" delete "$ID-done"
+	run runc state "$ID-done"
+	[ "$status" -ne 0 ]
+}
+
+@test "placement: what runc reports carries nothing of toposhim's: no annotation, no hook" {
+	bundle crit critical 1
+	create_start crit
+	run runc state "$ID-crit"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.annotations' <<<"$output")" = '{"toposhim.io/class":"critical","toposhim.io/cpus":"1"}' ]
+	run jq -c .hooks "$WORK/crit/config.json"
+	[ "$output" = null ]
 }

@@ -224,6 +224,8 @@ state_with_one_container() {
 	write_config
 	make_bundle "$WORK/a" '["sleep","60"]'
 	"$TOPOSHIM" create --bundle "$WORK/a" "$ID-a" </dev/null >/dev/null 2>&1
+	# the store learns the init from runc's state (no hook records it)
+	"$TOPOSHIMCTL" alloc list >/dev/null
 	cp "$WORK/state/allocations.json" "$WORK/allocations.before"
 }
 

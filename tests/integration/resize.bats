@@ -55,7 +55,7 @@ seen_by() {
 }
 
 # host_cpuset NAME: cpuset.cpus of the container's v1 cgroup, read on the
-# host at the cgroup path the create-runtime hook recorded.
+# host at the cgroup path toposhim recorded (learned from runc's state).
 host_cpuset() {
 	local path
 	path=$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-$1" '.[] | select(.container_id == $id) | .cgroup_path')
@@ -110,7 +110,9 @@ host_cpuset() {
 	[ "${#lines[@]}" -eq 2 ]
 	run jq -c '.linux.resources | {cpu, unified}' "$WORK/bat/config.json"
 	[ "$output" = '{"cpu":{"cpus":"0-1","mems":"0","shares":10},"unified":null}' ]
-	# run deleted it: nothing left
+	# run deleted it: the next collection (any create's) leaves nothing
+	run "$TOPOSHIMCTL" alloc gc
+	[ "$output" = "collected $ID-bat" ]
 	run alloc_json
 	[ "$output" = '[]' ]
 }
@@ -148,4 +150,50 @@ host_cpuset() {
 	podman rm -f -t 0 "$ID-pod" >/dev/null
 	run alloc_json
 	[ "$output" = '[]' ]
+}
+
+@test "resize: a shared container whose create is in flight when CPU 1 is taken starts on 0" {
+	# its runtime is slow to start: the critical create's settle waits for
+	# runc's state to name its init (no hook records it), then resizes it
+	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 2 ;; esac\nexec %s "$@"\n' \
+		"$(command -v runc)" >"$WORK/slow"
+	chmod 0755 "$WORK/slow"
+	bundle std standard
+	env TOPOSHIM_RUNTIME="$WORK/slow" "$TOPOSHIM" create --bundle "$WORK/std" "$ID-std" \
+		</dev/null >"$WORK/std.out" 2>"$WORK/std.err" 3>&- &
+	local bg=$! i
+	for i in $(seq 50); do
+		grep -q "\"$ID-std\"" "$WORK/state/allocations.json" 2>/dev/null && break
+		sleep 0.1
+	done
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	wait "$bg" || { cat "$WORK/std.err"; false; }
+	# the standard one's config.json still says 0-1; its cgroup says 0
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/std/config.json")" = 0-1 ]
+	"$TOPOSHIM" start "$ID-std"
+	wait_for_file "$WORK/std.out"
+	[ "$(cat "$WORK/std.out")" = 0 ]
+	[ "$(host_cpuset std)" = 0 ]
+}
+
+@test "resize: a plain container keeps a byte-identical config.json, is shrunk and grown back" {
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	cp "$WORK/plain/config.json" "$WORK/plain.orig"
+	create_start plain
+	# no request, a shared pool of every CPU: nothing of toposhim's in it
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	[ "$(cat "$WORK/plain.out")" = 0-1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	bundle crit critical 1
+	create_start crit
+	[ "$(seen_by plain)" = "0 0 0 " ]
+	[ "$(host_cpuset plain)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(seen_by plain)" = "0-1 0-1 0-1 " ]
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
 }

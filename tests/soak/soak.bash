@@ -94,8 +94,8 @@ soak_check() {
 			continue
 		fi
 		rec=$(jq -c --arg id "$id" '.allocations[] | select(.container_id == $id) | [.cpus, .mems, .class]' "$records")
-		want=$(jq -c '[.linux.resources.cpu.cpus // "", .linux.resources.cpu.mems // "",
-			.annotations["toposhim.io/placed-class"]]' "$cfg")
+		# what toposhim gave it at create: its placement file, next to config.json
+		want=$(jq -c '[.cpus, .mems, .class]' "$SOAK/work/$id/toposhim-placement.json")
 		# a running shared container follows the pool: its cgroup, not its
 		# config.json, has what the record says
 		if [ "$rec" != "$want" ] && [ "$(jq -r '.[2]' <<<"$rec")" != critical ] &&

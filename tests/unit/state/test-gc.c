@@ -147,12 +147,15 @@ static void test_gc_cases(void **state)
 	size_t n = 99;
 	struct ts_state_options opts = {0};
 	static const char *const kept[] = {"alive",
-					   "dead-but-runtime-dir",
 					   "garbled-stat",
 					   "creating-in-grace",
 					   "creating-late-but-runtime-dir",
-					   "clock-went-back"};
-	static const char *const gone[] = {"dead", "restarted", "zombie", "creating-late"};
+					   "clock-went-back",
+					   "learned-running"};
+	/* an exited init is gone although its runtime state stays until the
+	 * engine deletes it (kubelet keeps exited containers) */
+	static const char *const gone[] = {"dead",   "restarted",     "dead-but-runtime-dir",
+					   "zombie", "creating-late", "learned-exited"};
 
 	assert_non_null(top);
 	assert_true(asprintf(&proc, "%s/proc", top) > 0);
@@ -166,6 +169,14 @@ static void test_gc_cases(void **state)
 	assert_int_equal(th_write(proc, "105/stat", "garbage\n"), 0);
 	assert_int_equal(th_write(runtime, "dead-but-runtime-dir/state.json", "{}"), 0);
 	assert_int_equal(th_write(runtime, "creating-late-but-runtime-dir/state.json", "{}"), 0);
+	/* runc's state of two containers whose create is over: one runs
+	 * (pid 100, start 5000), one has exited (pid 101 is gone) */
+	assert_int_equal(th_write(runtime, "learned-running/state.json",
+				  "{\"init_process_pid\": 100, \"init_process_start\": 5000}"),
+			 0);
+	assert_int_equal(th_write(runtime, "learned-exited/state.json",
+				  "{\"init_process_pid\": 101, \"init_process_start\": 5000}"),
+			 0);
 
 	opts.state_dir = sdir;
 	opts.proc_root = proc;
@@ -209,8 +220,27 @@ static void test_gc_cases(void **state)
 				      &err),
 			 0);
 
+	assert_int_equal(ts_state_put(s,
+				      mk("learned-running", runtime, 0, 0, TS_ALLOC_CREATING,
+					 now - 3600 * SEC),
+				      &err),
+			 0);
+	assert_int_equal(
+		ts_state_put(s,
+			     mk("learned-exited", runtime, 0, 0, TS_ALLOC_CREATING, now - 1 * SEC),
+			     &err),
+		0);
+
 	assert_int_equal(ts_state_gc(s, now, grace, &got, &n, &err), 0);
 	assert_null(err);
+	{
+		const struct ts_alloc *l = ts_state_find(s, runtime, "learned-running");
+
+		assert_non_null(l);
+		assert_int_equal(l->status, TS_ALLOC_CREATED);
+		assert_int_equal(l->pid, 100);
+		assert_int_equal(l->pid_start_ticks, 5000);
+	}
 	assert_int_equal(n, ARRAY_SIZE(gone));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(got[i]->container_id, gone[i]);

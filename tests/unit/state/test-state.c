@@ -498,34 +498,37 @@ static void test_salvage_from_bundle(void **state)
 /* A file damaged beyond parsing, no previous copy: the records come back
  * from the runtime's own state.  The root is the one the (salvageable)
  * record of "known" names; runc keeps "bundle=<dir>" in state.json labels,
- * crun "bundle" in status.  Only containers whose config.json carries
- * toposhim.io/placed-class are adopted; cpus toposhim did not write
- * (placed-cpus differs) are the user's: pinned. */
+ * crun "bundle" in status.  Only containers whose bundle holds a placement
+ * file (toposhim-placement.json) for their id are adopted, with what it
+ * says; config.json is not read (it carries no bookkeeping of toposhim's). */
 static void test_adopt_from_runtime_state(void **state)
 {
 	struct fixture *f = *state;
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *text = NULL, *warning = NULL, *lbl = NULL, *st = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *lbl = NULL, *st = NULL, *lbl5 = NULL;
 	const struct ts_alloc *a;
 
 	/* runc-style, critical, numa exclusive */
 	assert_true(asprintf(&lbl, "{\"config\": {\"labels\": [\"x=y\", \"bundle=%s/b1\"]}}",
 			     f->top) > 0);
 	assert_int_equal(th_write(f->runtime, "c1/state.json", lbl), 0);
-	assert_int_equal(th_write(f->top, "b1/config.json",
-				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"0-7\", "
-				  "\"mems\": \"0\"}}}, \"annotations\": {\"toposhim.io/numa\": "
-				  "\"exclusive\", \"toposhim.io/placed-cpus\": \"0-7\", "
-				  "\"toposhim.io/placed-class\": \"critical\"}}"),
+	assert_int_equal(th_write(f->top, "b1/toposhim-placement.json",
+				  "{\"version\": 1, \"id\": \"c1\", \"class\": \"critical\", "
+				  "\"cpus\": \"0-7\", \"mems\": \"0\", \"cpus_written\": true, "
+				  "\"pinned\": false, \"numa_exclusive\": true}"),
 			 0);
 	/* crun-style, standard, pinned by the user */
 	assert_true(asprintf(&st, "{\"pid\": 1, \"bundle\": \"%s/b2\"}", f->top) > 0);
 	assert_int_equal(th_write(f->runtime, "c2/status", st), 0);
-	assert_int_equal(th_write(f->top, "b2/config.json",
-				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"9\"}}}, "
-				  "\"annotations\": {\"toposhim.io/placed-class\": \"standard\"}}"),
+	assert_int_equal(th_write(f->top, "b2/toposhim-placement.json",
+				  "{\"version\": 1, \"id\": \"c2\", \"class\": \"standard\", "
+				  "\"cpus\": \"9\", \"mems\": \"\", \"cpus_written\": false, "
+				  "\"pinned\": true, \"numa_exclusive\": false}"),
 			 0);
+	/* the placement file of another container in a bundle: not adopted */
+	assert_true(asprintf(&lbl5, "{\"config\": {\"labels\": [\"bundle=%s/b1\"]}}", f->top) > 0);
+	assert_int_equal(th_write(f->runtime, "c5/state.json", lbl5), 0);
 	/* a container toposhim did not place, and one without a bundle */
 	assert_int_equal(th_write(f->runtime, "c3/state.json",
 				  "{\"config\": {\"labels\": [\"bundle=/nonexistent\"]}}"),
@@ -564,6 +567,7 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_false(a->numa_exclusive);
 	assert_null(ts_state_find(s, f->runtime, "c3"));
 	assert_null(ts_state_find(s, f->runtime, "c4"));
+	assert_null(ts_state_find(s, f->runtime, "c5"));
 }
 
 /* Nothing of the file survives and there is no previous copy: the runtime
@@ -594,10 +598,10 @@ static void test_adopt_with_nothing_left(void **state)
 
 	assert_true(asprintf(&lbl, "{\"config\": {\"labels\": [\"bundle=%s/b1\"]}}", f->top) > 0);
 	assert_int_equal(th_write(f->runtime, "c1/state.json", lbl), 0);
-	assert_int_equal(th_write(f->top, "b1/config.json",
-				  "{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"3\"}}}, "
-				  "\"annotations\": {\"toposhim.io/placed-cpus\": \"3\", "
-				  "\"toposhim.io/placed-class\": \"critical\"}}"),
+	assert_int_equal(th_write(f->top, "b1/toposhim-placement.json",
+				  "{\"version\": 1, \"id\": \"c1\", \"class\": \"critical\", "
+				  "\"cpus\": \"3\", \"mems\": \"0\", \"cpus_written\": true, "
+				  "\"pinned\": false, \"numa_exclusive\": false}"),
 			 0);
 	write_alloc_file(f, "x");
 	{

@@ -2,7 +2,7 @@
 # Live resizing of running shared-pool containers (issue 5 "NUMA-exclusive",
 # issue 6 "the live shrink/grow scenario"), through toposhim with runc and
 # crun.  When an exclusive or NUMA-exclusive allocation is added (create) or
-# removed (the poststop hook at delete), toposhim writes the new shared pool
+# removed (the engine's delete through toposhim), toposhim writes the new shared pool
 # into the cpuset.cpus/cpuset.mems of every running "standard" container's
 # cgroup at once.  Each check reads the running container three ways: its
 # cgroup's cpuset.{cpus,mems}.effective, its init's /proc/<pid>/status, and
@@ -49,7 +49,7 @@ live_start()
 }
 
 # live_stop NAME VARIANT: delete the container through toposhim, as an engine
-# does; its poststop hook gives the CPUs back.
+# does; that delete gives the CPUs back.
 live_stop()
 {
 	local name=$1 variant=$2
@@ -162,10 +162,10 @@ check_numa_exclusive_live()
 }
 
 # A standard container whose runtime is slow to start has its allocation
-# (every PU) recorded, but its createRuntime hook has not run, when a
-# critical container takes 0-1: that create's rebalance cannot resize a
-# container that does not exist yet.  Its createRuntime hook catches up:
-# the standard container starts on the rest.
+# (every PU) recorded, but no init yet, when a critical container takes
+# 0-1: that create's settle cannot resize a container that does not exist
+# yet, so it waits (no hook records the init) until the runtime's state
+# names it, then resizes it: the standard container starts on the rest.
 check_hook_catch_up()
 {
 	local variant=$1 runtime slow sbundle sid bg rest i
@@ -204,10 +204,10 @@ check_hook_catch_up()
 	assert_output "$(printf 'Cpus_allowed_list:\t%s' "$rest")"
 }
 
-@test "live: a standard container created meanwhile catches up in its createRuntime hook (runc)" {
+@test "live: a standard container created meanwhile catches up once its runtime names its init (runc)" {
 	check_hook_catch_up toposhim-runc
 }
 
-@test "live: a standard container created meanwhile catches up in its createRuntime hook (crun)" {
+@test "live: a standard container created meanwhile catches up once its runtime names its init (crun)" {
 	check_hook_catch_up toposhim-crun
 }

@@ -1,0 +1,135 @@
+/* cmd-delete.c - the release of an allocation at the engine's delete; see cmd-create.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmd-create.h"
+#include "cli/cmd-hook.h"
+#include "cli/config.h"
+#include "cli/log.h"
+#include "cli/pools.h"
+#include "plugin/plugin.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+
+/* The container id and --force of `delete [-f|--force] ID` (runc's and
+ * crun's options of delete); 0 when the words say anything else (another
+ * option, no id or more than one): the runtime alone decides then. */
+static int scan_delete(int argc, char **argv, const struct ts_cli_args *args, const char **ret_id,
+		       bool *ret_force)
+{
+	const char *id = NULL;
+	bool force = false, only_args = false;
+
+	for (int i = args->command_index + 1; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (!only_args && strcmp(w, "--") == 0)
+			only_args = true;
+		else if (only_args || w[0] != '-' || w[1] == '\0') {
+			if (id != NULL)
+				return 0;
+			id = w;
+		} else if (strcmp(w, "-f") == 0 || strcmp(w, "--force") == 0 ||
+			   strcmp(w, "--force=true") == 0)
+			force = true;
+		else if (strcmp(w, "--force=false") != 0)
+			return 0;
+	}
+	if (id == NULL)
+		return 0;
+	*ret_id = id;
+	*ret_force = force;
+	return 1;
+}
+
+/* Drop the record; @return 1 when one was dropped, 0 none, < 0 error. */
+static int drop_record(const struct ts_state_options *opts, const char *root, const char *id,
+		       bool force, struct ts_error **err)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *warning = NULL;
+	const struct ts_alloc *a;
+	struct ts_alloc **collected = NULL;
+	size_t n = 0;
+	int r;
+
+	r = ts_state_open(opts, &s, err);
+	if (r >= 0)
+		r = ts_state_load(s, &warning, err);
+	if (r < 0)
+		return r;
+	if (warning != NULL)
+		ts_log(TS_LOG_WARNING, "%s", warning);
+	a = ts_state_find(s, root, id);
+	if (a == NULL)
+		return warning != NULL ? ts_state_commit(s, err) : 0;
+	if (force) {
+		r = ts_state_remove(s, root, id, NULL);
+	} else {
+		/* learns the init, drops it with every other exited one */
+		r = ts_state_gc(s, ts_state_now_usec(), UINT64_MAX, &collected, &n, err);
+		ts_alloc_array_free(collected, n);
+		if (r >= 0)
+			r = ts_state_find(s, root, id) == NULL ? 1 : 0;
+	}
+	if (r >= 0) {
+		int c = ts_state_commit(s, err);
+
+		r = c < 0 ? c : r;
+	}
+	return r;
+}
+
+void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
+		   const struct ts_json *config, const char *config_path, const char *runtime_path)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *root = NULL, *file = NULL;
+	struct ts_cli_state_config sc = {0};
+	struct ts_plugin_chain *chain = NULL;
+	struct ts_pools pools = {0};
+	struct ts_state_options opts;
+	const char *id = NULL;
+	bool hooks, force = false;
+	struct stat st;
+	int r;
+
+	if (args->command_index < 0 || scan_delete(argc, argv, args, &id, &force) != 1)
+		return;
+	r = ts_cli_state_config_read(config, config_path, &sc, &err);
+	if (r < 0)
+		goto out;
+	opts = (struct ts_state_options){.state_dir = sc.state_dir};
+	if (asprintf(&file, "%s/%s", ts_state_dir_resolve(sc.state_dir), TS_STATE_ALLOC_FILE) < 0) {
+		r = ts_error_set(&err, ENOMEM, "delete");
+		goto out;
+	}
+	if (stat(file, &st) < 0)
+		return; /* nothing recorded on this node */
+	r = ts_plugin_chain_load(config, config_path, &chain, &err);
+	if (r < 0)
+		goto out;
+	hooks = ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
+		ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
+	ts_plugin_chain_free(chain);
+	if (hooks)
+		return; /* the poststop hook releases, with the record for the plugins */
+	r = ts_cmd_runtime_root(args, runtime_path, &root, &err);
+	if (r >= 0)
+		r = drop_record(&opts, root, id, force, &err);
+	if (r <= 0)
+		goto out;
+	ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
+	r = ts_pools_init(config, config_path, &pools, &err);
+	if (r >= 0)
+		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
+	ts_pools_release(&pools);
+out:
+	if (r < 0)
+		ts_log(TS_LOG_WARNING, "delete '%s': cannot release the allocation: %s, ignoring",
+		       id, err->msg);
+}

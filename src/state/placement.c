@@ -1,0 +1,106 @@
+/* placement.c - the placement file of a bundle; see state.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oci/json.h"
+#include "state/state.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/text.h"
+
+void ts_state_placement_release(struct ts_state_placement *p)
+{
+	free(p->container_id);
+	free(p->class_name);
+	free(p->cpus_str);
+	free(p->mems_str);
+	*p = (struct ts_state_placement){0};
+}
+
+static int set_str(struct ts_json *o, const char *key, const char *v, struct ts_error **err)
+{
+	return ts_json_object_set(o, key, ts_json_new_string(v != NULL ? v : ""), err);
+}
+
+int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
+			     struct ts_error **err)
+{
+	cleanup_json struct ts_json *o = ts_json_new_object();
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if (o == NULL)
+		return ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
+	r = ts_json_object_set(o, "version", ts_json_new_int(TS_STATE_FORMAT_VERSION), err);
+	if (r >= 0)
+		r = set_str(o, "id", p->container_id, err);
+	if (r >= 0)
+		r = set_str(o, "class", p->class_name, err);
+	if (r >= 0)
+		r = set_str(o, "cpus", p->cpus_str, err);
+	if (r >= 0)
+		r = set_str(o, "mems", p->mems_str, err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "cpus_written", ts_json_new_bool(p->cpus_written), err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "pinned", ts_json_new_bool(p->pinned), err);
+	if (r >= 0)
+		r = ts_json_object_set(o, "numa_exclusive", ts_json_new_bool(p->numa_exclusive),
+				       err);
+	if (r >= 0)
+		r = ts_json_serialize(o, false, &buf, &len, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", TS_STATE_PLACEMENT_FILE);
+	return ts_write_file_atomic_at(bundle_fd, TS_STATE_PLACEMENT_FILE, buf, len, 0644, err);
+}
+
+static char *dup_member(const struct ts_json *o, const char *key)
+{
+	const char *v = ts_json_get_string(o, key);
+
+	return v != NULL ? strdup(v) : NULL;
+}
+
+static bool bool_member(const struct ts_json *o, const char *key)
+{
+	const struct ts_json *v = ts_json_get(o, key);
+
+	return v != NULL && v->type == TS_JSON_BOOL && v->u.boolean;
+}
+
+int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_placement *ret)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *path = NULL, *text = NULL;
+	cleanup_json struct ts_json *o = NULL;
+	struct ts_state_placement p = {0};
+	int64_t version = 0;
+	size_t n = 0;
+
+	if (bundle == NULL || asprintf(&path, "%s/%s", bundle, TS_STATE_PLACEMENT_FILE) < 0)
+		return 0;
+	if (ts_read_file_at(dirfd, path, 1u << 16, &text, &n, &ignored) < 0 ||
+	    ts_json_parse(text, n, path, &o, &ignored) < 0 || o->type != TS_JSON_OBJECT ||
+	    ts_json_get_int64(ts_json_get(o, "version"), &version) < 0 ||
+	    version != TS_STATE_FORMAT_VERSION)
+		return 0;
+	p.container_id = dup_member(o, "id");
+	p.class_name = dup_member(o, "class");
+	p.cpus_str = dup_member(o, "cpus");
+	p.mems_str = dup_member(o, "mems");
+	p.cpus_written = bool_member(o, "cpus_written");
+	p.pinned = bool_member(o, "pinned");
+	p.numa_exclusive = bool_member(o, "numa_exclusive");
+	if (p.container_id == NULL || p.class_name == NULL || p.class_name[0] == '\0' ||
+	    p.cpus_str == NULL || p.mems_str == NULL || !ts_cpulist_valid(p.cpus_str) ||
+	    !ts_cpulist_valid(p.mems_str)) {
+		ts_state_placement_release(&p);
+		return 0;
+	}
+	*ret = p;
+	return 1;
+}
