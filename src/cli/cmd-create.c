@@ -830,7 +830,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	struct reservation rv = {.runtime_root = root, .container_id = args->container_id};
 	struct ts_alloc **collected = NULL;
 	size_t ncollected = 0;
-	bool pinned;
+	bool pinned, released;
 	int r;
 
 	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
@@ -841,6 +841,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		    &ncollected, err);
 	/* the delete stage of what the collection released, without the lock */
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
+	released = ncollected > 0;
 	ts_alloc_array_free(collected, ncollected);
 	pinned = res.pool == TS_PLACEMENT_POOL_PINNED;
 	if (r >= 0 && !res.existing)
@@ -862,8 +863,10 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	ts_test_point("create-after-save");
 	/* the new container is placed; the others follow now, or at the next
 	 * change.  A shared-pool (or pinned) create leaves the shared pool as
-	 * it was: nothing to resize, no second and third store session. */
-	if (rv.made && (res.pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
+	 * it was: nothing to resize, no second and third store session; unless
+	 * its collection released containers (exited ones among them), whose
+	 * cpus the shared pool gets back now. */
+	if (rv.made && (released || res.pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
 			res.pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
 			res.pool == TS_PLACEMENT_POOL_RESERVED))
 		ts_pools_settle_or_warn(pools,
