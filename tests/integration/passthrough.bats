@@ -559,7 +559,7 @@ switch_config() {
 		fail "exit status $?: $(cat "$t/via.stderr")"
 	run jq -r 'select(.level == "debug") | .msg' "$t/log.json"
 	assert_success
-	assert_line "create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'"
+	assert_line "toposhim: create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'"
 	# nothing of it on stderr: the runtime's alone
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }

@@ -51,9 +51,13 @@ create_start() {
 	sleep 0.2
 }
 
+# placed NAME: the cpus and class toposhim gave container NAME (its
+# placement file: a plain container's config.json carries no cpus) and the
+# devices config.json says were injected.
 placed() {
-	jq -c '{cpus: .linux.resources.cpu.cpus, class: .annotations["toposhim.io/placed-class"],
-		cdi: .annotations["toposhim.io/cdi-injected"]}' "$WORK/$1/config.json"
+	jq -c --slurpfile cfg "$WORK/$1/config.json" '{cpus: .cpus, class: .class,
+		cdi: $cfg[0].annotations["toposhim.io/cdi-injected"]}' \
+		"$WORK/$1/toposhim-placement.json"
 }
 
 POD=(cdi.k8s.io/test=toposhim.test/dev=zero toposhim.io/class=critical)
