@@ -339,8 +339,11 @@ classes() {
 	assert_output 1
 	sandbox_cfg=$(ls /run/containerd/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json 2>/dev/null ||
 		ls "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json)
-	run jq -c '{type: .annotations["io.kubernetes.cri.container-type"], class: .annotations["toposhim.io/placed-class"],
-		cpus: .linux.resources.cpu.cpus, cdi: .annotations["toposhim.io/cdi-injected"]}' "$sandbox_cfg"
+	# what toposhim gave it is in its placement file; a plain sandbox's
+	# config.json is left as containerd wrote it (no cpus)
+	run jq -c --slurpfile p "${sandbox_cfg%/config.json}/toposhim-placement.json" \
+		'{type: .annotations["io.kubernetes.cri.container-type"], class: $p[0].class,
+		cpus: $p[0].cpus, cdi: .annotations["toposhim.io/cdi-injected"]}' "$sandbox_cfg"
 	assert_output '{"type":"sandbox","class":"standard","cpus":"0-1","cdi":null}'
 	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
 	cri start "$app"
