@@ -36,7 +36,10 @@ quick=${TS_QUICK:-0}
 export TS_VM_REQUIRE_TOPOSHIM=1
 status=0
 
-step() { printf '\n===== %s =====\n' "$*"; }
+# step NAME: a heading, with the seconds since the start (to see where the
+# time goes when CI nears its limit).
+t_start=$(date +%s)
+step() { printf '\n===== %s (at %d s) =====\n' "$*" $(($(date +%s) - t_start)); }
 
 # bounded LIMIT CMD...: run CMD, killing it and everything in its process
 # group after LIMIT seconds, so a hung test fails the run with a message
@@ -146,5 +149,6 @@ failed=$(count 'FAIL\|ERROR\|XPASS')
 skipped=$(count SKIP)
 [ "$failed" -eq 0 ] || status=1
 [ "$passed" -gt 0 ] || status=1
+echo "took $(($(date +%s) - t_start)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -41,6 +41,13 @@ CONF
 	chmod 0644 "$WORK/toposhim.json"
 	mkdir -m 0700 "$WORK/xdg"
 	chown "$ROOTLESS_UID:$ROOTLESS_UID" "$WORK/xdg"
+	# The build tree may sit below a directory only root can enter (CI
+	# clones into a mktemp -d, mode 0700): the user runs copies of the
+	# same binaries from $WORK (0755).
+	mkdir -m 0755 "$WORK/bin"
+	install -m 0755 "$TOPOSHIM" "$TOPOSHIMCTL" "$WORK/bin/"
+	TOPOSHIM=$WORK/bin/toposhim
+	TOPOSHIMCTL=$WORK/bin/toposhimctl
 }
 
 teardown() {
