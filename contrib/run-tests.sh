@@ -112,9 +112,7 @@ else
 	# about 2 min to build and 15 x 10 s / 2 to run; FUZZ_SECONDS and
 	# FUZZ_JOBS override.  A crash, leak or sanitizer report fails its target.
 	mkdir build-fuzz && cd build-fuzz || exit 2
-	# (no --enable-werror: clang 14 warns where gcc does not, e.g. -Wformat-nonliteral
-	# on va_list helpers; the gcc builds above keep -Werror)
-	../configure CC=clang-14 --enable-fuzz --disable-vm-tests --quiet || exit 2
+	../configure CC=clang-14 --enable-werror --enable-fuzz --disable-vm-tests --quiet || exit 2
 	make -j"$jobs" --quiet fuzz-build >/dev/null || { make fuzz-build; exit 2; }
 	# check_PROGRAMS= check_LTLIBRARIES=: make check would first build every
 	# unit test again with clang (5 min); this step needs only the fuzzers.

@@ -18,7 +18,8 @@
 #define SPEC_MAX_BYTES (16u << 20)
 
 /* Append one formatted problem; @return its index, or -ENOMEM. */
-static int add_problem_v(struct ts_cdi_registry *reg, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int add_problem_v(struct ts_cdi_registry *reg,
+							       const char *fmt, va_list ap)
 {
 	char **v = realloc(reg->problems, (reg->n_problems + 1) * sizeof(*v));
 

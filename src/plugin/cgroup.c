@@ -192,7 +192,6 @@ static int make_dir(struct ts_plugin_cgroup *cg, const char *base, const char *n
 		    struct ts_error **err)
 {
 	cleanup_free char *parent = NULL, *dir = NULL;
-	cleanup_close int fd = -EBADF;
 
 	if (cg->n >= TS_PLUGIN_CGROUP_DIRS_MAX || asprintf(&parent, "%s/" CG_PARENT, base) < 0 ||
 	    asprintf(&dir, "%s/%s", parent, name) < 0)
