@@ -41,6 +41,19 @@ status=0
 t_start=$(date +%s)
 step() { printf '\n===== %s (at %d s) =====\n' "$*" $(($(date +%s) - t_start)); }
 
+# failed_step NAME LOG: a step's make failed.  When its test-suite log
+# (LOG) counts no failed test, the step broke outside the tests (a build
+# error, a killed run): it counts as one failure in the closing line, which
+# would otherwise say 0 failed.
+broken=0
+failed_step() {
+	status=1
+	if ! grep -qE '^# (FAIL|ERROR|XPASS): +[1-9]' "$2" 2>/dev/null; then
+		echo "toposhim: step '$1' failed outside its tests (see its output above)" >&2
+		broken=$((broken + 1))
+	fi
+}
+
 # bounded LIMIT CMD...: run CMD, killing it and everything in its process
 # group after LIMIT seconds, so a hung test fails the run with a message
 # instead of holding CI until its own timeout.  The limits are several
@@ -74,7 +87,7 @@ else
 fi
 make -j"$jobs" --quiet >/dev/null || { make; exit 2; }
 step "make check"
-bounded 1800 make -j"$jobs" check || status=1
+bounded 1800 make -j"$jobs" check || failed_step "make check" test-suite.log
 
 if [ "$quick" = 1 ]; then
 	cd "$top" || exit 2
@@ -83,9 +96,9 @@ else
 	step "unit tests under valgrind"
 	unit=$(make -s print-unit-tests)
 	# shellcheck disable=SC2086 # the test list is meant to be split
-	bounded 900 make check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
+	bounded 900 make -j"$jobs" check TESTS="$unit" TEST_SUITE_LOG=test-suite-valgrind.log \
 		LOG_COMPILER="valgrind --quiet --suppressions=$top/contrib/valgrind.supp --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=97" ||
-		status=1
+		failed_step valgrind test-suite-valgrind.log
 	cd "$top" || exit 2
 
 	step "sanitizer build (ASan + UBSan)"
@@ -105,7 +118,7 @@ else
 	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		LSAN_OPTIONS=suppressions=$top/contrib/lsan.supp:print_suppressions=0 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
-		bounded 1200 make -j"$jobs" check TESTS="$sanitizer_tests" || status=1
+		bounded 1200 make -j"$jobs" check TESTS="$sanitizer_tests" || failed_step sanitizers test-suite.log
 	cd "$top" || exit 2
 
 	step "fuzzing (libFuzzer, each target 10 s, two at a time)"
@@ -118,14 +131,14 @@ else
 	# unit test again with clang (5 min); this step needs only the fuzzers.
 	bounded 900 make check TESTS=tests/fuzz/fuzz.sh TEST_SUITE_LOG=test-suite-fuzz.log \
 		check_PROGRAMS= check_LTLIBRARIES= \
-		FUZZ_SECONDS="${FUZZ_SECONDS:-10}" FUZZ_JOBS="${FUZZ_JOBS:-$jobs}" || status=1
+		FUZZ_SECONDS="${FUZZ_SECONDS:-10}" FUZZ_JOBS="${FUZZ_JOBS:-$jobs}" || failed_step fuzzing test-suite-fuzz.log
 	cd "$top" || exit 2
 
 	step "debian package"
 	cd build-check || exit 2
 	# about 1 min on 2 cores; JOBS is the build's parallel=
 	JOBS=$jobs bounded 600 make check TESTS=tests/deb.sh TEST_SUITE_LOG=test-suite-deb.log ||
-		status=1
+		failed_step "debian package" test-suite-deb.log
 	cd "$top" || exit 2
 fi
 
@@ -143,7 +156,7 @@ count() {
 	cat $trs /dev/null | grep -c "^:test-result: \($1\)"
 }
 passed=$(count 'PASS\|XFAIL')
-failed=$(count 'FAIL\|ERROR\|XPASS')
+failed=$(($(count 'FAIL\|ERROR\|XPASS') + broken))
 skipped=$(count SKIP)
 [ "$failed" -eq 0 ] || status=1
 [ "$passed" -gt 0 ] || status=1

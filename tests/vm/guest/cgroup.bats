@@ -5,7 +5,7 @@
 # config sets every key for the three built-in classes; toposhim turns them
 # into OCI fields and linux.resources.unified, which the runtime writes.
 # Nothing here depends on the CPU layout, so default.list runs this file on
-# the default layout only.
+# one layout only: 1s, which has less else to run than the default one.
 
 # shellcheck disable=SC2016 # $names in single quotes are jq variables
 load helpers

@@ -1,12 +1,13 @@
-#!/usr/bin/env bats
+# shellcheck shell=bash
+# The setup and checks of placement-runc.bats and placement-crun.bats (one file
+# per runtime, so that each layout runs one: see default.list).
 # Placement and CDI device locality with real containers, written against
 # the documented behaviour (issue 4 and the man page's annotations):
 #   toposhim.io/class  critical = exclusive CPUs, NUMA aligned; standard = shared pool
 #   toposhim.io/cpus   exclusive CPU count
 #   toposhim.io/numa   single = all CPUs and memory in one NUMA node, or fail
 #   cdi.k8s.io/<key>   CDI qualified device names; placement prefers their NUMA node
-# In guest/default.list (both layouts); alone:
-#   tests/vm/run.sh [--layout NAME] placement.bats
+# Alone: tests/vm/run.sh [--layout NAME] placement-runc.bats placement-crun.bats
 # Expectations come from the layout variables (see helpers.bash).
 
 # shellcheck disable=SC2016 # $names in single quotes are jq variables
@@ -215,52 +216,4 @@ check_numa_exclusive()
 	start_annotated "$variant" b '{"toposhim.io/class": "standard"}'
 	[ "$(ts_set "$CPUS")" = "$want" ] ||
 		fail "standard container got '$CPUS', want the PUs outside node $node: '$want'"
-}
-
-@test "placement: critical 2 PUs numa=single is one whole core in one node (runc)" {
-	check_critical_whole_core toposhim-runc
-}
-
-@test "placement: critical 2 PUs numa=single is one whole core in one node (crun)" {
-	check_critical_whole_core toposhim-crun
-}
-
-@test "placement: a second critical container gets a different core (runc)" {
-	check_second_critical toposhim-runc
-}
-
-@test "placement: a second critical container gets a different core (crun)" {
-	check_second_critical toposhim-crun
-}
-
-@test "placement: a standard container gets every PU not held exclusively (runc)" {
-	check_standard_gets_rest toposhim-runc
-}
-
-@test "placement: a standard container gets every PU not held exclusively (crun)" {
-	check_standard_gets_rest toposhim-crun
-}
-
-@test "placement: CDI /dev/vda pulls a critical container to the disk's node (runc)" {
-	check_cdi_locality toposhim-runc
-}
-
-@test "placement: CDI /dev/vda pulls a critical container to the disk's node (crun)" {
-	check_cdi_locality toposhim-crun
-}
-
-@test "placement: without a device the lowest free cores are used (runc)" {
-	check_no_device_default toposhim-runc
-}
-
-@test "placement: without a device the lowest free cores are used (crun)" {
-	check_no_device_default toposhim-crun
-}
-
-@test "placement: numa=exclusive takes one whole NUMA node, refused with one node (runc)" {
-	check_numa_exclusive toposhim-runc
-}
-
-@test "placement: numa=exclusive takes one whole NUMA node, refused with one node (crun)" {
-	check_numa_exclusive toposhim-crun
 }

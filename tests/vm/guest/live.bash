@@ -1,4 +1,6 @@
-#!/usr/bin/env bats
+# shellcheck shell=bash
+# The setup and checks of live-runc.bats and live-crun.bats (one file
+# per runtime, so that each layout runs one: see default.list).
 # Live resizing of running shared-pool containers (issue 5 "NUMA-exclusive",
 # issue 6 "the live shrink/grow scenario"), through toposhim with runc and
 # crun.  When an exclusive or NUMA-exclusive allocation is added (create) or
@@ -89,7 +91,7 @@ all_nodes()
 # A standard container runs on the whole shared pool (every PU: nothing is
 # reserved by default).  A critical one asking for 2 PUs with numa=single
 # then takes the first core (0-1: busiest node first, ties by OS index, as
-# placement.bats checks), and the standard one shrinks to the rest while it
+# placement.bash checks), and the standard one shrinks to the rest while it
 # runs: 2-7 on both layouts, mems still every node holding those PUs.
 # Deleting the critical one gives its core back and the standard one grows
 # to every PU again.
@@ -145,21 +147,8 @@ check_numa_exclusive_live()
 	assert_live s "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)"
 }
 
-@test "live: a critical container shrinks a running standard one, delete grows it (runc)" {
-	check_critical_shrink_grow toposhim-runc
-}
 
-@test "live: a critical container shrinks a running standard one, delete grows it (crun)" {
-	check_critical_shrink_grow toposhim-crun
-}
 
-@test "live: numa=exclusive moves a running standard container off its node and back, refused with one node (runc)" {
-	check_numa_exclusive_live toposhim-runc
-}
-
-@test "live: numa=exclusive moves a running standard container off its node and back, refused with one node (crun)" {
-	check_numa_exclusive_live toposhim-crun
-}
 
 # A standard container whose runtime is slow to start has its allocation
 # (every PU) recorded, but no init yet, when a critical container takes
@@ -174,7 +163,7 @@ check_hook_catch_up()
 	# runtime's state root (/run/runc or /run/crun) by the file's name
 	mkdir "$BATS_TEST_TMPDIR/slow"
 	slow=$BATS_TEST_TMPDIR/slow/${runtime##*/}
-	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 8 ;; esac\nexec %s "$@"\n' \
+	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 3 ;; esac\nexec %s "$@"\n' \
 		"$runtime" >"$slow"
 	chmod 0755 "$slow"
 	ts_bundle_new "$variant" s
@@ -202,12 +191,4 @@ check_hook_catch_up()
 	rest=$(ts_list_minus "$TS_VM_CPU_LIST" 0-1)
 	run grep Cpus_allowed_list "$sbundle/out"
 	assert_output "$(printf 'Cpus_allowed_list:\t%s' "$rest")"
-}
-
-@test "live: a standard container created meanwhile catches up once its runtime names its init (runc)" {
-	check_hook_catch_up toposhim-runc
-}
-
-@test "live: a standard container created meanwhile catches up once its runtime names its init (crun)" {
-	check_hook_catch_up toposhim-crun
 }
