@@ -60,3 +60,44 @@ teardown() {
 	echo "$output"
 	[ "$status" = 0 ]
 }
+
+# The check itself: each invariant broken on purpose after a short soak
+# must be reported, with the container named.
+@test "soak: the check reports a lost, a doubled and a wrong record, shared PUs and a torn config.json" {
+	soak_prepare "$WORK" "$TS_BUILDDIR/tests/soak/stand-in-runtime"
+	soak_template_standin
+	run soak_run 3 11
+	[ "$status" = 0 ]
+	run soak_check
+	[ "$status" = 0 ] || { echo "$output"; false; }
+	local records=$WORK/state/allocations.json root=$WORK/root lost doubled wrong c1 c2 crit
+	# four live containers, two of them critical with disjoint CPUs
+	local live
+	live=$(ls "$root")
+	crit=$(jq -r --arg root "$root" '.allocations[] | select(.runtime_root == $root and .class == "critical") | .container_id' "$records" |
+		grep -Fx -f <(echo "$live") | head -n 2)
+	c1=$(sed -n 1p <<<"$crit")
+	c2=$(sed -n 2p <<<"$crit")
+	read -r lost doubled wrong < <(jq -r --arg root "$root" --arg c1 "$c1" --arg c2 "$c2" \
+		'[.allocations[] | select(.runtime_root == $root and .container_id != $c1 and .container_id != $c2) | .container_id] | .[0:3] | join(" ")' "$records")
+	[ -n "$c2" ] && [ -n "$wrong" ] || skip "the 3 s soak left too few live containers"
+	jq --arg lost "$lost" --arg doubled "$doubled" --arg wrong "$wrong" --arg c1 "$c1" --arg c2 "$c2" '
+		(.allocations[] | select(.container_id == $c1) | .cpus) as $c1cpus
+		| .allocations |= (map(select(.container_id != $lost))
+			+ map(select(.container_id == $doubled)))
+		| .allocations |= map(if .container_id == $wrong then .cpus = "383"
+			elif .container_id == $c2 then .cpus = $c1cpus else . end)' \
+		"$records" >"$records.new"
+	mv "$records.new" "$records"
+	printf '{"ociVersion": "1.0.2", "linux": {' >"$WORK/work/$lost/config.json"
+	run soak_check
+	echo "$output"
+	[ "$status" = 1 ]
+	grep -F "soak: live container '$lost' has 0 records (config: " <<<"$output"
+	grep -F "soak: live container '$doubled' has 2 records" <<<"$output"
+	grep -E "^soak: '$wrong': record \[\"383\"," <<<"$output"
+	grep -E "^soak: '$c2': record " <<<"$output"
+	grep -E "^soak: PUs given to two live critical containers: [0-9]" <<<"$output"
+	grep -Fx "soak: torn $WORK/work/$lost/config.json" <<<"$output"
+	[ "$(tail -n 1 <<<"$output")" = "soak: $(wc -l <<<"$live") live containers, $(jq '.allocations | length' "$records") records, 6 problems" ]
+}
