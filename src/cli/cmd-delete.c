@@ -46,32 +46,42 @@ static int scan_delete(int argc, char **argv, const struct ts_cli_args *args, co
 	return 1;
 }
 
-/* Drop the record; @return 1 when one was dropped, 0 none, < 0 error. */
-static int drop_record(const struct ts_state_options *opts, const char *root, const char *id,
-		       bool force, struct ts_error **err)
+/* Whether dropping a changes what the shared pool holds: a record of a
+ * pool other than the shared one (its cpus go back to the shared pool);
+ * true when the pools are unknown (p NULL). */
+static bool frees_cpus(const struct ts_pools *p, const struct ts_alloc *a)
+{
+	return p == NULL || ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED;
+}
+
+/* Drop the record; *ret_settle tells whether a dropped record (the
+ * container's or an exited one the GC took with it) gave cpus back, so
+ * that the shared containers must be resized.  p: the pools, or NULL.
+ * @return 1 when one was dropped, 0 none, < 0 error. */
+static int drop_record(const struct ts_state_options *opts, const struct ts_pools *p,
+		       const char *root, const char *id, bool force, bool *ret_settle,
+		       struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
-	cleanup_free char *warning = NULL;
-	const struct ts_alloc *a;
+	cleanup_alloc struct ts_alloc *removed = NULL;
 	struct ts_alloc **collected = NULL;
 	size_t n = 0;
 	int r;
 
-	r = ts_state_open(opts, &s, err);
-	if (r >= 0)
-		r = ts_state_load(s, &warning, err);
+	*ret_settle = false;
+	r = ts_pools_open_store(opts, &s, err);
 	if (r < 0)
 		return r;
-	if (warning != NULL)
-		ts_log(TS_LOG_WARNING, "%s", warning);
-	a = ts_state_find(s, root, id);
-	if (a == NULL)
-		return warning != NULL ? ts_state_commit(s, err) : 0;
+	if (ts_state_find(s, root, id) == NULL)
+		return ts_state_commit(s, err); /* writes only a rebuilt store */
 	if (force) {
-		r = ts_state_remove(s, root, id, NULL);
+		r = ts_state_remove(s, root, id, &removed);
+		*ret_settle = removed != NULL && frees_cpus(p, removed);
 	} else {
 		/* learns the init, drops it with every other exited one */
 		r = ts_state_gc(s, ts_state_now_usec(), UINT64_MAX, &collected, &n, err);
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			*ret_settle = *ret_settle || frees_cpus(p, collected[i]);
 		ts_alloc_array_free(collected, n);
 		if (r >= 0)
 			r = ts_state_find(s, root, id) == NULL ? 1 : 0;
@@ -94,7 +104,9 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	struct ts_pools pools = {0};
 	struct ts_state_options opts;
 	const char *id = NULL;
-	bool hooks, force = false;
+	cleanup_error struct ts_error *pools_err = NULL;
+	bool hooks, force = false, settle = false;
+	int pools_r;
 	struct stat st;
 	int r;
 
@@ -119,14 +131,19 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	if (hooks)
 		return; /* the poststop hook releases, with the record for the plugins */
 	r = ts_cmd_runtime_root(args, runtime_path, &root, &err);
-	if (r >= 0)
-		r = drop_record(&opts, root, id, force, &err);
-	if (r <= 0)
+	if (r < 0)
 		goto out;
-	ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
-	r = ts_pools_init(config, config_path, &pools, &err);
-	if (r >= 0)
+	pools_r = ts_pools_init(config, config_path, &pools, &pools_err);
+	r = drop_record(&opts, pools_r >= 0 ? &pools : NULL, root, id, force, &settle, &err);
+	if (r > 0)
+		ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
+	if (r > 0 && pools_r < 0) {
+		r = pools_r;
+		err = TAKE_PTR(pools_err);
+	} else if (r > 0 && settle) {
+		/* only cpus given back change the shared pool */
 		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
+	}
 	ts_pools_release(&pools);
 out:
 	if (r < 0)

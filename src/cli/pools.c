@@ -570,9 +570,8 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	return r;
 }
 
-/* Open and load the store; a rebuild warning is logged. */
-static int open_store(const struct ts_state_options *opts, struct ts_state **ret,
-		      struct ts_error **err)
+int ts_pools_open_store(const struct ts_state_options *opts, struct ts_state **ret,
+			struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
@@ -603,7 +602,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	cleanup_free char *proc_root = NULL;
 	int r;
 
-	r = open_store(opts, &s, err);
+	r = ts_pools_open_store(opts, &s, err);
 	/* the inits the runtime started since (no hook records them): the
 	 * resizes need their cgroups, and the outcomes are recorded by pid */
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
@@ -629,7 +628,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	r = apply_plan(p, proc_root, &pl, &results, err);
 	ts_test_point("settle-after-resize");
 	if (r >= 0)
-		r = open_store(opts, &s, err);
+		r = ts_pools_open_store(opts, &s, err);
 	if (r >= 0)
 		r = record_results(s, &pl, results, err);
 	if (r >= 0) {
@@ -663,7 +662,7 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	struct ts_state *s = NULL;
 	int r;
 
-	r = open_store(opts, &s, err);
+	r = ts_pools_open_store(opts, &s, err);
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
 		r = ts_state_commit(s, err);
 	if (r >= 0)

@@ -89,6 +89,16 @@ int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *confi
 			   const char *config_name, bool systemd, struct ts_placement_request *req,
 			   struct ts_error **err);
 
+/**
+ * Open the store (its lock held) and load it; a rebuild warning is logged.
+ * @param[in]  opts  where the store is (ts_state_open())
+ * @param[out] ret   the loaded store, the caller's (ts_state_close())
+ * @return 0, or a negative errno with *err set (ts_state_open(),
+ *         ts_state_load()).
+ */
+int ts_pools_open_store(const struct ts_state_options *opts, struct ts_state **ret,
+			struct ts_error **err);
+
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);
 

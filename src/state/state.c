@@ -814,6 +814,76 @@ static int merge_previous(struct ts_state *s, size_t *ret_added)
 	return 0;
 }
 
+/* The last sound allocations.json this process decoded: its state
+ * directory, its exact bytes and its records.  A later load of the same
+ * directory that reads the same bytes (the settle after a create or a
+ * delete loads the store up to three times; nobody else wrote between)
+ * takes copies of these records instead of parsing again: a byte-for-byte
+ * comparison, so a file anyone rewrote since is always parsed. */
+static struct {
+	char *dir_path;
+	char *buf;
+	size_t len;
+	struct ts_alloc **v;
+	size_t n;
+} load_cache;
+
+static void load_cache_drop(void)
+{
+	ts_alloc_array_free(load_cache.v, load_cache.n);
+	free(load_cache.dir_path);
+	free(load_cache.buf);
+	load_cache = (typeof(load_cache)){0};
+}
+
+/* Remember v (copied) as what buf (taken) of dir decodes to; best effort. */
+static void load_cache_keep(const char *dir, char *buf, size_t len, struct ts_alloc *const *v,
+			    size_t n)
+{
+	load_cache_drop();
+	load_cache.dir_path = strdup(dir);
+	load_cache.buf = buf;
+	load_cache.len = len;
+	load_cache.v = calloc(n > 0 ? n : 1, sizeof(*load_cache.v));
+	if (load_cache.dir_path == NULL || load_cache.v == NULL) {
+		load_cache_drop();
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		load_cache.v[i] = ts_alloc_dup(v[i]);
+		if (load_cache.v[i] == NULL) {
+			load_cache_drop();
+			return;
+		}
+		load_cache.n = i + 1;
+	}
+}
+
+/* Copies of the remembered records when buf is what dir decoded to last;
+ * @return 1 with *ret_v and *ret_n, 0 when not remembered (or no memory). */
+static int load_cache_take(const char *dir, const char *buf, size_t len, struct ts_alloc ***ret_v,
+			   size_t *ret_n)
+{
+	struct ts_alloc **v;
+
+	if (load_cache.buf == NULL || load_cache.len != len ||
+	    strcmp(load_cache.dir_path, dir) != 0 || memcmp(load_cache.buf, buf, len) != 0)
+		return 0;
+	v = calloc(load_cache.n > 0 ? load_cache.n : 1, sizeof(*v));
+	if (v == NULL)
+		return 0;
+	for (size_t i = 0; i < load_cache.n; i++) {
+		v[i] = ts_alloc_dup(load_cache.v[i]);
+		if (v[i] == NULL) {
+			ts_alloc_array_free(v, i);
+			return 0;
+		}
+	}
+	*ret_v = v;
+	*ret_n = load_cache.n;
+	return 1;
+}
+
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 {
 	cleanup_error struct ts_error *read_err = NULL;
@@ -844,10 +914,12 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 
 		if (asprintf(&problem, "unreadable (%s)", why ? why : "out of memory") < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
-	} else {
+	} else if (load_cache_take(s->dir_path, buf, len, &v, &n) == 0) {
 		r = ts_state_format_decode(buf, len, path, &v, &n, &problem, err);
 		if (r < 0)
 			return r;
+		if (problem == NULL)
+			load_cache_keep(s->dir_path, TAKE_PTR(buf), len, v, n);
 	}
 	s->allocs = v;
 	s->n_allocs = s->cap_allocs = n;

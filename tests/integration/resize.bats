@@ -87,6 +87,13 @@ host_cpuset() {
 	[ "$(host_cpuset bat)" = 0-1 ]
 	run alloc_json
 	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false},{"id":"'"$ID"'-bat","state":"created","class":"batch","cpus":"0-1","mems":"0","pinned":false}]' ]
+
+	# a shared container's delete gives no cpus back: the record goes,
+	# the other shared one stays as it was
+	"$TOPOSHIM" delete --force "$ID-bat"
+	[ "$(seen_by std)" = "0-1 0-1 0-1 " ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
 }
 
 @test "resize: a shared container created while CPU 1 is held starts on 0 and grows to 0-1" {

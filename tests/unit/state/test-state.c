@@ -987,12 +987,60 @@ static void test_parallel_writers_lose_nothing(void **state)
 	}
 }
 
+/* Loads in one process: a reload of unchanged bytes gives the records of
+ * the file (fresh copies, whatever the caller did to the previous ones),
+ * and a rewrite of the same length is seen at once. */
+static void test_reload_same_and_rewritten(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state *s = NULL;
+	struct ts_alloc *a;
+	char *warning = NULL;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	put_sample(s, f->runtime);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(ts_state_load(s, &warning, &err), 0);
+		assert_null(warning);
+		assert_int_equal(ts_state_count(s), 2);
+		a = ts_state_find(s, f->runtime, "web-1");
+		assert_non_null(a);
+		assert_string_equal(a->cpus_str, "2-3,10");
+		assert_string_equal(a->devices[1], "vendor.com/nic=eth1");
+		assert_null(a->devices[2]);
+		assert_int_equal(a->pid, 31337);
+		assert_true(a->pid_start_ticks == 18446744073709551615ull);
+		assert_string_equal(a->cgroup_path, "/default/web-1");
+		/* what the caller does to its copy is not the file's */
+		a->cpus_str[0] = '9';
+		a->pid = 1;
+	}
+	/* the same length, other bytes: written by another session */
+	a = ts_alloc_dup(ts_state_find(s, f->runtime, "web-1"));
+	assert_non_null(a);
+	free(a->cpus_str);
+	a->cpus_str = strdup("2-3,11");
+	a->pid = 31337;
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_string_equal(ts_state_find(s, f->runtime, "web-1")->cpus_str, "2-3,11");
+	assert_string_equal(ts_state_find(s, f->runtime, "batch \"2\"")->class_name, "batch");
+	s = ts_state_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_missing_file_is_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insecure_state_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_same_and_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
