@@ -923,6 +923,29 @@ static long hex4(const char *s, size_t left)
 	return v;
 }
 
+/* Whether some byte of the 8 in w is zero (exact for the word, not per byte). */
+static inline bool word_has_zero(uint64_t w)
+{
+	return ((w - 0x0101010101010101u) & ~w & 0x8080808080808080u) != 0;
+}
+
+/* The offset of the first byte from i on that is not plain ASCII text
+ * (0x80 and above, '"' or '\\'), or len: 8 bytes a step, then bytewise. */
+static size_t skip_plain(const unsigned char *u, size_t i, size_t len)
+{
+	uint64_t w;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, u + i, sizeof(w));
+		if ((w & 0x8080808080808080u) != 0 || word_has_zero(w ^ 0x2222222222222222u) ||
+		    word_has_zero(w ^ 0x5c5c5c5c5c5c5c5cu))
+			break;
+	}
+	while (i < len && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
+		i++;
+	return i;
+}
+
 /*
  * What yajl accepts but should not be read: malformed UTF-8 (it takes
  * overlong forms such as C0 AF for '/', UTF-8-encoded surrogates and code
@@ -938,9 +961,14 @@ static size_t find_bad_text(const char *buf, size_t len, const char **ret_what)
 	bool in_string = false;
 
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_sequence_in(u + i, len - i);
+		size_t n;
 		long cp, low;
 
+		/* the common bytes, plain ASCII text, start and end nothing */
+		i = skip_plain(u, i, len);
+		if (i == len)
+			break;
+		n = utf8_sequence_in(u + i, len - i);
 		if (n == 0) {
 			*ret_what = NULL; /* a UTF-8 problem */
 			return i;
