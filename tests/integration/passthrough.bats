@@ -622,6 +622,7 @@ switch_config() {
 	# a sound core runs: it rewrites (its debug line), the runtime gets
 	# argv unchanged
 	chmod 0755 "$t/lone/toposhim-core"
+	echo "{\"state_dir\": \"$t/state\"}" >"$TOPOSHIM_CONFIG"
 	make_bundle "$t/bundle"
 	fake_run "$t/via" "$t/lone/toposhim" --debug create --bundle "$t/bundle" c1 ||
 		fail "create through the copied front failed: $(cat "$t/via.stderr" 2>/dev/null)"
