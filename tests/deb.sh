@@ -73,6 +73,7 @@ cat >"$scratch/want" <<LIST
 /usr/libexec/toposhim/plugins/clearcfs
 /usr/libexec/toposhim/plugins/confine
 /usr/libexec/toposhim/plugins/log
+/usr/libexec/toposhim/toposhim-core
 /usr/share/doc/toposhim/README.gz
 /usr/share/doc/toposhim/changelog.gz
 /usr/share/doc/toposhim/copyright

@@ -33,7 +33,8 @@
 #
 # Environment (defaults in brackets):
 #   HOST_ROOT     the host's root [/host]
-#   SRC           the image's files: bin/, libexec/, lib/toposhim/, containerd/ [/opt/toposhim]
+#   SRC           the image's files: bin/, libexec/ (toposhim/toposhim-core and
+#                 toposhim/plugins/), lib/toposhim/, containerd/ [/opt/toposhim]
 #   CONFIG_SRC    the config.json to install (the ConfigMap) [/etc/toposhim-config/config.json]
 #   PREFIX        where the programs go on the host [/usr/local]
 #   NODE_NAME     this node (the DaemonSet sets it from spec.nodeName)
@@ -171,6 +172,11 @@ cmd_install() {
 	for f in toposhim toposhimctl toposhim-cdi-hook; do
 		put "$SRC/bin/$f" "$HOST_ROOT$PREFIX/bin/$f" 0755
 	done
+	# the core the front runs: PREFIX/bin/toposhim runs
+	# PREFIX/libexec/toposhim/toposhim-core (src/cli/core.h)
+	[ -x "$SRC/libexec/toposhim/toposhim-core" ] ||
+		die "$SRC/libexec/toposhim/toposhim-core: not found"
+	put "$SRC/libexec/toposhim/toposhim-core" "$HOST_ROOT$PREFIX/libexec/toposhim/toposhim-core" 0755
 	for f in "$SRC"/libexec/toposhim/plugins/*; do
 		[ -f "$f" ] || continue
 		put "$f" "$HOST_ROOT$PREFIX/libexec/toposhim/plugins/${f##*/}" 0755

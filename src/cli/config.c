@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/config.h"
+#include "cli/core.h"
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -139,14 +141,36 @@ void ts_cli_runtime_config_release(struct ts_cli_runtime_config *rc)
 	rc->search = NULL;
 }
 
+/* The core's front (cli/core.h) when this program is the core, else NULL:
+ * the runtime lookup skips it as toposhim itself. */
+static char *front_of_self(void)
+{
+	cleanup_error struct ts_error *err = NULL;
+	char self[4096], *front = NULL;
+	const char *base;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+		return NULL;
+	self[n] = '\0';
+	base = strrchr(self, '/');
+	if (base == NULL || strcmp(base + 1, TS_CLI_CORE_NAME) != 0)
+		return NULL;
+	/* (void): without a front the lookup skips the core alone */
+	(void)ts_cli_front_path(self, &front, &err);
+	return front;
+}
+
 int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 			const char *const *names, char **ret_path, struct ts_error **err)
 {
 	struct ts_cli_runtime_config rc = {NULL, NULL, NULL};
+	cleanup_free char *front = front_of_self();
 	struct ts_runtime_lookup lookup = {
 		.override = names == NULL ? secure_getenv("TOPOSHIM_RUNTIME") : NULL,
 		.path_env = getenv("PATH"),
 		.names = names,
+		.front_exe = front,
 	};
 	int r;
 

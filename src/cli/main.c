@@ -1,29 +1,27 @@
 /*
- * main.c - toposhim, the OCI runtime wrapper.
+ * main.c - toposhim-core, the whole OCI runtime wrapper (cli/core.h).
  *
- * Called exactly as runc is.  For `create` and `run` it rewrites the
- * bundle's config.json (ts_cmd_create), for everything else it does
- * nothing; then it execve()s the real runtime with argv unchanged but
- * argv[0], the environment unchanged but TOPOSHIM_DEPTH=1 (see
+ * Called exactly as runc is: by the front (src/cli/front.c, `toposhim`)
+ * for create, run, delete and `toposhim hook <stage>`, and by the runtime
+ * for the hooks it injected (their path is this program's own, so a hook
+ * costs no front).  It runs every other command too, as the front does
+ * (ts_cli_passthrough()): tests/toposhim-test is this program alone.
+ *
+ * For `create` and `run` it rewrites the bundle's config.json
+ * (ts_cmd_create); then it execve()s the real runtime with argv unchanged
+ * but argv[0], the environment unchanged but TOPOSHIM_DEPTH=1 (see
  * runtime/runtime.h), and every inherited fd untouched (everything we
  * open is O_CLOEXEC).  Errors are logged (cli/log.h) and exit 1.
  *
- * Passthrough commands load nothing but the config's "runtime" object,
- * and only when TOPOSHIM_RUNTIME is unset.  A command on one container
- * (`start`, `state`, `kill`, `delete`, `exec`, ...) reaches the runtime
- * that keeps it, told by where its runtime state lives
- * (ts_cli_runtime_for_container()): the one that created it, even after
- * the configured runtime changed.
- *
- * Before the exec of create, run and exec, the CPU affinity is widened to
- * every online CPU (ts_runtime_reset_affinity()): a pinned caller's mask
- * must not become the container's.
+ * Before the exec of create and run, the CPU affinity is widened to every
+ * online CPU (ts_runtime_reset_affinity()): a pinned caller's mask must
+ * not become the container's.
  *
  * `delete` also releases the container's allocation first
  * (ts_cmd_delete(); no poststop hook is injected unless plugins need
  * one), and so always reads the config.
  *
- * This is the only file that exits or execs.
+ * This and front.c are the only files that exit or exec.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -35,6 +33,7 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
+#include "cli/passthrough.h"
 #include "cli/scan.h"
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
@@ -48,19 +47,18 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	cleanup_json struct ts_json *config = NULL;
 	cleanup_free char *runtime_path = NULL;
 	const char *config_path = secure_getenv("TOPOSHIM_CONFIG");
-	const char *override = secure_getenv("TOPOSHIM_RUNTIME");
 	int depth, r;
 
 	if (config_path == NULL || config_path[0] == '\0')
 		config_path = TS_CLI_CONFIG_DEFAULT;
 	bool delete = args->command != NULL && strcmp(args->command, "delete") == 0;
 
-	if (args->rewrite || delete || override == NULL || override[0] == '\0') {
-		r = ts_cli_config_load(config_path, &config, err);
-		if (r < 0)
-			return r;
-	}
-	/* a command on one container goes to the runtime that keeps it */
+	if (!args->rewrite && !delete)
+		return ts_cli_passthrough(argc, argv, args, ret_argv, ret_envp, err);
+	r = ts_cli_config_load(config_path, &config, err);
+	if (r < 0)
+		return r;
+	/* delete goes to the runtime that keeps the container */
 	if (!args->rewrite && args->container_id != NULL)
 		r = ts_cli_runtime_for_container(config, config_path, args->root,
 						 args->container_id, &runtime_path, err);
@@ -81,9 +79,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		if (r < 0)
 			return r;
 	}
-	if (args->command != NULL &&
-	    (strcmp(args->command, "create") == 0 || strcmp(args->command, "run") == 0 ||
-	     strcmp(args->command, "exec") == 0)) {
+	if (args->rewrite) {
 		cleanup_error struct ts_error *affinity_err = NULL;
 
 		/* (void): the runtime runs either way; a narrowed mask only

@@ -64,14 +64,25 @@ static int ts_runtime_usable(const char *path, struct stat *st)
 	return 0;
 }
 
-/* true when st is the same file as self (NULL: unknown, never). */
-static bool ts_runtime_is_self(const struct stat *st, const struct stat *self)
+/* The files that are toposhim itself: the running program and, for the
+ * core, its front (struct ts_runtime_lookup). */
+struct ts_runtime_self {
+	struct stat st[2];
+	int n;
+};
+
+/* true when st is one of the files of self (NULL: unknown, never). */
+static bool ts_runtime_is_self(const struct stat *st, const struct ts_runtime_self *self)
 {
-	return self != NULL && st->st_dev == self->st_dev && st->st_ino == self->st_ino;
+	for (int i = 0; self != NULL && i < self->n; i++)
+		if (st->st_dev == self->st[i].st_dev && st->st_ino == self->st[i].st_ino)
+			return true;
+	return false;
 }
 
-static int ts_runtime_explicit(const char *path, const char *origin, const struct stat *self,
-			       char **ret_path, struct ts_error **err)
+static int ts_runtime_explicit(const char *path, const char *origin,
+			       const struct ts_runtime_self *self, char **ret_path,
+			       struct ts_error **err)
 {
 	struct stat st;
 	char *p;
@@ -96,7 +107,7 @@ static int ts_runtime_explicit(const char *path, const char *origin, const struc
  * @return 1 and *ret_path set when found; 0 when absent or skipped (the
  *         skip is noted in *skipped); -ENOMEM.
  */
-static int ts_runtime_try(const char *dir, const char *name, const struct stat *self,
+static int ts_runtime_try(const char *dir, const char *name, const struct ts_runtime_self *self,
 			  struct ts_runtime_buf *skipped, char **ret_path)
 {
 	cleanup_free char *p = NULL;
@@ -120,8 +131,8 @@ static int ts_runtime_try(const char *dir, const char *name, const struct stat *
 
 /* Try name in each directory of $PATH (empty entries skipped), then dirs. */
 static int ts_runtime_search_name(const char *name, const char *path_env, const char *const *dirs,
-				  const struct stat *self, struct ts_runtime_buf *skipped,
-				  char **ret_path)
+				  const struct ts_runtime_self *self,
+				  struct ts_runtime_buf *skipped, char **ret_path)
 {
 	cleanup_free char *copy = NULL;
 	char *save = NULL;
@@ -180,13 +191,14 @@ int ts_runtime_find(const struct ts_runtime_lookup *lookup, char **ret_path, str
 	const char *const *dirs = lookup->dirs ? lookup->dirs : ts_runtime_default_dirs;
 	const char *explicit = NULL, *origin = NULL, *one[2] = {NULL, NULL};
 	struct ts_runtime_buf skipped = {NULL, false};
-	struct stat self_st;
-	const struct stat *self = NULL;
+	struct ts_runtime_self self = {.n = 0};
 	char *found = NULL;
 	int r = 0;
 
-	if (stat(lookup->self_exe ? lookup->self_exe : "/proc/self/exe", &self_st) == 0)
-		self = &self_st;
+	if (stat(lookup->self_exe ? lookup->self_exe : "/proc/self/exe", &self.st[self.n]) == 0)
+		self.n++;
+	if (lookup->front_exe != NULL && stat(lookup->front_exe, &self.st[self.n]) == 0)
+		self.n++;
 	if (lookup->override != NULL && lookup->override[0] != '\0') {
 		explicit = lookup->override;
 		origin = "TOPOSHIM_RUNTIME";
@@ -195,13 +207,13 @@ int ts_runtime_find(const struct ts_runtime_lookup *lookup, char **ret_path, str
 		origin = lookup->path_origin ? lookup->path_origin : "runtime.path";
 	}
 	if (explicit != NULL && strchr(explicit, '/') != NULL)
-		return ts_runtime_explicit(explicit, origin, self, ret_path, err);
+		return ts_runtime_explicit(explicit, origin, &self, ret_path, err);
 	if (explicit != NULL) {
 		one[0] = explicit;
 		names = one;
 	}
 	for (const char *const *n = names; *n != NULL && r == 0; n++)
-		r = ts_runtime_search_name(*n, lookup->path_env, dirs, self, &skipped, &found);
+		r = ts_runtime_search_name(*n, lookup->path_env, dirs, &self, &skipped, &found);
 	if (r < 0 || skipped.oom) {
 		free(skipped.s);
 		free(found);

@@ -16,7 +16,8 @@
  * as execve() sees them); a bare name is looked up like a search name.
  *
  * Refusing to call ourselves: a candidate that is the same file as
- * /proc/self/exe (st_dev and st_ino, after following symlinks) is skipped
+ * /proc/self/exe (st_dev and st_ino, after following symlinks), or as the
+ * lookup's front_exe (the core's front, src/cli/core.h), is skipped
  * by the search and is an error when given explicitly.  A wrapper script
  * that calls toposhim again has another inode, so every exec also carries
  * the depth counter TOPOSHIM_DEPTH=1 in its environment; toposhim refuses
@@ -45,6 +46,8 @@ struct ts_runtime_lookup {
 	const char *path_env;	  /* value of $PATH; NULL = unset */
 	const char *const *dirs;  /* NULL-terminated; NULL = the sbin/bin list above */
 	const char *self_exe;	  /* NULL = "/proc/self/exe" */
+	const char *front_exe;	  /* a second file that is toposhim (the core's
+				   * front, cli/core.h); NULL = none */
 };
 
 /**

@@ -41,6 +41,7 @@ $lib/pkgconfig/toposhim-plugin.pc
 $lx/toposhim/plugins/clearcfs
 $lx/toposhim/plugins/confine
 $lx/toposhim/plugins/log
+$lx/toposhim/toposhim-core
 $man/man1/toposhim.1
 $man/man1/toposhimctl.1
 $man/man7/toposhim-plugin.7

@@ -20,6 +20,7 @@ setup() {
 		cp "$TS_BUILDDIR/$f" "$W/src/bin/"
 	done
 	cp "$TS_BUILDDIR/hooks/confine" "$W/src/libexec/toposhim/plugins/"
+	cp "$TS_BUILDDIR/toposhim-core" "$W/src/libexec/toposhim/"
 	echo "a library" >"$W/src/lib/toposhim/libexample.so.1"
 	cp -r "$TS_SRCDIR/contrib/containerd" "$W/src/containerd"
 	python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["data"]["config.json"], end="")' \
@@ -95,6 +96,7 @@ OUT
 /usr/local/bin/toposhimctl
 /usr/local/lib/toposhim/libexample.so.1
 /usr/local/libexec/toposhim/plugins/confine
+/usr/local/libexec/toposhim/toposhim-core
 /var/lib/toposhim-install/containerd.installed
 /var/lib/toposhim-install/containerd.orig
 /var/lib/toposhim-install/files

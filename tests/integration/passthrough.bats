@@ -589,3 +589,46 @@ switch_config() {
 	assert_success
 	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
 }
+
+@test "front and core: the front has no dynamic loader; create, delete and hook go to the core beside it" {
+	local t=$BATS_TEST_TMPDIR
+	# a static PIE: no PT_INTERP, no DT_NEEDED (nothing for LD_PRELOAD)
+	run readelf -lW "$TOPOSHIM"
+	assert_success
+	refute_output --partial "INTERP"
+	run readelf -dW "$TOPOSHIM"
+	refute_output --partial "(NEEDED)"
+	# passthrough: the front alone, even with no core anywhere
+	mkdir "$t/lone"
+	cp "$TOPOSHIM" "$t/lone/toposhim"
+	fake_run "$t/lone" "$t/lone/toposhim" state c1 || fail "state through a lone front failed"
+	[ "$(tr '\0' ' ' <"$t/lone.argv")" = "$FAKE_RUNTIME state c1 " ] ||
+		fail "argv: $(od -c "$t/lone.argv")"
+	# create, delete and hook: the core beside the front
+	run --separate-stderr env TOPOSHIM_RUNTIME="$FAKE_RUNTIME" "$t/lone/toposhim" delete c1
+	assert_failure 1
+	[ "$stderr" = "toposhim: core '$t/lone/toposhim-core': cannot open: No such file or directory" ] ||
+		fail "stderr: $stderr"
+	run --separate-stderr "$t/lone/toposhim" hook poststop
+	assert_failure 1
+	[ "$stderr" = "toposhim: core '$t/lone/toposhim-core': cannot open: No such file or directory" ] ||
+		fail "stderr: $stderr"
+	# a core anyone of a group could have written is not run
+	install -m 0775 "$TS_BUILDDIR/toposhim-core" "$t/lone/toposhim-core"
+	run --separate-stderr env TOPOSHIM_RUNTIME="$FAKE_RUNTIME" "$t/lone/toposhim" create c1
+	assert_failure 1
+	[ "$stderr" = "toposhim: core '$t/lone/toposhim-core': writable by group or others (mode 0775)" ] ||
+		fail "stderr: $stderr"
+	# a sound core runs: it rewrites (its debug line), the runtime gets
+	# argv unchanged
+	chmod 0755 "$t/lone/toposhim-core"
+	echo "{\"state_dir\": \"$t/state\"}" >"$TOPOSHIM_CONFIG"
+	make_bundle "$t/bundle"
+	fake_run "$t/via" "$t/lone/toposhim" --debug create --bundle "$t/bundle" c1 ||
+		fail "create through the copied front failed: $(cat "$t/via.stderr" 2>/dev/null)"
+	[ "$(tr '\0' ' ' <"$t/via.argv")" = "$FAKE_RUNTIME --debug create --bundle $t/bundle c1 " ] ||
+		fail "argv: $(od -c "$t/via.argv")"
+	run grep -c "^toposhim: debug: create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'" \
+		"$t/via.stderr"
+	[ "$output" = 1 ] || fail "stderr: $(cat "$t/via.stderr")"
+}

@@ -45,7 +45,10 @@ CONF
 	# clones into a mktemp -d, mode 0700): the user runs copies of the
 	# same binaries from $WORK (0755).
 	mkdir -m 0755 "$WORK/bin"
+	# (the front in $WORK/bin runs $WORK/libexec/toposhim/toposhim-core:
+	# src/cli/core.h)
 	install -m 0755 "$TOPOSHIM" "$TOPOSHIMCTL" "$WORK/bin/"
+	install -D -m 0755 "$TS_BUILDDIR/toposhim-core" "$WORK/libexec/toposhim/toposhim-core"
 	TOPOSHIM=$WORK/bin/toposhim
 	TOPOSHIMCTL=$WORK/bin/toposhimctl
 }

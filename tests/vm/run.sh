@@ -201,9 +201,9 @@ file_is_static()
 find_toposhim()
 {
 	local p
-	if [ ! -x "$builddir/toposhim" ]; then
+	if [ ! -x "$builddir/toposhim" ] || [ ! -x "$builddir/toposhim-core" ]; then
 		[ -f "$builddir/Makefile" ] || die "no $builddir/toposhim and no Makefile to build it (run ./configure)"
-		make -C "$builddir" toposhim >&2 || die "building toposhim failed"
+		make -C "$builddir" toposhim toposhim-core >&2 || die "building toposhim failed"
 	fi
 	ts_bins=()
 	for p in toposhim toposhimctl; do
@@ -288,6 +288,9 @@ install_runtimes()
 	for p in "${ts_bins[@]}"; do
 		install_program "$p" "/usr/bin/${p##*/}"
 	done
+	# the front (a static PIE: no libraries) in /usr/bin runs this core
+	# (src/cli/core.h)
+	install_program "$builddir/toposhim-core" /usr/libexec/toposhim/toposhim-core
 }
 
 # Kernel modules for the virtio disk, in load order, as NN-name.ko so the

@@ -1,0 +1,36 @@
+/*
+ * passthrough.h - every command but create, run, delete and hook: what the
+ * front (src/cli/front.c) and the core (src/cli/main.c) do before they
+ * exec the runtime.
+ *
+ * Loads nothing but the config's "runtime" object, and only when
+ * TOPOSHIM_RUNTIME is unset.  A command on one container (`start`,
+ * `state`, `kill`, `exec`, ...) reaches the runtime that keeps it, told by
+ * where its runtime state lives (ts_cli_runtime_for_container()): the one
+ * that created it, even after the configured runtime changed.  Before the
+ * exec of `exec` (and of a `create` or `run` that ts_cli_scan() left
+ * alone), the CPU affinity is widened to every online CPU
+ * (ts_runtime_reset_affinity()).
+ */
+#ifndef TS_CLI_PASSTHROUGH_H
+#define TS_CLI_PASSTHROUGH_H
+
+#include "cli/scan.h"
+#include "util/error.h"
+
+/**
+ * Build the runtime's vectors for a passthrough command.
+ * @param[in]  argc, argv  toposhim's command line (borrowed).
+ * @param[in]  args        ts_cli_scan() of it; args->rewrite is false and
+ *                         the command is not delete (the core's).
+ * @param[out] ret_argv    argv for execve(); caller frees (ts_strv_free).
+ * @param[out] ret_envp    envp for execve(); caller frees.
+ * @param[out] err         set iff the return value is negative.
+ * @return 0; the errors of ts_cli_config_load(),
+ *         ts_cli_runtime_for_container(), ts_cli_runtime_find(),
+ *         ts_runtime_check_depth() and ts_runtime_build_exec().
+ */
+int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
+		       char ***ret_envp, struct ts_error **err);
+
+#endif
