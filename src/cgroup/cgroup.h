@@ -547,4 +547,24 @@ int ts_cgroup_parent_of(const char *cgroups_path, bool systemd, char **ret, stru
 int ts_cgroup_parent_cpuset(const char *root, enum ts_cgroup_mode mode, const char *cgroups_path,
 			    bool systemd, struct ts_cgroup_parent *ret, struct ts_error **err);
 
+/**
+ * The effective cpuset of a running container's cgroup parent, for a live
+ * resize: as ts_cgroup_parent_cpuset() (cgroupfs form), from the cgroup
+ * its init runs in rather than from linux.cgroupsPath, since the parent of
+ * a systemd scope is its slice either way.
+ * @param[in]  root         cgroup root ("/sys/fs/cgroup").
+ * @param[in]  mode         the host's cgroup mode.
+ * @param[in]  cgroup_path  the container's cgroup as the state records it:
+ *                          relative to the cpuset hierarchy ("/kubepods/c1",
+ *                          /proc/<pid>/cgroup's form) or the absolute path of
+ *                          the mounted hierarchy ("<root>/cpuset/kubepods/c1"
+ *                          on v1, "<root>/kubepods/c1" on v2: runc's).
+ * @param[out] ret          filled when 1 is returned; release with
+ *                          ts_cgroup_parent_release().
+ * @return 1; 0 when there is no cpuset controller to read; the errors of
+ *         ts_cgroup_parent_cpuset().
+ */
+int ts_cgroup_parent_of_running(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+				struct ts_cgroup_parent *ret, struct ts_error **err);
+
 #endif

@@ -179,3 +179,22 @@ int ts_cgroup_parent_cpuset(const char *root, enum ts_cgroup_mode mode, const ch
 	*ret = p;
 	return 1;
 }
+
+int ts_cgroup_parent_of_running(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+				struct ts_cgroup_parent *ret, struct ts_error **err)
+{
+	cleanup_free char *controller = NULL;
+	const char *rel = cgroup_path;
+	size_t n;
+
+	if (asprintf(&controller, "%s%s", root, mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") <
+	    0)
+		return ts_error_set(err, ENOMEM, "cgroup parent");
+	/* runc's state names the directory in the mounted hierarchy */
+	n = strlen(controller);
+	while (n > 0 && controller[n - 1] == '/')
+		n--;
+	if (n > 0 && strncmp(rel, controller, n) == 0 && rel[n] == '/')
+		rel += n;
+	return ts_cgroup_parent_cpuset(root, mode, rel, false, ret, err);
+}

@@ -282,6 +282,9 @@ static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args 
 	/* what toposhim writes must lie in the cgroup parent's cpuset */
 	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
 				   err);
+	/* devices the engine injected (its own CDI) steer placement too */
+	if (r >= 0)
+		r = ts_placement_request_add_config_devices(ret, &roots, b->config, err);
 	if (r < 0 || injected == NULL)
 		return r;
 	for (size_t i = 0; i < injected->n_devices; i++)

@@ -408,6 +408,62 @@ static void wait_for_inits(const struct ts_state_options *opts, const struct poo
 	}
 }
 
+/* Intersect the cpu list *list with parent (hwloc), or take parent when
+ * nothing is left, as a create does (place.c). */
+static int clip_list(char **list, hwloc_const_bitmap_t parent, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t set = NULL;
+	char *out = NULL;
+	int r = ts_cpulist_parse(*list, &set, err);
+
+	if (r < 0)
+		return r;
+	hwloc_bitmap_and(set, set, parent);
+	if (hwloc_bitmap_iszero(set))
+		hwloc_bitmap_copy(set, parent);
+	r = ts_cpulist_format(set, &out, err);
+	if (r < 0)
+		return r;
+	free(*list);
+	*list = out;
+	return 0;
+}
+
+/* What a running shared-pool container a gets of the pool's cpus *cpus
+ * (replaced), and the mems of those (*mems, new): both inside the
+ * effective cpuset of its cgroup parent, read now (a kubepods-like parent
+ * narrowed to some cpus: a write outside it fails), as at its create. */
+static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, char **cpus,
+			 char **mems, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL, pmems = NULL;
+	struct ts_cgroup_parent parent = {0};
+	bool narrowed;
+	int r;
+
+	r = ts_cgroup_parent_of_running(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &parent,
+					err);
+	if (r < 0)
+		return ts_error_prefix(err, "container '%s'", a->container_id);
+	/* the root cgroup's cpuset is every online cpu: nothing narrows */
+	narrowed = r > 0 && strcmp(parent.existing, "/") != 0;
+	if (narrowed && (ts_cpulist_parse(parent.cpus_str, &pcpus, err) < 0 ||
+			 ts_cpulist_parse(parent.mems_str, &pmems, err) < 0)) {
+		ts_cgroup_parent_release(&parent);
+		return ts_error_code(*err);
+	}
+	if (narrowed)
+		ts_log(TS_LOG_DEBUG, "container '%s': cgroup parent '%s': cpus %s, mems %s",
+		       a->container_id, parent.existing, parent.cpus_str, parent.mems_str);
+	ts_cgroup_parent_release(&parent);
+	if (narrowed && (r = clip_list(cpus, pcpus, err)) < 0)
+		return r;
+	r = pool_mems(p, *cpus, tier_of_record(p->topo, a), mems, err);
+	if (r >= 0 && narrowed)
+		r = clip_list(mems, pmems, err);
+	return r;
+}
+
 /* Every running shared-pool container whose cpus or mems differ from what
  * the pool gives its class now, but those of skip (NULL: none). */
 static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool systemd_cgroup,
@@ -451,7 +507,7 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			continue;
 		r = class_cpus(p, pool, a->class_name, &cpus, err);
 		if (r >= 0)
-			r = pool_mems(p, cpus, tier_of_record(p->topo, a), &mems, err);
+			r = within_parent(p, a, &cpus, &mems, err);
 		if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
 			free(cpus);
 			free(mems);

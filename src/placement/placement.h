@@ -292,6 +292,24 @@ int ts_placement_request_add_devices(struct ts_placement_request *req,
 				     const struct ts_devloc_roots *roots, const char *const *paths,
 				     size_t n, struct ts_error **err);
 
+/**
+ * Add the locality of the device nodes config.json already carries
+ * (linux.devices entries of type c, u or b with major and minor): those an
+ * engine injected itself (podman --device vendor/class=name, containerd's
+ * CRI with enable_cdi, CRI-O), which leave the nodes' container path and
+ * numbers but neither a CDI annotation nor the host path.  The kernel
+ * device of major:minor is looked up in sysfs (ts_device_locality_rdev());
+ * unknown locality, and entries without numbers, add nothing.  A node
+ * also given by ts_placement_request_add_devices() adds its node again
+ * (no harm: device_numa is a set).
+ * @param[in] roots   sysfs/proc roots (ts_devloc_roots_from_env()).
+ * @param[in] config  the OCI config root; borrowed.
+ * @return 0; -ENOMEM.
+ */
+int ts_placement_request_add_config_devices(struct ts_placement_request *req,
+					    const struct ts_devloc_roots *roots,
+					    const struct ts_json *config, struct ts_error **err);
+
 struct ts_placement_result {
 	char *class_name;
 	enum ts_placement_pool pool;

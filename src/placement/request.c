@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "placement/internal.h"
 #include "util/cleanup.h"
@@ -51,6 +52,34 @@ void ts_placement_request_release(struct ts_placement_request *req)
 	*req = (struct ts_placement_request){0};
 }
 
+/* Record one device's locality (known or not) in req, as path. */
+static int add_locality(struct ts_placement_request *req, const char *path,
+			struct ts_device_locality *loc, struct ts_error **err)
+{
+	if (loc->numa_node >= 0) {
+		char **v = realloc(req->devices, (req->n_devices + 1) * sizeof(*v));
+		int *nodes = v == NULL ? NULL
+				       : realloc(req->device_nodes,
+						 (req->n_devices + 1) * sizeof(*nodes));
+		char *copy = strdup(path);
+
+		if (v != NULL)
+			req->devices = v;
+		if (nodes != NULL)
+			req->device_nodes = nodes;
+		if (v == NULL || nodes == NULL || copy == NULL) {
+			free(copy);
+			ts_device_locality_release(loc);
+			return ts_error_set(err, ENOMEM, "placement: out of memory");
+		}
+		req->device_nodes[req->n_devices] = loc->numa_node;
+		req->devices[req->n_devices++] = copy;
+		hwloc_bitmap_set(req->device_numa, (unsigned)loc->numa_node);
+	}
+	ts_device_locality_release(loc);
+	return 0;
+}
+
 int ts_placement_request_add_devices(struct ts_placement_request *req,
 				     const struct ts_devloc_roots *roots, const char *const *paths,
 				     size_t n, struct ts_error **err)
@@ -61,27 +90,54 @@ int ts_placement_request_add_devices(struct ts_placement_request *req,
 
 		if (r < 0)
 			return r;
-		if (loc.numa_node >= 0) {
-			char **v = realloc(req->devices, (req->n_devices + 1) * sizeof(*v));
-			int *nodes = v == NULL ? NULL
-					       : realloc(req->device_nodes,
-							 (req->n_devices + 1) * sizeof(*nodes));
-			char *copy = strdup(paths[i]);
+		r = add_locality(req, paths[i], &loc, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
-			if (v != NULL)
-				req->devices = v;
-			if (nodes != NULL)
-				req->device_nodes = nodes;
-			if (v == NULL || nodes == NULL || copy == NULL) {
-				free(copy);
-				ts_device_locality_release(&loc);
-				return ts_error_set(err, ENOMEM, "placement: out of memory");
-			}
-			req->device_nodes[req->n_devices] = loc.numa_node;
-			req->devices[req->n_devices++] = copy;
-			hwloc_bitmap_set(req->device_numa, (unsigned)loc.numa_node);
-		}
-		ts_device_locality_release(&loc);
+/* A non-negative integer member of a linux.devices entry; -1 otherwise. */
+static long long device_number(const struct ts_json *dev, const char *key)
+{
+	const struct ts_json *v = ts_json_get(dev, key);
+	char *end;
+	long long n;
+
+	if (v == NULL || v->type != TS_JSON_NUMBER)
+		return -1;
+	errno = 0;
+	n = strtoll(v->u.number, &end, 10);
+	return errno != 0 || *end != '\0' || n < 0 || n > 0xffffffffLL ? -1 : n;
+}
+
+int ts_placement_request_add_config_devices(struct ts_placement_request *req,
+					    const struct ts_devloc_roots *roots,
+					    const struct ts_json *config, struct ts_error **err)
+{
+	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
+	const struct ts_json *dev;
+	size_t i;
+
+	ts_json_array_foreach (devices, i, dev) {
+		const char *type = ts_json_get_string(dev, "type");
+		const char *path = ts_json_get_string(dev, "path");
+		long long major = device_number(dev, "major"), minor = device_number(dev, "minor");
+		struct ts_device_locality loc;
+		bool block;
+		int r;
+
+		if (type == NULL || path == NULL || major < 0 || minor < 0 ||
+		    (strcmp(type, "c") != 0 && strcmp(type, "u") != 0 && strcmp(type, "b") != 0))
+			continue;
+		block = strcmp(type, "b") == 0;
+		r = ts_device_locality_rdev(roots, path, block,
+					    makedev((unsigned)major, (unsigned)minor), &loc, err);
+		if (r < 0)
+			return r;
+		r = add_locality(req, path, &loc, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

@@ -13,6 +13,8 @@ cri.proto, as crictl's are):
     stopp POD_ID | rmp POD_ID         StopPodSandbox, RemovePodSandbox
     pods-of UID_PREFIX                ListPodSandbox; the ids of the pods whose uid
                                       starts with UID_PREFIX (a test's clean-up)
+    status ID                         ContainerStatus; prints "STATE EXIT_CODE REASON"
+                                      (STATE: CONTAINER_CREATED|RUNNING|EXITED|UNKNOWN)
     exec ID CMD...                    ExecSync; its stdout and stderr, its exit code
 
 A failed call prints one line "<RPC>: <gRPC status code>: <status details>"
@@ -114,6 +116,9 @@ def main(argv):
         for item in r.items:
             if item.metadata.uid.startswith(args[0]):
                 print(item.id)
+    elif verb == "status":
+        r = call("ContainerStatus", pb.ContainerStatusRequest(container_id=args[0]))
+        print(pb.ContainerState.Name(r.status.state), r.status.exit_code, r.status.reason)
     elif verb == "exec":
         r = call("ExecSync", pb.ExecSyncRequest(container_id=args[0], cmd=args[1:], timeout=30))
         sys.stdout.buffer.write(r.stdout)

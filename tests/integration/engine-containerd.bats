@@ -444,3 +444,95 @@ classes() {
 	cri stopp "$pod"
 	cri rmp "$pod"
 }
+
+# cgroup_cpus ID: the cpuset.cpus of container (or sandbox) ID's cgroup, by
+# the cgroupsPath containerd wrote into its config.json (cgroup v1)
+cgroup_cpus() {
+	local cfg
+	cfg=$(ls "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/"$1"/config.json)
+	cat "/sys/fs/cgroup/cpuset$(jq -r .linux.cgroupsPath "$cfg")/cpuset.cpus"
+}
+
+# cpus_are ID CPUS: whether ID's cgroup has cpuset.cpus CPUS
+cpus_are() {
+	[ "$(cgroup_cpus "$1")" = "$2" ]
+}
+
+# has_exited ID: whether the CRI reports container ID exited
+has_exited() {
+	cri status "$1" | grep -q '^CONTAINER_EXITED '
+}
+
+# wait_for SECONDS CMD...: until CMD (a function too) succeeds, at most SECONDS
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+@test "CRI: an init container's exclusive CPU comes back when it exits; the app container takes it" {
+	cri_image
+	[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset"
+	# both critical with CPU 1 through scoped pod annotations: on this host
+	# (CPU 0 reserved) the app can only have it once the init gave it back
+	pod_json init '{"toposhim.io/class.setup": "critical", "toposhim.io/cpus.setup": "1",
+		"toposhim.io/class.app": "critical", "toposhim.io/cpus.app": "1"}' |
+		jq --arg d "$WORK/logs" '.log_directory = $d' >"$WORK/pod.json"
+	mkdir "$WORK/logs"
+	# the init shows its cpuset, then lives 2 s more (the sandbox is seen
+	# shrunk meanwhile) and exits 0, as an init container does
+	ctr_json setup init |
+		jq '.command = ["/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2; sleep 2"]' \
+			>"$WORK/setup.json"
+	ctr_json app init >"$WORK/app.json"
+	local pod setup app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	run cgroup_cpus "$pod"
+	assert_output "0-1"
+	setup=$(cri create "$pod" "$WORK/setup.json" "$WORK/pod.json")
+	cri start "$setup"
+	# kubelet's log file: "<time> stdout F <line>"
+	wait_for 10 grep -q ' stdout F ' "$WORK/logs/setup.log" || fail "no log line from the init"
+	run cut -d' ' -f2- "$WORK/logs/setup.log"
+	assert_output "stdout F 1"
+	run cgroup_cpus "$pod"
+	assert_output "0"
+	run classes
+	assert_output "critical,standard"
+	# kubelet waits for the init to exit; containerd deletes its task then,
+	# and keeps the container (EXITED) until the pod goes
+	wait_for 15 has_exited "$setup" ||
+		fail "the init did not exit: $(cri status "$setup")"
+	run cri status "$setup"
+	assert_output "CONTAINER_EXITED 0 Completed"
+	wait_for 10 grep -q " delete $setup\$" "$CTRD/calls" || fail "calls: $(cat "$CTRD/calls")"
+	# its CPU is back: the shared pool (the sandbox) grows back to 0-1
+	wait_for 10 cpus_are "$pod" 0-1 ||
+		fail "the sandbox stayed on $(cgroup_cpus "$pod")"
+	run classes
+	assert_output "standard"
+	# the app (critical too) gets CPU 1, the sandbox shrinks to 0 again
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_output $'1\nstat: can\'t stat \'/dev/xzero\': No such file or directory\nXZERO unset'
+	run cgroup_cpus "$app"
+	assert_output "1"
+	run cgroup_cpus "$pod"
+	assert_output "0"
+	run classes
+	assert_output "critical,standard"
+	cri stop "$app"
+	cri rm "$app"
+	run cgroup_cpus "$pod"
+	assert_output "0-1"
+	cri rm "$setup"
+	cri stopp "$pod"
+	cri rmp "$pod"
+	run jq -c '.allocations' "$WORK/state/allocations.json"
+	assert_output '[]'
+}

@@ -158,3 +158,27 @@ OUT
 	[ "$status" -eq 1 ]
 	assert_output "toposhimctl: nrt: $W/toposhim.json: '/placment': unknown key"
 }
+
+# What podman 4.3's `--device example.com/ib=ib0` (podman resolving CDI
+# itself, from /etc/cdi and /var/run/cdi) leaves in config.json, as seen
+# on this host: the node in linux.devices (container path, type, numbers;
+# no host path), its cgroup rule, the spec's env; no annotation naming the
+# device.  containerd's CRI with enable_cdi (1.7+, 2.x) writes the same
+# edits; Debian 12's containerd 1.6 has no CDI support.
+@test "nrt: a device the engine injected (podman's CDI) steers placement as a requested one does" {
+	mkdir -p "$W/c1/rootfs"
+	jq -n '{ociVersion: "1.0.2", root: {path: "rootfs"},
+		process: {args: ["true"], cwd: "/", env: ["PATH=/bin", "IB=1"]},
+		linux: {devices: [{path: "/dev/infiniband/uverbs0", type: "c", major: 231, minor: 192}],
+			resources: {devices: [{allow: true, type: "c", major: 231, minor: 192, access: "rwm"}]}},
+		annotations: {"toposhim.io/class": "critical", "toposhim.io/cpus": "2"}}' >"$W/c1/config.json"
+	TOPOSHIM_RUNTIME="$W/runtime" TS_FAKE_RECORD="$W/c1.rec" \
+		"$TOPOSHIM" --root "$W/root" create --bundle "$W/c1" c1 </dev/null \
+		>"$W/c1.out" 2>&1 || fail "create c1: $(cat "$W/c1.out")"
+	# node 1, the InfiniBand card's, as with cdi.k8s.io/dev=example.com/ib=ib0
+	# (without the device: node 0, cpus 2-3)
+	run jq -c '[.allocations[] | [.container_id, .cpus, .mems, .devices]]' "$W/state/allocations.json"
+	assert_output '[["c1","4-5","1",[]]]'
+	run jq -c . "$W/c1/toposhim-placement.json"
+	assert_output '{"version":1,"id":"c1","class":"critical","cpus":"4-5","mems":"1","cpus_written":true,"pinned":false,"numa_exclusive":false}'
+}

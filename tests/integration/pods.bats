@@ -233,3 +233,28 @@ ls: /dev/xzero: No such file or directory" ]
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhim: $WORK/app/config.json: '/linux/cgroupsPath': cgroup parent '/$slice.slice' (cpuset 0) cannot hold 1 exclusive cpus (free in it: none)" ]
 }
+
+@test "pods: a live resize keeps a shared container inside its narrowed parent (real runc)" {
+	# kubepods narrowed to CPU 0; the shared pool is 0-1
+	make_parent 0
+	parent_bundle app "/$PARENT/pod1/$ID-app"
+	create_start app || { rm_parent; false; }
+	# a critical container outside the parent takes CPU 1 (the pool: 0),
+	# then is deleted (the pool: 0-1 again): app must stay on CPU 0, the
+	# parent's only cpu.  Before: the grow wrote 0-1 and runc update failed
+	pod_bundle crit container crit toposhim.io/class=critical toposhim.io/cpus=1
+	local grown rec cg out
+	create_start crit || { delete_test_containers; rm_parent; false; }
+	runc kill "$ID-crit" KILL
+	grown=$("$TOPOSHIM" delete --force "$ID-crit" 2>&1)
+	cg=$(cat "/sys/fs/cgroup/cpuset/$PARENT/pod1/$ID-app/cpuset.cpus")
+	out=$(cpus_allowed_in "$ID-app")
+	rec=$(jq -c '[.allocations[] | {id: .container_id, cpus: .cpus, class: .class}]' \
+		"$WORK/state/allocations.json")
+	delete_test_containers
+	rm_parent
+	[ "$grown" = "" ] || { echo "delete said: $grown" >&2; false; }
+	[ "$cg" = "0" ] || { echo "app's cgroup: cpuset.cpus $cg" >&2; false; }
+	[ "$out" = "0" ] || { echo "app's Cpus_allowed_list: $out" >&2; false; }
+	[ "$rec" = "[{\"id\":\"$ID-app\",\"cpus\":\"0\",\"class\":\"standard\"}]" ] || { echo "allocations: $rec" >&2; false; }
+}

@@ -118,6 +118,22 @@ static void test_parent_cpuset(void **state)
 	assert_string_equal(p.cpus_str, "0-3");
 	ts_cgroup_parent_release(&p);
 
+	/* a running container's cgroup, as /proc/<pid>/cgroup and as runc's
+	 * state name it: the same parent */
+	snprintf(dir, sizeof(dir), "%s/cpuset/kubepods/burstable/c2", root);
+	assert_int_equal(ts_cgroup_parent_of_running(root, TS_CGROUP_MODE_HYBRID, dir, &p, &err),
+			 1);
+	assert_string_equal(p.path, "/kubepods/burstable");
+	assert_string_equal(p.existing, "/kubepods");
+	assert_string_equal(p.cpus_str, "1-3");
+	ts_cgroup_parent_release(&p);
+	assert_int_equal(ts_cgroup_parent_of_running(root, TS_CGROUP_MODE_HYBRID,
+						     "/kubepods/burstable/c2", &p, &err),
+			 1);
+	assert_string_equal(p.path, "/kubepods/burstable");
+	assert_string_equal(p.cpus_str, "1-3");
+	ts_cgroup_parent_release(&p);
+
 	/* unified: the slice path, v2 file names */
 	mkdirs(root, "kubepods.slice/kubepods-besteffort.slice");
 	snprintf(dir, sizeof(dir), "%s/kubepods.slice", root);

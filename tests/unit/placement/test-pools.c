@@ -248,6 +248,83 @@ static void test_rebalance_keeps_kind(void **state)
 	sh("rm -rf '%s'", dir);
 }
 
+/* A shared container under a cgroup parent narrowed to cpus 0-1 (kubepods
+ * with reserved cpus) is resized within it, its record in either form
+ * (/proc/<pid>/cgroup's, relative; runc's, absolute): the pool clipped to
+ * the parent, the parent's cpus when the pool has none of them.  Before:
+ * the whole pool was written, outside the parent (a write the kernel
+ * refuses on cgroup v1, one runc update fails on). */
+static void test_rebalance_within_parent(void **state)
+{
+	static const struct {
+		const char *name, *held, *want;
+	} rows[] = {
+		{"nothing held", NULL, "0-1"},
+		{"cpu 0 held", "0", "1"},
+		{"the parent's cpus held", "0-1", "0-1"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char dir[] = "/tmp/ts-parent-XXXXXX";
+		cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
+				  *written = NULL;
+		cleanup_json struct ts_json *config = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_state struct ts_state *s = NULL;
+		struct ts_pools p = {0};
+		struct tg_topo *g = tg_synthetic("pack:1 [numa(memory=1073741824)] core:4 pu:1");
+		const struct ts_alloc *web;
+		int n;
+
+		assert_non_null(mkdtemp(dir));
+		xml = tg_xml(g);
+		tg_free(g);
+		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+		assert_int_equal(
+			ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+		sh("set -e; cd '%s'; mkdir -p cg/kp/web; echo unified > cg/%s; "
+		   "echo 0-1 > cg/kp/cpuset.cpus.effective; echo 0 > cg/kp/cpuset.mems.effective; "
+		   "cd cg/kp/web; echo 0-3 > cpuset.cpus; echo 0 > cpuset.mems; "
+		   "ln -sf cpuset.cpus cpuset.cpus.effective; ln -sf cpuset.mems "
+		   "cpuset.mems.effective",
+		   dir, TS_CGROUP_MODE_FILE);
+		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+		assert_int_equal(
+			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		put_record(s, "web", "standard", "0-3", "0", "/kp/web");
+		if (rows[i].held != NULL)
+			put_record(s, "db", "critical", rows[i].held, "0", NULL);
+		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+		n = ts_pools_rebalance(&p, s, false, &err);
+		if (n != 1)
+			fail_msg("%s: %d resized: %s", rows[i].name, n,
+				 err != NULL ? err->msg : "");
+		web = ts_state_find(s, rt_root(), "web");
+		if (strcmp(web->cpus_str, rows[i].want) != 0 || strcmp(web->mems_str, "0") != 0)
+			fail_msg("%s: record cpus '%s' mems '%s', want '%s' '0'", rows[i].name,
+				 web->cpus_str, web->mems_str, rows[i].want);
+		free(path);
+		assert_true(asprintf(&path, "%s/kp/web/cpuset.cpus", cg) > 0);
+		written = slurp(path);
+		if (strncmp(written, rows[i].want, strlen(rows[i].want)) != 0 ||
+		    strcmp(written + strlen(rows[i].want), "\n") != 0)
+			fail_msg("%s: cpuset.cpus '%s', want '%s'", rows[i].name, written,
+				 rows[i].want);
+		ts_pools_release(&p);
+		s = ts_state_close(s);
+		unsetenv("TOPOSHIM_TOPOLOGY_XML");
+		unsetenv(TS_CGROUP_ROOT_ENV);
+		sh("rm -rf '%s'", dir);
+	}
+}
+
 /* The hooks get every variable the create's configuration came from.
  * Before: only PATH, TOPOSHIM_STATE_DIR and TOPOSHIM_CONFIG, so with
  * TOPOSHIM_TOPOLOGY_XML at create the poststop resize used the host. */
@@ -369,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_rebalance_refuses_unconfirmed),
 		cmocka_unit_test(test_rebalance_keeps_tier),
 		cmocka_unit_test(test_rebalance_keeps_kind),
+		cmocka_unit_test(test_rebalance_within_parent),
 		cmocka_unit_test(test_hook_env),
 	};
 
