@@ -299,7 +299,11 @@ int ts_placement_request_add_devices(struct ts_placement_request *req,
  * CRI with enable_cdi, CRI-O), which leave the nodes' container path and
  * numbers but neither a CDI annotation nor the host path.  The kernel
  * device of major:minor is looked up in sysfs (ts_device_locality_rdev());
- * unknown locality, and entries without numbers, add nothing.  A node
+ * unknown locality, and entries without numbers, add nothing.  Nothing
+ * is added for a container whose process.capabilities.bounding holds
+ * CAP_SYS_ADMIN: privileged containers get every host device from the
+ * engine (docker/podman --privileged, a CRI privileged pod), not the ones
+ * they use.  A node
  * also given by ts_placement_request_add_devices() adds its node again
  * (no harm: device_numa is a set).
  * @param[in] roots   sysfs/proc roots (ts_devloc_roots_from_env()).

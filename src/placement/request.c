@@ -116,9 +116,17 @@ int ts_placement_request_add_config_devices(struct ts_placement_request *req,
 					    const struct ts_json *config, struct ts_error **err)
 {
 	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
-	const struct ts_json *dev;
+	const struct ts_json *bounding =
+		ts_json_get_path(config, "process", "capabilities", "bounding", NULL);
+	const struct ts_json *dev, *cap;
 	size_t i;
 
+	/* a privileged container: the engine lists every host device, which
+	 * says nothing about what the container uses */
+	ts_json_array_foreach (bounding, i, cap) {
+		if (cap->type == TS_JSON_STRING && strcmp(cap->u.string, "CAP_SYS_ADMIN") == 0)
+			return 0;
+	}
 	ts_json_array_foreach (devices, i, dev) {
 		const char *type = ts_json_get_string(dev, "type");
 		const char *path = ts_json_get_string(dev, "path");

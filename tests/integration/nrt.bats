@@ -182,3 +182,19 @@ OUT
 	run jq -c . "$W/c1/toposhim-placement.json"
 	assert_output '{"version":1,"id":"c1","class":"critical","cpus":"4-5","mems":"1","cpus_written":true,"pinned":false,"numa_exclusive":false}'
 }
+
+# A privileged container gets every host device from its engine: those
+# say nothing of what it uses, so they do not steer it.
+@test "nrt: the host devices of a privileged container (CAP_SYS_ADMIN) do not steer placement" {
+	mkdir -p "$W/c1/rootfs"
+	jq -n '{ociVersion: "1.0.2", root: {path: "rootfs"},
+		process: {args: ["true"], cwd: "/", env: ["PATH=/bin"],
+			capabilities: {bounding: ["CAP_CHOWN", "CAP_SYS_ADMIN"]}},
+		linux: {devices: [{path: "/dev/infiniband/uverbs0", type: "c", major: 231, minor: 192}]},
+		annotations: {"toposhim.io/class": "critical", "toposhim.io/cpus": "2"}}' >"$W/c1/config.json"
+	TOPOSHIM_RUNTIME="$W/runtime" TS_FAKE_RECORD="$W/c1.rec" \
+		"$TOPOSHIM" --root "$W/root" create --bundle "$W/c1" c1 </dev/null \
+		>"$W/c1.out" 2>&1 || fail "create c1: $(cat "$W/c1.out")"
+	run jq -c '[.allocations[] | [.container_id, .cpus, .mems]]' "$W/state/allocations.json"
+	assert_output '[["c1","2-3","0"]]'
+}
