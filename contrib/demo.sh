@@ -67,5 +67,6 @@ echo "### inside the container (created by runc through toposhim):"
 TOPOSHIM_CONFIG=$work/toposhim.json "$shim" run --bundle "$work/bundle" "$id"
 echo "### what toposhim wrote into config.json:"
 jq -c '{devices: .linux.devices, cpus: .linux.resources.cpu.cpus, mems: .linux.resources.cpu.mems,
-        env: [.process.env[] | select(startswith("DEMO"))],
-        injected: .annotations["toposhim.io/cdi-injected"]}' "$work/bundle/config.json"
+        env: [.process.env[] | select(startswith("DEMO"))]}' "$work/bundle/config.json"
+echo "### and what toposhim recorded of it, next to config.json:"
+jq -c . "$work/bundle/toposhim-cdi.json"

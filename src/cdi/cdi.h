@@ -58,8 +58,12 @@
 
 /** Prefix of the OCI annotations that request CDI devices. */
 #define TS_CDI_ANNOTATION_PREFIX "cdi.k8s.io/"
-/** OCI annotation recording the names injected by toposhim (sorted, comma-separated). */
-#define TS_CDI_INJECTED_ANNOTATION "toposhim.io/cdi-injected"
+/**
+ * toposhim's record of the CDI devices it injected, in the bundle next to
+ * config.json (never in config.json, whose annotations the runtime publishes
+ * in `state` and on every hook's stdin); see ts_cdi_record_write().
+ */
+#define TS_CDI_RECORD_FILE "toposhim-cdi.json"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
 /** The env of a CDI hook whose spec gives none (absent, null or []); see ts_cdi_edits_apply(). */
@@ -204,7 +208,8 @@ struct ts_cdi_injected_device {
 struct ts_cdi_injection {
 	struct ts_cdi_injected_device *devices; /* in request order */
 	size_t n_devices;
-	bool already_applied; /* the config carried TS_CDI_INJECTED_ANNOTATION for this request */
+	char *names;  /* the request's names, sorted and comma-joined; NULL when none */
+	bool applied; /* edits were applied: ts_cdi_inject() returned 1 */
 };
 
 /** Free an injection result (NULL accepted). @return NULL. */
@@ -333,9 +338,11 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * Inject the listed devices into an OCI config, all or nothing: the edits are
  * applied to a copy, which replaces *config only when every step succeeded.
  * Spec-level edits are applied once per spec file, before the first device
- * of that spec; the merged edits are applied in CDI order.  Then the
- * annotation TS_CDI_INJECTED_ANNOTATION is set to the sorted names.  A device
- * the engine injected already is skipped (see engine_injected).
+ * of that spec; the merged edits are applied in CDI order.  Nothing of
+ * toposhim's own is written into the config (no annotation): the caller
+ * keeps ret->names with ts_cdi_record_write().  A device whose edits are all
+ * in the config already (the engine injected it, or an earlier create of
+ * this bundle did) is skipped (see engine_injected).
  * @param[in]     reg          the registry; NULL counts as empty (so a caller
  *                             may skip loading it when nothing is requested).
  * @param[in,out] config       OCI config root (an object).
@@ -344,9 +351,9 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * @param[out]    ret          what was injected; caller frees with
  *                             ts_cdi_injection_free(); may be NULL.
  * @return 1 when config changed; 0 when there was nothing to do (no names,
- *         every device injected by the engine already, or the annotation
- *         already records exactly these names: a retried create; ret then
- *         still lists the devices); -EINVAL "unresolvable
+ *         or every device's edits are in the config already: injected by the
+ *         engine, or a retried create, see ts_cdi_injection_retried(); ret
+ *         then still lists the devices); -EINVAL "unresolvable
  *         CDI devices <a>, <b>" listing every unknown or invalid name (the
  *         reference's exact text; errnum 0 so that nothing is appended);
  *         -EINVAL/-errno from ts_cdi_edits_apply(); -errno/-EINVAL when a
@@ -368,6 +375,39 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,
 			    struct ts_cdi_injection **ret, struct ts_error **err);
+
+/**
+ * Whether an injection found the config as an earlier create of this bundle
+ * left it: nothing had to be applied and the CDI record names exactly these
+ * devices.
+ * @param[in] inj       ts_cdi_inject()'s result (NULL: false).
+ * @param[in] recorded  the names ts_cdi_record_read() returned (NULL: false).
+ */
+bool ts_cdi_injection_retried(const struct ts_cdi_injection *inj, const char *recorded);
+
+/**
+ * Write the CDI record TS_CDI_RECORD_FILE atomically (temp file, fsync,
+ * rename; mode 0644): {"version": 1, "id": container id, "devices": the
+ * sorted qualified names}.
+ * @param[in] bundle_fd     the bundle directory.
+ * @param[in] container_id  the container the record is for.
+ * @param[in] inj           what was injected; its names are written.
+ * @return 0; -errno of the write with "toposhim-cdi.json: ..."; -ENOMEM.
+ */
+int ts_cdi_record_write(int bundle_fd, const char *container_id, const struct ts_cdi_injection *inj,
+			struct ts_error **err);
+
+/**
+ * Read <bundle>/TS_CDI_RECORD_FILE.
+ * @param[in]  dirfd         what a relative bundle is relative to (AT_FDCWD).
+ * @param[in]  bundle        the bundle directory.
+ * @param[in]  container_id  only a record of this container counts.
+ * @param[out] ret_names     the sorted names, comma-joined; caller frees.
+ * @return 1 when a sound record of this container was read; 0 when there is
+ *         none, it is of another container or does not parse (never an
+ *         error: a retried create then applies what is missing); -ENOMEM.
+ */
+int ts_cdi_record_read(int dirfd, const char *bundle, const char *container_id, char **ret_names);
 
 /* --- YAML output -------------------------------------------------------------- */
 

@@ -553,6 +553,7 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj)
 		free(d->nodes);
 	}
 	free(inj->devices);
+	free(inj->names);
 	free(inj);
 	return NULL;
 }
@@ -621,7 +622,7 @@ static char *unresolved_list(const struct ts_cdi_registry *reg, const char **nam
 	return list;
 }
 
-/* Sorted, comma-joined names for the TS_CDI_INJECTED_ANNOTATION. */
+/* Sorted, comma-joined names (ts_cdi_injection.names). */
 static char *joined_sorted(const char **names, size_t n)
 {
 	cleanup_free const char **sorted = calloc(n + 1, sizeof(*sorted));
@@ -800,7 +801,6 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	cleanup_free char *unresolved = NULL, *joined = NULL;
 	cleanup_json struct ts_json *work = NULL;
 	struct ts_cdi_injection *inj = NULL;
-	const char *recorded;
 	size_t n = 0;
 	bool oom, applied_any = false;
 	int r;
@@ -852,31 +852,11 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 			return r;
 		}
 	}
-	recorded =
-		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION);
-	inj->already_applied = n > 0 && recorded != NULL && strcmp(recorded, joined) == 0;
+	inj->names = TAKE_PTR(joined);
 	r = 0;
-	if (applied_any && !inj->already_applied) {
-		struct ts_json *ann = ts_json_get(work, "annotations");
-
-		if (ann != NULL && ann->type != TS_JSON_OBJECT) {
-			ts_cdi_injection_free(inj);
-			return ts_error_set(err, 0, "%s: '/annotations': expected object, got %s",
-					    config_name, ts_json_type_name(ann->type));
-		}
-		if (ann == NULL) {
-			ann = ts_json_new_object();
-			if (ts_json_object_set(work, "annotations", ann, err) < 0) {
-				ts_cdi_injection_free(inj);
-				return ts_error_code(*err);
-			}
-		}
-		if (ts_json_object_set(ann, TS_CDI_INJECTED_ANNOTATION, ts_json_new_string(joined),
-				       err) < 0) {
-			ts_cdi_injection_free(inj);
-			return ts_error_code(*err);
-		}
+	if (applied_any) {
 		swap_json(config, work);
+		inj->applied = true;
 		r = 1;
 	}
 	if (ret != NULL)

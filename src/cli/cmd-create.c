@@ -196,10 +196,12 @@ static int index_in_state_dir(const struct ts_json *config, const char *config_p
 }
 
 /* Resolve the requested CDI devices and apply their edits to the tree. */
-static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
-		      const char *config_path, struct ts_cdi_injection **ret, struct ts_error **err)
+static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
+		      const struct ts_json *config, const char *config_path,
+		      struct ts_cdi_injection **ret, struct ts_error **err)
 {
 	struct ts_cdi_options opts = {0};
+	cleanup_free char *recorded = NULL;
 	cleanup_registry struct ts_cdi_registry *reg = NULL;
 	cleanup_strv char **names = NULL;
 	const char *const *problems = NULL;
@@ -234,7 +236,11 @@ static int inject_cdi(struct ts_oci_bundle *b, const struct ts_json *config,
 			ts_log(TS_LOG_DEBUG, "CDI device '%s' resolved by '%s'", d->qualified_name,
 			       d->spec_path);
 	}
-	if ((*ret)->already_applied)
+	/* what toposhim injected goes to its own file, not into config.json */
+	if ((*ret)->applied)
+		r = ts_cdi_record_write(b->bundle_fd, container_id, *ret, err);
+	else if (ts_cdi_record_read(b->bundle_fd, ".", container_id, &recorded) == 1 &&
+		 ts_cdi_injection_retried(*ret, recorded))
 		ts_log(TS_LOG_INFO, "CDI devices already injected (retried create)");
 out:
 	ts_cdi_options_release(&opts);
@@ -935,7 +941,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r < 0)
 		return r;
 	log_role(b);
-	r = inject_cdi(b, config, config_path, &injected, err);
+	r = inject_cdi(b, args->container_id, config, config_path, &injected, err);
 	if (r < 0)
 		return r;
 	r = ts_pools_init(config, config_path, &pools, err);

@@ -101,8 +101,8 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "toposhim: warning: CDI registry: $WORK/cdi/broken.yaml: "*", ignoring" ]]
-	run jq -r '.annotations["toposhim.io/cdi-injected"]' "$WORK/b/config.json"
-	[ "$output" = "toposhim.test/dev=zero" ]
+	run jq -c '.devices' "$WORK/b/toposhim-cdi.json"
+	[ "$output" = '["toposhim.test/dev=zero"]' ]
 }
 
 @test "create: the error goes to --log as one JSON line" {

@@ -343,8 +343,10 @@ classes() {
 	# config.json is left as containerd wrote it (no cpus)
 	run jq -c --slurpfile p "${sandbox_cfg%/config.json}/toposhim-placement.json" \
 		'{type: .annotations["io.kubernetes.cri.container-type"], class: $p[0].class,
-		cpus: $p[0].cpus, cdi: .annotations["toposhim.io/cdi-injected"]}' "$sandbox_cfg"
-	assert_output '{"type":"sandbox","class":"standard","cpus":"0-1","cdi":null}'
+		cpus: $p[0].cpus}' "$sandbox_cfg"
+	assert_output '{"type":"sandbox","class":"standard","cpus":"0-1"}'
+	# and no CDI device was injected into it
+	[ ! -e "${sandbox_cfg%/config.json}/toposhim-cdi.json" ]
 	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
 	cri start "$app"
 	run inside "$app"

@@ -53,10 +53,11 @@ create_start() {
 
 # placed NAME: the cpus and class toposhim gave container NAME (its
 # placement file: a plain container's config.json carries no cpus) and the
-# devices config.json says were injected.
+# devices its CDI record says were injected (null: no record).
 placed() {
-	jq -c --slurpfile cfg "$WORK/$1/config.json" '{cpus: .cpus, class: .class,
-		cdi: $cfg[0].annotations["toposhim.io/cdi-injected"]}' \
+	local rec="$WORK/$1/toposhim-cdi.json" cdi=null
+	[ ! -e "$rec" ] || cdi=$(jq -c '.devices | join(",")' "$rec")
+	jq -c --argjson cdi "$cdi" '{cpus: .cpus, class: .class, cdi: $cdi}' \
 		"$WORK/$1/toposhim-placement.json"
 }
 

@@ -171,9 +171,7 @@ static void test_resolve(void **state)
 			    "            \"type\": \"bind\",\n"
 			    "            \"source\": \"/h\",\n"
 			    "            \"options\": [\n                \"rbind\"\n            ]\n"
-			    "        }\n    ],\n"
-			    "    \"annotations\": {\n        \"toposhim.io/cdi-injected\": "
-			    "\"v.com/c=d0,v.com/c=d1\"\n    }\n}\n");
+			    "        }\n    ]\n}\n");
 }
 
 static void test_resolve_bundle_diff(void **state)
@@ -190,8 +188,7 @@ static void test_resolve_bundle_diff(void **state)
 			 "--- %1$s\n+++ %1$s (with CDI devices)\n {\n     \"ociVersion\": "
 			 "\"1.0.2\",\n     \"process\": {\n         \"env\": [\n-            "
 			 "\"PATH=/bin\"\n+            \"PATH=/bin\",\n+            \"SPEC=1\",\n"
-			 "+            \"D0=1\"\n         ]\n+    },\n+    \"annotations\": {\n"
-			 "+        \"toposhim.io/cdi-injected\": \"v.com/c=d0\"\n     }\n }\n",
+			 "+            \"D0=1\"\n         ]\n     }\n }\n",
 			 cfg) > 0);
 	assert_string_equal(out, want);
 	/* nothing written */
@@ -210,9 +207,7 @@ static void test_resolve_bundle_json(void **state)
 	assert_int_equal(run(&out, "resolve", "--bundle", bundle, "v.com/c=d0", "--json", NULL), 0);
 	assert_string_equal(out, "{\n    \"ociVersion\": \"1.0.2\",\n    \"process\": {\n"
 				 "        \"env\": [\n            \"PATH=/bin\",\n            "
-				 "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    },\n    "
-				 "\"annotations\": {\n        \"toposhim.io/cdi-injected\": "
-				 "\"v.com/c=d0\"\n    }\n}\n");
+				 "\"SPEC=1\",\n            \"D0=1\"\n        ]\n    }\n}\n");
 }
 
 static void test_errors(void **state)

@@ -158,8 +158,7 @@ static void test_index_used_when_valid(void **state)
 				       "config.json", NULL, &err),
 			 1);
 	assert_int_equal(ts_json_serialize(config, false, &out, NULL, &err), 0);
-	assert_string_equal(out, "{\"process\":{\"env\":[\"S=1\",\"A=1\"]},\"annotations\":{"
-				 "\"toposhim.io/cdi-injected\":\"v.com/c=a\"}}");
+	assert_string_equal(out, "{\"process\":{\"env\":[\"S=1\",\"A=1\"]}}");
 	ts_cdi_registry_free(reg);
 }
 

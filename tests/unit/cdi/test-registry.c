@@ -183,11 +183,16 @@ static void test_e1_inject_several_devices(void **state)
 		    "[{\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":1,\"access\":\"rwm\"},{"
 		    "\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":2,\"access\":\"rwm\"},{"
 		    "\"allow\":true,\"type\":\"b\",\"major\":10,\"minor\":3,\"access\":\"rwm\"}]");
+	/* nothing of toposhim's own in the config: the names are handed back */
+	assert_json(ts_json_get(config, "annotations"),
+		    "{\"cdi.k8s.io/x\":\"vendor1.com/device=dev1,vendor1.com/"
+		    "device=dev2,vendor1.com/device=dev3\"}");
 	assert_string_equal(
-		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION),
+		inj->names,
 		"vendor1.com/device=dev1,vendor1.com/device=dev2,vendor1.com/device=dev3");
 	assert_int_equal(inj->n_devices, 3);
-	assert_false(inj->already_applied);
+	assert_true(inj->applied);
+	assert_false(ts_cdi_injection_retried(inj, inj->names));
 	assert_string_equal(inj->devices[1].qualified_name, "vendor1.com/device=dev2");
 	assert_int_equal(inj->devices[1].n_nodes, 1);
 	assert_string_equal(inj->devices[1].nodes[0].host_path, "/dev/vendor1-dev2");
@@ -243,16 +248,49 @@ static void test_e1_unresolvable_and_retry(void **state)
 				       (const char *const[]){"vendor1.com/device=dev1"}, 1,
 				       "config.json", &inj, &err),
 			 0);
-	assert_true(inj->already_applied);
+	assert_false(inj->applied);
+	assert_string_equal(inj->names, "vendor1.com/device=dev1");
+	assert_true(ts_cdi_injection_retried(inj, "vendor1.com/device=dev1"));
+	assert_false(ts_cdi_injection_retried(inj, "vendor1.com/device=dev2"));
+	assert_false(ts_cdi_injection_retried(inj, NULL));
 	assert_int_equal(inj->n_devices, 1);
 	second = ser(config);
 	assert_string_equal(first, second);
 	assert_string_equal(second,
-			    "{\"annotations\":{\"cdi.k8s.io/x\":\"vendor1.com/device=dev2\","
-			    "\"toposhim.io/cdi-injected\":\"vendor1.com/device=dev1\"},"
+			    "{\"annotations\":{\"cdi.k8s.io/x\":\"vendor1.com/device=dev2\"},"
 			    "\"process\":{\"env\":[\"ORIG_VAR1=VAL1\",\"VENDOR1_VAR1=VAL1\"]}}");
 	ts_cdi_injection_free(inj);
 	ts_cdi_registry_free(reg);
+}
+
+/* The CDI record: written next to config.json, read back only for its container. */
+static void test_record(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *path = NULL, *names = NULL, *none = NULL;
+	struct ts_cdi_injection inj = {.names = (char *)"a.com/b=c,a.com/b=d", .applied = true};
+	int fd = open(f->dirs[1], O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
+	assert_int_equal(ts_cdi_record_write(fd, "c1", &inj, &err), 0);
+	assert_true(asprintf(&path, "%s/toposhim-cdi.json", f->dirs[1]) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &text, NULL, &err), 0);
+	assert_string_equal(
+		text, "{\"version\":1,\"id\":\"c1\",\"devices\":[\"a.com/b=c\",\"a.com/b=d\"]}");
+	assert_int_equal(ts_cdi_record_read(AT_FDCWD, f->dirs[1], "c1", &names), 1);
+	assert_string_equal(names, "a.com/b=c,a.com/b=d");
+	/* another container's record, or one that does not parse, is none */
+	assert_int_equal(ts_cdi_record_read(fd, ".", "c2", &none), 0);
+	write_file(f->dirs[1], "toposhim-cdi.json", "{\"version\":1,\"id\":\"c1\",\"devices\":[1]}",
+		   0644);
+	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
+	write_file(f->dirs[1], "toposhim-cdi.json", "{\"version\":2,\"id\":\"c1\",\"devices\":[]}",
+		   0644);
+	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
+	assert_null(none);
+	close(fd);
 }
 
 /* E2: two files of one dir define dev1: it is unavailable, both files reported. */
@@ -371,7 +409,8 @@ static void test_e4_two_vendors(void **state)
 		assert_int_equal(
 			ts_cdi_inject_requested(NULL, none, "config.json", false, &inj, &err), 0);
 		assert_int_equal(inj->n_devices, 0);
-		assert_false(inj->already_applied);
+		assert_null(inj->names);
+		assert_false(inj->applied);
 		after = ser(none);
 		assert_string_equal(before, after);
 		ts_cdi_injection_free(inj);
@@ -433,9 +472,8 @@ static void test_e6_crio(void **state)
 		    "[{\"path\":\"/dev/loop8\",\"type\":\"b\",\"major\":7,\"minor\":8,\"fileMode\":"
 		    "416},{\"path\":\"/dev/loop9\",\"type\":\"b\",\"major\":7,\"minor\":9,"
 		    "\"fileMode\":420}]");
-	assert_string_equal(
-		ts_json_get_string(ts_json_get(config, "annotations"), TS_CDI_INJECTED_ANNOTATION),
-		"vendor0.com/device=loop8,vendor0.com/device=loop9");
+	assert_null(
+		ts_json_get_string(ts_json_get(config, "annotations"), "toposhim.io/cdi-injected"));
 	before = ser(bad);
 	assert_int_equal(ts_cdi_inject_requested(reg, bad, "config.json", false, NULL, &err),
 			 -EINVAL);
@@ -796,6 +834,7 @@ int main(void)
 						 teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test(test_options_from_config), TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_record, setup, teardown), TS_NEEDS_NOTHING},
 	};
 	return ts_run_selected("test-registry", tests, ARRAY_SIZE(tests));
 }
