@@ -51,9 +51,14 @@ soak_env() {
 }
 
 soak_run() {
-	local seconds=$1 seed=$2
+	local seconds=$1 seed=$2 tag
 	shift 2
+	# container ids unique to this soak: runc's cgroup is named after the
+	# id, and two soaks at once (a check-long beside a CI run) otherwise
+	# share cgroups ("container's cgroup is not empty")
+	tag=$(basename "$SOAK" | tr -dc 'a-zA-Z0-9' | tail -c 8)
 	soak_env "$SOAK_DRIVER" --toposhim "$TOPOSHIM" --root "$SOAK/root" --work "$SOAK/work" \
+		--prefix "s$tag-" \
 		--template "$SOAK/template.json" --workers "$SOAK_WORKERS" --seconds "$seconds" \
 		--seed "$seed" --kill-one-in 10 "$@" >"$SOAK/driver.out" 2>&1 3>&-
 	local rc=$?
