@@ -70,6 +70,8 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	if (depth < 0)
 		return depth;
 	if (args->rewrite) {
+		cleanup_error struct ts_error *affinity_err = NULL;
+
 		/* the effective config: the file, or the defaults when the
 		 * default file is absent (ts_cli_config_load()) */
 		ts_log(TS_LOG_DEBUG, "%s '%s': rewriting, runtime '%s', config '%s'%s",
@@ -78,10 +80,6 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		r = ts_cmd_create(args, config, config_path, runtime_path, err);
 		if (r < 0)
 			return r;
-	}
-	if (args->rewrite) {
-		cleanup_error struct ts_error *affinity_err = NULL;
-
 		/* (void): the runtime runs either way; a narrowed mask only
 		 * costs the container CPUs, as it would without toposhim */
 		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
