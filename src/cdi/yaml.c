@@ -5,7 +5,8 @@
  * library applies through go-yaml v2: null (~, null, Null, NULL, empty),
  * booleans (y/n, yes/no, true/false, on/off in three capitalisations),
  * integers (decimal, 0x hex, 0o and leading-0 octal, 0b binary, '_'
- * separators, sign) stored as decimal numbers, floats kept as numbers.
+ * separators, sign) stored as decimal numbers, floats kept as numbers
+ * (one beyond a double's range stays a string, as go-yaml leaves it).
  * Everything quoted stays a string.  libyaml's document loader tags untagged
  * plain scalars as !!str, so an explicit "!!str 0640" is resolved like a plain
  * scalar too (NEEDSWORK: use the event API to tell them apart).
@@ -17,6 +18,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,11 @@ static struct ts_json *resolve_plain(const char *text)
 		/* JSON wants a digit on both sides of '.', YAML does not */
 		double d = strtod(plain, NULL);
 
+		/* out of a double's range ("20e0650"): the reference's
+		 * strconv.ParseFloat fails and the scalar stays a string;
+		 * JSON has no spelling for inf (underflow gives 0, as there) */
+		if (!isfinite(d))
+			return ts_json_new_string(text);
 		snprintf(num, sizeof(num), "%.17g", d);
 		return ts_json_new_number_raw(num);
 	}

@@ -328,6 +328,28 @@ static void test_nul_in_scalar(void **state)
 		     "line 4 column 36: NUL character in a string");
 }
 
+/* Plain scalars resolve as go-yaml v2 resolves them; a float beyond a
+ * double's range stays a string (it was written to JSON as "inf", and the
+ * fuzzer's round trip read it back as a string: "20e0650"). */
+static void test_plain_scalars(void **state)
+{
+	static const char yaml[] = "[20e0650, -1e999, 1e-999, 1e3, .5, 0x10, 0o17, 017, 1_000, "
+				   "~, yes, Off, 1.2.3, 0x, 18446744073709551616]\n";
+	static const char want[] = "[\"20e0650\", \"-1e999\", 0, 1000, 0.5, 16, 15, 15, 1000, "
+				   "null, true, false, \"1.2.3\", \"0x\", 1.8446744073709552e+19]";
+	cleanup_json struct ts_json *got = NULL, *exp = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+
+	(void)state;
+	if (ts_cdi_yaml_parse(yaml, sizeof(yaml) - 1, "scalars.yaml", &got, &err) < 0)
+		fail_msg("%s", err->msg);
+	assert_int_equal(ts_json_parse(want, sizeof(want) - 1, "want", &exp, &err), 0);
+	assert_int_equal(ts_json_serialize(got, false, &text, NULL, &err), 0);
+	if (!ts_json_equal(got, exp))
+		fail_msg("got %s", text);
+}
+
 /* ts_cdi_yaml_serialize(): the exact text of a small document, and every
  * scalar a plain style would change read back as it was written. */
 static void test_serialize(void **state)
@@ -389,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_60000_keys_json),
 		cmocka_unit_test(test_many_devices_and_net_devices),
 		cmocka_unit_test(test_nul_in_scalar),
+		cmocka_unit_test(test_plain_scalars),
 		cmocka_unit_test(test_serialize),
 	};
 
