@@ -41,6 +41,7 @@
 #include "oci/role.h"
 #include "oci/spec.h"
 #include "policy/policy.h"
+#include "runtime/runtime.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/testpoint.h"
@@ -123,18 +124,22 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
 	return 0;
 }
 
-/* The runtime root of the container, absolute (the runtime and its hooks
- * run from other directories): the engine's --root, else the runtime's own
- * default (runc and crun keep their state in /run/<name> as root).  With
- * the container id it names the container (state.h). */
+/* cmd-create.h: the runtime root of a container. */
 int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
 			struct ts_error **err)
 {
+	enum ts_runtime_family family = ts_runtime_family_of_path(runtime_path);
 	const char *root = args->root;
-	cleanup_free char *cwd = NULL;
+	cleanup_free char *cwd = NULL, *fallback = NULL;
 
-	if (root == NULL)
-		root = strstr(runtime_path, "crun") != NULL ? "/run/crun" : "/run/runc";
+	if (root == NULL) {
+		/* a wrapper of unknown family: runc's default, as before */
+		if (ts_runtime_family_default_root(
+			    family == TS_RUNTIME_FAMILY_UNKNOWN ? TS_RUNTIME_FAMILY_RUNC : family,
+			    NULL, &fallback) < 0)
+			return ts_error_set(err, ENOMEM, "--root");
+		root = fallback;
+	}
 	if (root[0] == '/')
 		*ret = strdup(root);
 	else if ((cwd = getcwd(NULL, 0)) == NULL)

@@ -30,9 +30,11 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 /**
  * The runtime root of a container, absolute (the runtime and its hooks run
  * from other directories): the engine's --root (made absolute against the
- * working directory), else the runtime's own default (/run/crun for a
- * runtime path containing "crun", else /run/runc).  With the container id
- * it names the container in the store (state.h).
+ * working directory), else the runtime's own default for this caller
+ * (runtime.h ts_runtime_family_default_root(): /run/runc or /run/crun as
+ * root, $XDG_RUNTIME_DIR/<name> for a rootless caller; runc's for a runtime
+ * of unknown family).  With the container id it names the container in the
+ * store (state.h).
  * @param[out] ret  a new string; caller frees.
  * @return 0; -errno of getcwd(3) "--root '<root>': cannot tell the current
  *         directory"; -ENOMEM.

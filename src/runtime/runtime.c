@@ -353,16 +353,53 @@ enum ts_runtime_family ts_runtime_family_of_container(const char *root, const ch
 	return TS_RUNTIME_FAMILY_UNKNOWN;
 }
 
-const char *ts_runtime_family_default_root(enum ts_runtime_family f)
+/* runc's userns.RunningInUserNS(): a uid_map other than the one line
+ * "0 0 4294967295" (unreadable: not in one). */
+static bool ts_runtime_in_userns(void)
 {
-	switch (f) {
-	case TS_RUNTIME_FAMILY_RUNC:
-		return "/run/runc";
-	case TS_RUNTIME_FAMILY_CRUN:
-		return "/run/crun";
-	default:
-		return NULL;
+	cleanup_free char *buf = NULL;
+	unsigned long inside, outside, count;
+	char extra;
+
+	if (ts_read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &buf, NULL, NULL) < 0)
+		return false;
+	if (sscanf(buf, "%lu %lu %lu %c", &inside, &outside, &count, &extra) == 3)
+		return !(inside == 0 && outside == 0 && count == 4294967295UL);
+	return true;
+}
+
+int ts_runtime_family_default_root(enum ts_runtime_family f, const struct ts_runtime_caller *caller,
+				   char **ret)
+{
+	struct ts_runtime_caller self;
+	const char *name = ts_runtime_family_name(f);
+	bool xdg;
+
+	*ret = NULL;
+	if (name == NULL)
+		return -EINVAL;
+	if (caller == NULL) {
+		self = (struct ts_runtime_caller){
+			.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR"),
+			.euid = geteuid(),
+			.user = getenv("USER"),
+		};
+		self.in_userns = f == TS_RUNTIME_FAMILY_RUNC && self.euid == 0 &&
+				 self.xdg_runtime_dir != NULL && self.xdg_runtime_dir[0] != '\0' &&
+				 ts_runtime_in_userns();
+		caller = &self;
 	}
+	xdg = caller->xdg_runtime_dir != NULL && caller->xdg_runtime_dir[0] != '\0';
+	if (xdg && f == TS_RUNTIME_FAMILY_RUNC)
+		xdg = caller->euid != 0 ||
+		      (caller->in_userns &&
+		       (caller->user == NULL || strcmp(caller->user, "root") != 0));
+	if (xdg ? asprintf(ret, "%s/%s", caller->xdg_runtime_dir, name) < 0
+		: asprintf(ret, "/run/%s", name) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Parse the kernel's cpu list ("0-3,8\n") into set (of setsize bytes).

@@ -31,6 +31,9 @@
 #ifndef TS_RUNTIME_RUNTIME_H
 #define TS_RUNTIME_RUNTIME_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "util/error.h"
 
 /* Name of the depth counter in the environment. */
@@ -131,11 +134,31 @@ enum ts_runtime_family ts_runtime_family_of_path(const char *path);
  */
 enum ts_runtime_family ts_runtime_family_of_container(const char *root, const char *container_id);
 
+/* What decides a runtime's default --root (ts_runtime_family_default_root()). */
+struct ts_runtime_caller {
+	const char *xdg_runtime_dir; /* $XDG_RUNTIME_DIR, NULL when unset */
+	uid_t euid;
+	bool in_userns;	  /* /proc/self/uid_map is not the whole identity map */
+	const char *user; /* $USER, NULL when unset */
+};
+
 /**
- * The default --root of a family's runtime when run as root: /run/runc,
- * /run/crun.  @return a static string; NULL for UNKNOWN.
+ * The --root a family's runtime uses when it is given none, as runc 1.1.5
+ * and crun 1.8.1 choose it (measured with strace; runc's
+ * shouldHonorXDGRuntimeDir()):
+ *  - runc: "$XDG_RUNTIME_DIR/runc" when XDG_RUNTIME_DIR is set and not
+ *    empty, and the effective uid is not 0, or is 0 inside a user
+ *    namespace (rootless podman's) with $USER unset or not "root"; else
+ *    "/run/runc";
+ *  - crun: "$XDG_RUNTIME_DIR/crun" whenever XDG_RUNTIME_DIR is set and not
+ *    empty (as root too), else "/run/crun".
+ * @param[in]  caller  NULL: this process (its environment, geteuid(), and
+ *                     /proc/self/uid_map read only when it matters).
+ * @param[out] ret     a new string; caller frees.
+ * @return 0; -EINVAL for UNKNOWN (*ret NULL); -ENOMEM.
  */
-const char *ts_runtime_family_default_root(enum ts_runtime_family f);
+int ts_runtime_family_default_root(enum ts_runtime_family f, const struct ts_runtime_caller *caller,
+				   char **ret);
 
 /* Where the kernel lists the online CPUs. */
 #define TS_RUNTIME_CPUS_ONLINE "/sys/devices/system/cpu/online"

@@ -19,6 +19,9 @@ teardown() {
 	[ ! -f "$BATS_TEST_TMPDIR/default-root-container" ] ||
 		"$RUNC" delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-container")" >/dev/null 2>&1 ||
 		true
+	[ ! -f "$BATS_TEST_TMPDIR/xdg-container" ] ||
+		crun --root "$BATS_TEST_TMPDIR/xdg/crun" delete -f \
+			"$(cat "$BATS_TEST_TMPDIR/xdg-container")" >/dev/null 2>&1 || true
 }
 
 # fake_run PREFIX PROGRAM ARG...: run PROGRAM (toposhim or the fake runtime
@@ -585,6 +588,42 @@ switch_config() {
 	assert_success
 	[ "$stderr" = "" ] || fail "delete: $stderr"
 	[ ! -e "$RT_ROOT/$id" ] || fail "crun's state dir stays"
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"
+}
+
+@test "runtime root: with no --root the record names the root crun itself uses (\$XDG_RUNTIME_DIR), and gc keeps the container" {
+	local t=$BATS_TEST_TMPDIR id
+
+	rt_setup crun
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	mkdir -m 0700 "$t/xdg"
+	echo "$id" >"$t/xdg-container"
+	# crun 1.8.1 keeps its state in $XDG_RUNTIME_DIR/crun whenever that is
+	# set, as root too (a root login shell has /run/user/0)
+	XDG_RUNTIME_DIR=$t/xdg "${PFX[@]}" "$TOPOSHIM" create --bundle "$t/bundle" "$id" \
+		</dev/null >"$t/create.out" 2>&1 3>&- || fail "create: $(cat "$t/create.out")"
+	[ -f "$t/xdg/crun/$id/status" ] || fail "crun's state is not in \$XDG_RUNTIME_DIR/crun"
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq -r --arg id "$id" '.[] | select(.container_id == $id) | .runtime_root' <<<"$output")" = "$t/xdg/crun" ] ||
+		fail "record: $output"
+	# before: the record said /run/crun, so gc took the live container for gone
+	run "$TOPOSHIMCTL" alloc gc --grace 0
+	assert_success
+	run "$TOPOSHIMCTL" alloc list --json
+	assert_success
+	[ "$(jq -r '.[].container_id' <<<"$output")" = "$id" ] || fail "gc dropped the record: $output"
+	run --separate-stderr env XDG_RUNTIME_DIR="$t/xdg" "${PFX[@]}" "$TOPOSHIM" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = created ] || fail "state: $output"
+	run --separate-stderr env XDG_RUNTIME_DIR="$t/xdg" "${PFX[@]}" "$TOPOSHIM" delete -f "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "$t/xdg/crun/$id" ] || fail "crun's state dir stays"
+	rm -f "$t/xdg-container"
 	run "$TOPOSHIMCTL" alloc list --json
 	assert_success
 	[ "$(jq length <<<"$output")" = 0 ] || fail "allocation stays: $output"

@@ -386,7 +386,55 @@ static void test_family(void **state)
 	assert_int_equal(ts_runtime_family_of_container(root, ".."), TS_RUNTIME_FAMILY_UNKNOWN);
 	assert_string_equal(ts_runtime_family_name(TS_RUNTIME_FAMILY_CRUN), "crun");
 	assert_null(ts_runtime_family_name(TS_RUNTIME_FAMILY_UNKNOWN));
-	assert_string_equal(ts_runtime_family_default_root(TS_RUNTIME_FAMILY_RUNC), "/run/runc");
+}
+
+/* Where runc 1.1.5 and crun 1.8.1 keep their state without --root (strace:
+ * `XDG_RUNTIME_DIR=/tmp/x crun list` as root mkdirs /tmp/x/crun, runc
+ * opens /run/runc; as uid 65534 both use /tmp/x/<name>). */
+static void test_family_default_root(void **state)
+{
+	static const struct {
+		enum ts_runtime_family f;
+		struct ts_runtime_caller caller;
+		const char *want;
+	} cases[] = {
+		{TS_RUNTIME_FAMILY_RUNC, {NULL, 0, false, "root"}, "/run/runc"},
+		{TS_RUNTIME_FAMILY_CRUN, {NULL, 0, false, "root"}, "/run/crun"},
+		{TS_RUNTIME_FAMILY_RUNC, {"", 1000, false, "u"}, "/run/runc"},
+		{TS_RUNTIME_FAMILY_CRUN, {"", 1000, false, "u"}, "/run/crun"},
+		/* root outside a user namespace: runc ignores /run/user/0 */
+		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/0", 0, false, "root"}, "/run/runc"},
+		{TS_RUNTIME_FAMILY_CRUN, {"/run/user/0", 0, false, "root"}, "/run/user/0/crun"},
+		{TS_RUNTIME_FAMILY_RUNC,
+		 {"/run/user/1000", 1000, false, "u"},
+		 "/run/user/1000/runc"},
+		{TS_RUNTIME_FAMILY_CRUN,
+		 {"/run/user/1000", 1000, false, "u"},
+		 "/run/user/1000/crun"},
+		/* uid 0 in rootless podman's user namespace */
+		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/1000", 0, true, "u"}, "/run/user/1000/runc"},
+		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/1000", 0, true, NULL}, "/run/user/1000/runc"},
+		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/1000", 0, true, "root"}, "/run/runc"},
+	};
+	char *root = (char *)"unset";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(
+			ts_runtime_family_default_root(cases[i].f, &cases[i].caller, &root), 0);
+		if (strcmp(root, cases[i].want) != 0)
+			fail_msg("case %zu: got %s, want %s", i, root, cases[i].want);
+		free(root);
+	}
+	assert_int_equal(
+		ts_runtime_family_default_root(TS_RUNTIME_FAMILY_UNKNOWN, &cases[0].caller, &root),
+		-EINVAL);
+	assert_null(root);
+	/* this process: the test's own environment decides */
+	assert_int_equal(ts_runtime_family_default_root(TS_RUNTIME_FAMILY_CRUN, NULL, &root), 0);
+	if (getenv("XDG_RUNTIME_DIR") == NULL || getenv("XDG_RUNTIME_DIR")[0] == '\0')
+		assert_string_equal(root, "/run/crun");
+	free(root);
 }
 
 /* A file in the kernel's cpu list format, in a new temp dir (caller removes both). */
@@ -484,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_check_depth),
 		cmocka_unit_test(test_build_exec),
 		cmocka_unit_test_setup_teardown(test_family, setup, teardown),
+		cmocka_unit_test(test_family_default_root),
 		cmocka_unit_test(test_reset_affinity),
 		cmocka_unit_test(test_reset_affinity_errors),
 	};
