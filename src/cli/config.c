@@ -188,7 +188,7 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 }
 
 /* The family whose state names (root, id), or UNKNOWN; with no root, each
- * family's default root is asked, prefer's first. */
+ * family's default root for this caller is asked, prefer's first. */
 static enum ts_runtime_family keeper_family(const char *runtime_root, const char *container_id,
 					    enum ts_runtime_family prefer)
 {
@@ -200,18 +200,24 @@ static enum ts_runtime_family keeper_family(const char *runtime_root, const char
 		return ts_runtime_family_of_container(runtime_root, container_id);
 	/* a runtime's default root holds only its own containers: a crun
 	 * status file under /run/runc is not runc's container */
-	f = ts_runtime_family_of_container(ts_runtime_family_default_root(prefer), container_id);
-	if (f == prefer)
-		return f;
-	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
-		if (order[i] == prefer)
+	for (size_t i = 0; i <= ARRAY_SIZE(order); i++) {
+		cleanup_free char *root = NULL;
+		enum ts_runtime_family want = i == 0 ? prefer : order[i - 1];
+
+		if ((i > 0 && want == prefer) ||
+		    ts_runtime_family_default_root(want, NULL, &root) < 0)
 			continue;
-		f = ts_runtime_family_of_container(ts_runtime_family_default_root(order[i]),
-						   container_id);
-		if (f == order[i])
+		f = ts_runtime_family_of_container(root, container_id);
+		if (f == want)
 			return f;
 	}
 	return TS_RUNTIME_FAMILY_UNKNOWN;
+}
+
+bool ts_cli_container_known(const char *runtime_root, const char *container_id)
+{
+	return keeper_family(runtime_root, container_id, TS_RUNTIME_FAMILY_RUNC) !=
+	       TS_RUNTIME_FAMILY_UNKNOWN;
 }
 
 int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
@@ -239,10 +245,21 @@ int ts_cli_runtime_for_container(const struct ts_json *config, const char *confi
 	/* created by the other runtime (the config changed since): that one */
 	names[0] = ts_runtime_family_name(family);
 	r = ts_cli_runtime_find(NULL, config_path, names, ret_path, err);
-	if (r < 0)
-		return ts_error_prefix(
-			err, "container '%s' is %s's (its state is in %s)", container_id, names[0],
-			runtime_root != NULL ? runtime_root
-					     : ts_runtime_family_default_root(family));
+	if (r < 0) {
+		cleanup_free char *root = NULL;
+
+		if (runtime_root == NULL && ts_runtime_family_default_root(family, NULL, &root) < 0)
+			return ts_error_set(err, ENOMEM, "container '%s'", container_id);
+		return ts_error_prefix(err, "container '%s' is %s's (its state is in %s)",
+				       container_id, names[0],
+				       runtime_root != NULL ? runtime_root : root);
+	}
 	return 0;
+}
+
+const char *ts_cli_config_path(void)
+{
+	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+
+	return path != NULL && path[0] != '\0' ? path : TS_CLI_CONFIG_DEFAULT;
 }

@@ -101,7 +101,10 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
  * executed).
  * @param[in]  runtime_root  the --root the runtime gets, or NULL: then the
  *                           configured family's default root is asked
- *                           first, then the other's (/run/runc, /run/crun).
+ *                           first, then the other's (runtime.h
+ *                           ts_runtime_family_default_root(): /run/runc,
+ *                           /run/crun as root, $XDG_RUNTIME_DIR/<name>
+ *                           rootless).
  * @param[in]  container_id  the container.
  * @param[out] ret_path  caller frees.
  * @return 0; errors of ts_cli_runtime_find(); for a container of the other
@@ -112,5 +115,16 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 int ts_cli_runtime_for_container(const struct ts_json *config, const char *config_path,
 				 const char *runtime_root, const char *container_id,
 				 char **ret_path, struct ts_error **err);
+
+/**
+ * Whether a runtime keeps a container of that id: its state is in
+ * runtime_root, or with runtime_root NULL in runc's or crun's default root
+ * for this caller (as ts_cli_runtime_for_container() asks).  Only lstat()s.
+ */
+bool ts_cli_container_known(const char *runtime_root, const char *container_id);
+
+/** The config file: $TOPOSHIM_CONFIG (secure_getenv) when set and not
+ *  empty, else TS_CLI_CONFIG_DEFAULT.  A static or environment string. */
+const char *ts_cli_config_path(void);
 
 #endif

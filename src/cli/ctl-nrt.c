@@ -275,9 +275,7 @@ static int nrt(const char *name_arg, bool yaml, struct ts_error **err)
 	struct ts_placement_nrt_input in = {0};
 	int r;
 
-	c.config_path = secure_getenv("TOPOSHIM_CONFIG");
-	if (c.config_path == NULL || c.config_path[0] == '\0')
-		c.config_path = TS_CLI_CONFIG_DEFAULT;
+	c.config_path = ts_cli_config_path();
 	r = node_name(name_arg, &c, &in.node_name, err);
 	if (r >= 0)
 		r = ts_cli_config_load(c.config_path, &c.config, err);

@@ -159,13 +159,11 @@ int ts_ctl_topology(int argc, char **argv)
 	/* the config gives the kinds' threshold, and without --topology the
 	 * topology a create would use: the config's file, through the cache in
 	 * the configured state dir */
-	const char *path = secure_getenv("TOPOSHIM_CONFIG");
+	const char *path = ts_cli_config_path();
 	cleanup_json struct ts_json *config = NULL;
 	struct ts_cli_state_config sc = {0};
 	struct ts_placement_config pc = {0};
 
-	if (path == NULL || path[0] == '\0')
-		path = TS_CLI_CONFIG_DEFAULT;
 	r = ts_cli_config_load(path, &config, &err);
 	if (r >= 0)
 		r = ts_placement_config_parse(ts_json_get(config, "placement"), path, &pc, &err);

@@ -46,29 +46,20 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 {
 	cleanup_json struct ts_json *config = NULL;
 	cleanup_free char *runtime_path = NULL;
-	const char *config_path = secure_getenv("TOPOSHIM_CONFIG");
-	int depth, r;
-
-	if (config_path == NULL || config_path[0] == '\0')
-		config_path = TS_CLI_CONFIG_DEFAULT;
+	const char *config_path = ts_cli_config_path();
 	bool delete = args->command != NULL && strcmp(args->command, "delete") == 0;
+	int depth, r;
 
 	if (!args->rewrite && !delete)
 		return ts_cli_passthrough(argc, argv, args, ret_argv, ret_envp, err);
 	r = ts_cli_config_load(config_path, &config, err);
 	if (r < 0)
 		return r;
-	/* delete goes to the runtime that keeps the container */
-	if (!args->rewrite && args->container_id != NULL)
-		r = ts_cli_runtime_for_container(config, config_path, args->root,
-						 args->container_id, &runtime_path, err);
-	else
-		r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
+	/* create and run: the configured runtime; delete: the one that keeps
+	 * the container */
+	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);
 	if (r < 0)
 		return r;
-	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);
-	if (depth < 0)
-		return depth;
 	if (args->rewrite) {
 		cleanup_error struct ts_error *affinity_err = NULL;
 

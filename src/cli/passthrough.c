@@ -9,33 +9,61 @@
 
 extern char **environ;
 
+/* The container the command names: the scanned id, else the first
+ * candidate some runtime keeps. */
+static const char *named_container(const struct ts_cli_args *args)
+{
+	if (args->container_id != NULL)
+		return args->container_id;
+	for (size_t i = 0; i < ARRAY_SIZE(args->container_id_candidates); i++) {
+		const char *id = args->container_id_candidates[i];
+
+		if (id != NULL && ts_cli_container_known(args->root, id))
+			return id;
+	}
+	return NULL;
+}
+
+int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,
+			       const char *config_path, char **ret_path, int *ret_depth,
+			       struct ts_error **err)
+{
+	cleanup_free char *path = NULL;
+	const char *id = args->rewrite ? NULL : named_container(args);
+	int r;
+
+	/* a command on one container goes to the runtime that keeps it */
+	if (id != NULL)
+		r = ts_cli_runtime_for_container(config, config_path, args->root, id, &path, err);
+	else
+		r = ts_cli_runtime_find(config, config_path, NULL, &path, err);
+	if (r < 0)
+		return r;
+	r = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), path, err);
+	if (r < 0)
+		return r;
+	*ret_depth = r;
+	*ret_path = TAKE_PTR(path);
+	return 0;
+}
+
 int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
 		       char ***ret_envp, struct ts_error **err)
 {
 	cleanup_json struct ts_json *config = NULL;
 	cleanup_free char *runtime_path = NULL;
-	const char *config_path = secure_getenv("TOPOSHIM_CONFIG");
+	const char *config_path = ts_cli_config_path();
 	const char *override = secure_getenv("TOPOSHIM_RUNTIME");
 	int depth, r;
 
-	if (config_path == NULL || config_path[0] == '\0')
-		config_path = TS_CLI_CONFIG_DEFAULT;
 	if (override == NULL || override[0] == '\0') {
 		r = ts_cli_config_load(config_path, &config, err);
 		if (r < 0)
 			return r;
 	}
-	/* a command on one container goes to the runtime that keeps it */
-	if (args->container_id != NULL)
-		r = ts_cli_runtime_for_container(config, config_path, args->root,
-						 args->container_id, &runtime_path, err);
-	else
-		r = ts_cli_runtime_find(config, config_path, NULL, &runtime_path, err);
+	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);
 	if (r < 0)
 		return r;
-	depth = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), runtime_path, err);
-	if (depth < 0)
-		return depth;
 	if (args->command != NULL &&
 	    (strcmp(args->command, "create") == 0 || strcmp(args->command, "run") == 0 ||
 	     strcmp(args->command, "exec") == 0)) {

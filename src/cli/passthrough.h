@@ -16,7 +16,29 @@
 #define TS_CLI_PASSTHROUGH_H
 
 #include "cli/scan.h"
+#include "oci/json.h"
 #include "util/error.h"
+
+/**
+ * The runtime a command goes to, and the depth its exec carries
+ * (runtime.h TS_RUNTIME_DEPTH_ENV).  A command that names a container and
+ * does not rewrite (every one but the create and run ts_cli_scan() marks
+ * args->rewrite) goes to the runtime that keeps the container
+ * (ts_cli_runtime_for_container()); when the scan could not tell the id,
+ * to the keeper of the first of args->container_id_candidates a runtime
+ * knows (ts_cli_container_known()).  Any other command goes to the
+ * configured runtime (ts_cli_runtime_find()).
+ * @param[in]  config       the loaded config; NULL when TOPOSHIM_RUNTIME
+ *                          is set (it wins, and the config is not read).
+ * @param[in]  config_path  for messages.
+ * @param[out] ret_path     caller frees.
+ * @param[out] ret_depth    the depth to pass to ts_runtime_build_exec().
+ * @return 0; the errors of ts_cli_runtime_for_container(),
+ *         ts_cli_runtime_find() and ts_runtime_check_depth().
+ */
+int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,
+			       const char *config_path, char **ret_path, int *ret_depth,
+			       struct ts_error **err);
 
 /**
  * Build the runtime's vectors for a passthrough command.
@@ -27,8 +49,7 @@
  * @param[out] ret_envp    envp for execve(); caller frees.
  * @param[out] err         set iff the return value is negative.
  * @return 0; the errors of ts_cli_config_load(),
- *         ts_cli_runtime_for_container(), ts_cli_runtime_find(),
- *         ts_runtime_check_depth() and ts_runtime_build_exec().
+ *         ts_cli_runtime_for_command() and ts_runtime_build_exec().
  */
 int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
 		       char ***ret_envp, struct ts_error **err);

@@ -37,6 +37,8 @@ enum ts_scan_field {
 #define TS_SCAN_START (1u << 9)
 #define TS_SCAN_PAUSE (1u << 10)
 #define TS_SCAN_RESUME (1u << 11)
+#define TS_SCAN_CHECKPOINT (1u << 12)
+#define TS_SCAN_RESTORE (1u << 13)
 
 struct ts_scan_option {
 	const char *name; /* without dashes */
@@ -69,7 +71,8 @@ static const struct ts_scan_option ts_scan_global_options[] = {
 #define TS_SCAN_ALL                                                                     \
 	(TS_SCAN_BOTH | TS_SCAN_DELETE | TS_SCAN_KILL | TS_SCAN_EXEC | TS_SCAN_UPDATE | \
 	 TS_SCAN_PS | TS_SCAN_EVENTS | TS_SCAN_STATE | TS_SCAN_START | TS_SCAN_PAUSE |  \
-	 TS_SCAN_RESUME)
+	 TS_SCAN_RESUME | TS_SCAN_CRIU)
+#define TS_SCAN_CRIU (TS_SCAN_CHECKPOINT | TS_SCAN_RESTORE)
 /*
  * Each command's options, the union of runc 1.1-1.3 (`runc CMD --help`)
  * and crun 1.8-1.23 (`crun CMD --help`).  What matters is only which of
@@ -84,7 +87,7 @@ static const struct ts_scan_option ts_scan_command_options[] = {
 	{"pid-file", true, TS_SCAN_PID_FILE, TS_SCAN_BOTH},
 	{"pid-file", true, TS_SCAN_NONE, TS_SCAN_EXEC},
 	{"console-socket", true, TS_SCAN_CONSOLE_SOCKET, TS_SCAN_BOTH},
-	{"console-socket", true, TS_SCAN_NONE, TS_SCAN_EXEC},
+	{"console-socket", true, TS_SCAN_NONE, TS_SCAN_EXEC | TS_SCAN_RESTORE},
 	/* runc 1.2: the socket that receives the container's pidfd */
 	{"pidfd-socket", true, TS_SCAN_NONE, TS_SCAN_BOTH | TS_SCAN_EXEC},
 	{"preserve-fds", true, TS_SCAN_PRESERVE_FDS, TS_SCAN_BOTH},
@@ -146,6 +149,31 @@ static const struct ts_scan_option ts_scan_command_options[] = {
 	{"f", true, TS_SCAN_NONE, TS_SCAN_PS},
 	{"interval", true, TS_SCAN_NONE, TS_SCAN_EVENTS},
 	{"stats", false, TS_SCAN_NONE, TS_SCAN_EVENTS},
+	/* checkpoint, restore (runc 1.1's; crun's are a subset) */
+	{"image-path", true, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"work-path", true, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"manage-cgroups-mode", true, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"empty-ns", true, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"tcp-established", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"ext-unix-sk", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"shell-job", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"file-locks", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"auto-dedup", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"lazy-pages", false, TS_SCAN_NONE, TS_SCAN_CRIU},
+	{"parent-path", true, TS_SCAN_NONE, TS_SCAN_CHECKPOINT},
+	{"status-fd", true, TS_SCAN_NONE, TS_SCAN_CHECKPOINT},
+	{"page-server", true, TS_SCAN_NONE, TS_SCAN_CHECKPOINT},
+	{"leave-running", false, TS_SCAN_NONE, TS_SCAN_CHECKPOINT},
+	{"pre-dump", false, TS_SCAN_NONE, TS_SCAN_CHECKPOINT},
+	{"bundle", true, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"b", true, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"pid-file", true, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"lsm-profile", true, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"lsm-mount-context", true, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"detach", false, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"d", false, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"no-subreaper", false, TS_SCAN_NONE, TS_SCAN_RESTORE},
+	{"no-pivot", false, TS_SCAN_NONE, TS_SCAN_RESTORE},
 	{"help", false, TS_SCAN_STOP, TS_SCAN_ALL},
 	{"h", false, TS_SCAN_STOP, TS_SCAN_ALL},
 	{"?", false, TS_SCAN_STOP, TS_SCAN_ALL},
@@ -158,10 +186,20 @@ static const struct {
 	const char *name;
 	unsigned mask;
 } ts_scan_commands[] = {
-	{"create", TS_SCAN_CREATE}, {"run", TS_SCAN_RUN},	{"delete", TS_SCAN_DELETE},
-	{"kill", TS_SCAN_KILL},	    {"exec", TS_SCAN_EXEC},	{"update", TS_SCAN_UPDATE},
-	{"ps", TS_SCAN_PS},	    {"events", TS_SCAN_EVENTS}, {"state", TS_SCAN_STATE},
-	{"start", TS_SCAN_START},   {"pause", TS_SCAN_PAUSE},	{"resume", TS_SCAN_RESUME},
+	{"create", TS_SCAN_CREATE},
+	{"run", TS_SCAN_RUN},
+	{"delete", TS_SCAN_DELETE},
+	{"kill", TS_SCAN_KILL},
+	{"exec", TS_SCAN_EXEC},
+	{"update", TS_SCAN_UPDATE},
+	{"ps", TS_SCAN_PS},
+	{"events", TS_SCAN_EVENTS},
+	{"state", TS_SCAN_STATE},
+	{"start", TS_SCAN_START},
+	{"pause", TS_SCAN_PAUSE},
+	{"resume", TS_SCAN_RESUME},
+	{"checkpoint", TS_SCAN_CHECKPOINT},
+	{"restore", TS_SCAN_RESTORE},
 };
 
 /* One scanning pass over argv. */
@@ -351,6 +389,29 @@ static int ts_scan_create(struct ts_scanner *s, unsigned command_mask, struct ts
 }
 
 /*
+ * After an unknown option without '=' at s->i, which may or may not take
+ * the next word: the next two words that are not options (or the word
+ * after `--`) are where the container id is.
+ */
+static void ts_scan_candidates(struct ts_scanner *s)
+{
+	size_t n = 0;
+
+	for (int i = s->i + 1; i < s->argc && n < ARRAY_SIZE(s->args->container_id_candidates);
+	     i++) {
+		const char *w = s->argv[i];
+
+		if (strcmp(w, "--") == 0) {
+			if (i + 1 < s->argc)
+				s->args->container_id_candidates[n] = s->argv[i + 1];
+			return;
+		}
+		if (!ts_scan_is_option(w))
+			s->args->container_id_candidates[n++] = w;
+	}
+}
+
+/*
  * Find the container id of a command that does not rewrite: the first word
  * that is neither an option nor an option's value.  The scan stops there:
  * what follows is the signal (kill), the process (exec) or ps's options,
@@ -373,6 +434,8 @@ static int ts_scan_container(struct ts_scanner *s, unsigned command_mask, struct
 			return 0;
 		}
 		r = ts_scan_option(s, ts_scan_command_options, command_mask, err);
+		if (r == 0 && s->args->warning != NULL)
+			ts_scan_candidates(s);
 		if (r <= 0)
 			return r;
 	}

@@ -3,8 +3,9 @@
  *
  * toposhim is called exactly as runc is (runc 1.1 / crun 1.8 CLI).  The
  * scanner finds the global options, the command, the container id of
- * create, run, delete, kill, exec, update, ps, events, state, start, pause
- * and resume (main picks the runtime that keeps that container), and for
+ * create, run, delete, kill, exec, update, ps, events, state, start, pause,
+ * resume, checkpoint and restore (main picks the runtime that keeps that
+ * container), and for
  * `create`/`run` the bundle and crun's -f/--config.  It never reorders or
  * edits argv: main execs the real runtime with the same argv.
  *
@@ -14,9 +15,10 @@
  * file.  An unknown option written `--name=value` keeps its value to
  * itself, so the scan goes on past it (the container id is still found);
  * an unknown `--name` may or may not take the next word, so the scan stops
- * there.  The note is not a warning to the user: the runtime judges its
- * own command line, and main logs the note only to a --log file at debug
- * level, only for create/run.
+ * there (on a command that names a container, the next two words that are
+ * not options are kept as candidates for its id).  The note is not a warning to the user: the
+ * runtime judges its own command line, and main logs the note only to a --log file at debug level,
+ * only for create/run.
  *
  * Grammar accepted (the union of runc 1.1.5's urfave/cli + Go flag parsing
  * and crun 1.8.1's argp):
@@ -36,9 +38,15 @@
  *    process/p, pid-file, process-label, apparmor, cap/c, preserve-fds,
  *    cgroup, pidfd-socket; update resources/r and each --cpu-*, --cpuset-*,
  *    --memory*, --kernel-memory*, --blkio-weight, --pids-limit,
- *    --l3-cache-schema, --mem-bw-schema; ps format/f; events interval.
+ *    --l3-cache-schema, --mem-bw-schema; ps format/f; events interval;
+ *    checkpoint and restore image-path, work-path, manage-cgroups-mode,
+ *    empty-ns, checkpoint parent-path, status-fd, page-server, restore
+ *    bundle/b, console-socket, pid-file, lsm-profile, lsm-mount-context.
  *    Without a value: delete force/f, regex/r; kill all/a, regex/r; exec
- *    tty/t, detach/d, no-new-privs, ignore-paused; events stats.  For these
+ *    tty/t, detach/d, no-new-privs, ignore-paused; events stats;
+ *    checkpoint and restore tcp-established, ext-unix-sk, shell-job,
+ *    file-locks, auto-dedup, lazy-pages, checkpoint leave-running,
+ *    pre-dump, restore detach/d, no-subreaper, no-pivot.  For these
  *    commands the scan stops at the container id (the first word that is
  *    not an option or an option's value, or the word after `--`);
  *  - a boolean option may carry a Go boolean (`--debug=false`).
@@ -70,6 +78,11 @@ struct ts_cli_args {
 
 	/* create, run and the commands that name one container (above): */
 	const char *container_id; /* NULL if missing or not found */
+	/* when container_id is NULL because an unknown option without '='
+	 * stopped the scan: the two words after it that are not options (one
+	 * of them is the id, told by the runtime state,
+	 * ts_cli_container_known()); NULL when unused */
+	const char *container_id_candidates[2];
 
 	/* For create/run only: */
 	const char *bundle;	    /* --bundle/-b value, last wins; NULL = "." (also for "") */
