@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cdi/cdi.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -64,14 +65,6 @@ static const char config_text[] =
 	"\"mode=755\",\"size=65536k\"]}],\"annotations\":{\"cdi.k8s.io/bench\":"
 	"\"vendor%d.example.com/gpu=0\"},\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":"
 	"\"mount\"}]}}";
-
-static double now_ms(clockid_t clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static int age(const char *path)
 {
@@ -123,26 +116,19 @@ static double one_create(char **dirs, const char *index, int n, double *cpu_ms)
 
 	if (len < 0 || ts_json_parse(text, (size_t)len, "config.json", &config, &err) < 0)
 		return -1;
-	t0 = now_ms(CLOCK_MONOTONIC);
-	c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = bench_ms(CLOCK_MONOTONIC);
+	c0 = bench_ms(CLOCK_PROCESS_CPUTIME_ID);
 	if (ts_cdi_registry_load(&opts, &reg, &err) < 0 ||
 	    ts_cdi_inject_requested(reg, config, "config.json", false, &inj, &err) != 1) {
 		fprintf(stderr, "bench-cdi: %s\n", err ? err->msg : "nothing injected");
 		ts_cdi_registry_free(reg);
 		return -1;
 	}
-	t1 = now_ms(CLOCK_MONOTONIC);
-	*cpu_ms = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	t1 = bench_ms(CLOCK_MONOTONIC);
+	*cpu_ms = bench_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	ts_cdi_injection_free(inj);
 	ts_cdi_registry_free(reg);
 	return t1 - t0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Run a case in a child; write "<wall ms> <cpu ms> <maxrss KiB>" (medians) back through a pipe. */
@@ -197,8 +183,8 @@ static int run_case(char **dirs, const char *index, int n, enum mode mode, doubl
 			if ((t[i] = one_create(dirs, index, n, &c[i])) < 0)
 				_exit(1);
 		}
-		qsort(t, RUNS, sizeof(t[0]), cmp_double);
-		qsort(c, RUNS, sizeof(c[0]), cmp_double);
+		qsort(t, RUNS, sizeof(t[0]), bench_cmp_double);
+		qsort(c, RUNS, sizeof(c[0]), bench_cmp_double);
 		getrusage(RUSAGE_SELF, &ru);
 		dprintf(fds[1], "%.3f %.3f %ld", t[RUNS / 2], c[RUNS / 2], ru.ru_maxrss);
 		_exit(0);

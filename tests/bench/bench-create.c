@@ -29,15 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int run(char *const argv[], char *const env[], long *ret_maxrss_kib, double *ret_cpu_ms)
 {
@@ -87,13 +81,6 @@ static int copy_file(const char *from, const char *to)
 	close(in);
 	close(out);
 	return n == 0 ? 0 : -EIO;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -163,16 +150,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench-create: cannot restore %s\n", conf);
 				return 1;
 			}
-			t0 = now_ms();
+			t0 = bench_ms(CLOCK_MONOTONIC);
 			if (run(create, env, &rss, &cpu[i]) != 0)
 				failures++;
-			t[i] = now_ms() - t0;
+			t[i] = bench_ms(CLOCK_MONOTONIC) - t0;
 			if (rss > maxrss)
 				maxrss = rss;
 			(void)run(del, NULL, NULL, NULL);
 		}
-		qsort(t, (size_t)iter, sizeof(double), cmp_double);
-		qsort(cpu, (size_t)iter, sizeof(double), cmp_double);
+		qsort(t, (size_t)iter, sizeof(double), bench_cmp_double);
+		qsort(cpu, (size_t)iter, sizeof(double), bench_cmp_double);
 		double median = t[iter / 2],
 		       p90 = t[(iter * 9) / 10 < iter ? (iter * 9) / 10 : iter - 1];
 		double cpu_median = cpu[iter / 2];

@@ -25,15 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_WORDS 64
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int run(char *const argv[], char *const env[], double *ret_cpu_ms)
 {
@@ -59,13 +53,6 @@ static int run(char *const argv[], char *const env[], double *ret_cpu_ms)
 	*ret_cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -118,14 +105,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		for (int i = 0; i < iter; i++) {
-			double t0 = now_ms();
+			double t0 = bench_ms(CLOCK_MONOTONIC);
 
 			if (run(words, env, &cpu[i]) != 0)
 				failures++;
-			t[i] = now_ms() - t0;
+			t[i] = bench_ms(CLOCK_MONOTONIC) - t0;
 		}
-		qsort(t, (size_t)iter, sizeof(double), cmp_double);
-		qsort(cpu, (size_t)iter, sizeof(double), cmp_double);
+		qsort(t, (size_t)iter, sizeof(double), bench_cmp_double);
+		qsort(cpu, (size_t)iter, sizeof(double), bench_cmp_double);
 		double wall = t[iter / 2],
 		       p90 = t[(iter * 9) / 10 < iter ? (iter * 9) / 10 : iter - 1];
 		double cpum = cpu[iter / 2];

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_CMDS 8
 #define MAX_ROUNDS 64
 
@@ -47,14 +49,6 @@ struct cmd {
 	long maxrss;
 	int failures;
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Run argv with env added; stdout into out (up to cap bytes) when out is
  * not NULL, else /dev/null.  Adds the child's CPU ms to *cpu. */
@@ -162,19 +156,12 @@ static int passthrough(struct cmd *c, const char *op, char *id, double *cpu)
 	return run(c, argv, NULL, 0, cpu) == 0 ? 0 : -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median(const double *v, int n)
 {
 	double s[MAX_ROUNDS];
 
 	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
@@ -240,7 +227,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++)
 		for (int j = 0; j < ncmd; j++) {
 			struct cmd *c = &cmds[(r + j) % ncmd];
-			double cpu = 0, t0 = now_ms();
+			double cpu = 0, t0 = bench_ms(CLOCK_MONOTONIC);
 			char id[64];
 
 			for (int i = 0; i < k; i++) {
@@ -252,7 +239,7 @@ int main(int argc, char **argv)
 				if (rc < 0)
 					c->failures++;
 			}
-			c->wall[r] = (now_ms() - t0) / k;
+			c->wall[r] = (bench_ms(CLOCK_MONOTONIC) - t0) / k;
 			c->cpu[r] = cpu / k;
 		}
 	printf("%-34s %9s %7s %9s %7s %9s\n", op != NULL ? op : "lifecycle through", "wall ms",

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "placement/placement.h"
 #include "topology/topology.h"
 #include "util/cleanup.h"
@@ -33,24 +34,9 @@
 
 /* CPU time of this thread: what the code costs, unaffected by other load
  * on a shared CI machine (wall time there varies tenfold). */
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void row(const char *what, double *t, size_t n, double target)
 {
-	qsort(t, n, sizeof(*t), cmp_double);
+	qsort(t, n, sizeof(*t), bench_cmp_double);
 	printf("%-44s %9.3f %9.3f %9.3f %9.1f  %s\n", what, t[n / 2], t[n * 99 / 100], t[n - 1],
 	       target, t[n / 2] <= target ? "ok" : "SLOW");
 }
@@ -103,11 +89,11 @@ static int bench_warm_load(const char *xml_path, double *t)
 	for (int i = 0; i < RUNS; i++) {
 		struct ts_topology *topo = NULL;
 		bool cached = false;
-		double t0 = now_ms();
+		double t0 = bench_ms(CLOCK_THREAD_CPUTIME_ID);
 
 		if (ts_topology_load_cached(dir, sys, proc, &topo, &cached, &err) < 0 || !cached)
 			return die("warm load", err);
-		t[i] = now_ms() - t0;
+		t[i] = bench_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
 		ts_topology_free(topo);
 	}
 	free(cmd);
@@ -134,11 +120,11 @@ static int bench_snapshot_load(const struct ts_topology *topo, double *t)
 		return die("snapshot", err);
 	for (int i = 0; i < RUNS; i++) {
 		struct ts_topology *s = NULL;
-		double t0 = now_ms();
+		double t0 = bench_ms(CLOCK_THREAD_CPUTIME_ID);
 
 		if (ts_topology_snapshot_load(text, "snapshot", &s, &err) < 0)
 			return die("snapshot load", err);
-		t[i] = now_ms() - t0;
+		t[i] = bench_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
 		ts_topology_free(s);
 	}
 	return 0;
@@ -195,12 +181,12 @@ static int bench_place_n(struct ts_topology *topo, int nallocs, int nexcl, unsig
 		free(req.class_name);
 		req.class_name = strdup("critical");
 		req.cpus = 8;
-		t0 = now_ms();
+		t0 = bench_ms(CLOCK_THREAD_CPUTIME_ID);
 		if (ts_placement_place(&cfg, topo, allocs, (size_t)nallocs, &req, &res, &err) < 0) {
 			rc = die("place", err);
 			break;
 		}
-		t[i] = now_ms() - t0;
+		t[i] = bench_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
 		ts_placement_result_release(&res);
 		ts_placement_request_release(&req);
 	}

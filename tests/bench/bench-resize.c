@@ -27,17 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cgroup/cgroup.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int put(const char *dir, const char *file, const char *content)
 {
@@ -74,13 +67,6 @@ static int build_tree(const char *root, int n, char **paths)
 			return -1;
 	}
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int resize_all(struct ts_cgroup_resize_target *t, int n, const char *cpus,
@@ -141,15 +127,15 @@ int main(int argc, char **argv)
 							.pid = getpid()};
 	const struct ts_cgroup_resize_options opts = {.root = root, .mode = TS_CGROUP_MODE_UNIFIED};
 	for (int k = 0; k < iters; k++) {
-		double start = now_ms();
+		double start = bench_ms(CLOCK_MONOTONIC);
 		if (resize_all(t, n, "2-15", &opts, &not_ok) < 0)
 			return 1;
-		ms[k] = now_ms() - start;
+		ms[k] = bench_ms(CLOCK_MONOTONIC) - start;
 		int grow_not_ok;
 		if (resize_all(t, n, "0-15", &opts, &grow_not_ok) < 0)
 			return 1;
 	}
-	qsort(ms, (size_t)iters, sizeof(*ms), cmp_double);
+	qsort(ms, (size_t)iters, sizeof(*ms), bench_cmp_double);
 	double median = ms[iters / 2];
 	printf("bench-resize: %d containers, %d iterations: median %.3f ms total, %.1f us per "
 	       "container (max %.3f ms); %d not ok; target 10 ms for 200\n",
