@@ -192,24 +192,20 @@ int ts_cli_runtime_find(const struct ts_json *config, const char *config_path,
 static enum ts_runtime_family keeper_family(const char *runtime_root, const char *container_id,
 					    enum ts_runtime_family prefer)
 {
-	static const enum ts_runtime_family order[] = {TS_RUNTIME_FAMILY_RUNC,
-						       TS_RUNTIME_FAMILY_CRUN};
-	enum ts_runtime_family f;
+	const enum ts_runtime_family ask[] = {prefer, prefer == TS_RUNTIME_FAMILY_CRUN
+							      ? TS_RUNTIME_FAMILY_RUNC
+							      : TS_RUNTIME_FAMILY_CRUN};
 
 	if (runtime_root != NULL)
 		return ts_runtime_family_of_container(runtime_root, container_id);
 	/* a runtime's default root holds only its own containers: a crun
 	 * status file under /run/runc is not runc's container */
-	for (size_t i = 0; i <= ARRAY_SIZE(order); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ask); i++) {
 		cleanup_free char *root = NULL;
-		enum ts_runtime_family want = i == 0 ? prefer : order[i - 1];
 
-		if ((i > 0 && want == prefer) ||
-		    ts_runtime_family_default_root(want, NULL, &root) < 0)
-			continue;
-		f = ts_runtime_family_of_container(root, container_id);
-		if (f == want)
-			return f;
+		if (ts_runtime_family_default_root(ask[i], NULL, &root) == 0 &&
+		    ts_runtime_family_of_container(root, container_id) == ask[i])
+			return ask[i];
 	}
 	return TS_RUNTIME_FAMILY_UNKNOWN;
 }
@@ -248,11 +244,14 @@ int ts_cli_runtime_for_container(const struct ts_json *config, const char *confi
 	if (r < 0) {
 		cleanup_free char *root = NULL;
 
-		if (runtime_root == NULL && ts_runtime_family_default_root(family, NULL, &root) < 0)
-			return ts_error_set(err, ENOMEM, "container '%s'", container_id);
+		/* (void): without memory for the name, the message says less */
+		if (runtime_root == NULL)
+			(void)ts_runtime_family_default_root(family, NULL, &root);
 		return ts_error_prefix(err, "container '%s' is %s's (its state is in %s)",
 				       container_id, names[0],
-				       runtime_root != NULL ? runtime_root : root);
+				       runtime_root != NULL ? runtime_root
+				       : root != NULL	    ? root
+							    : "its default root");
 	}
 	return 0;
 }

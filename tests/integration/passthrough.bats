@@ -20,7 +20,7 @@ teardown() {
 		"$RUNC" delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-container")" >/dev/null 2>&1 ||
 		true
 	[ ! -f "$BATS_TEST_TMPDIR/xdg-container" ] ||
-		crun --root "$BATS_TEST_TMPDIR/xdg/crun" delete -f \
+		"${PFX[@]}" crun --root "$BATS_TEST_TMPDIR/xdg/crun" delete -f \
 			"$(cat "$BATS_TEST_TMPDIR/xdg-container")" >/dev/null 2>&1 || true
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli/config.h"
+#include "cli/passthrough.h"
 #include "util/cleanup.h"
 
 /* Write text to a fresh temporary file; returns its path (caller frees). */
@@ -172,6 +173,7 @@ static void test_runtime_for_container(void **state)
 	assert_true(asprintf(&want_crun, "%s/bin/crun", dir) > 0);
 	setenv("PATH", path_env, 1);
 	unsetenv("TOPOSHIM_RUNTIME");
+	unsetenv("TOPOSHIM_DEPTH");
 	/* the config now says crun */
 	assert_true(asprintf(&cfg_text, "{\"runtime\": {\"path\": \"%s\"}}", want_crun) > 0);
 	assert_int_equal(ts_json_parse(cfg_text, strlen(cfg_text), "c.json", &cfg, &err), 0);
@@ -218,6 +220,47 @@ static void test_runtime_for_container(void **state)
 		assert_int_equal(
 			ts_cli_runtime_for_container(rcfg, "c.json", root, "r1", &got_r, &err), 0);
 		assert_string_equal(got_r, want_runc);
+	}
+	/* an unknown option hid the id: the first candidate a runtime keeps */
+	{
+		struct ts_cli_args args = {.root = root,
+					   .container_id_candidates = {"value", "r1"}};
+		cleanup_free char *got = NULL, *got2 = NULL;
+		int depth = -1;
+
+		assert_false(ts_cli_container_known(root, "value"));
+		assert_true(ts_cli_container_known(root, "r1"));
+		assert_int_equal(
+			ts_cli_runtime_for_command(&args, cfg, "c.json", &got, &depth, &err), 0);
+		assert_string_equal(got, want_runc);
+		assert_int_equal(depth, 0); /* TOPOSHIM_DEPTH unset */
+		args.container_id_candidates[1] = "gone";
+		assert_int_equal(
+			ts_cli_runtime_for_command(&args, cfg, "c.json", &got2, &depth, &err), 0);
+		assert_string_equal(got2, want_crun);
+	}
+	/* no --root: crun's default root is $XDG_RUNTIME_DIR/crun when set */
+	{
+		cleanup_json struct ts_json *rcfg = NULL;
+		cleanup_free char *rtext = NULL, *xdg = NULL, *got = NULL, *mk = NULL;
+		const char *old_xdg = getenv("XDG_RUNTIME_DIR");
+		cleanup_free char *saved_xdg = old_xdg != NULL ? strdup(old_xdg) : NULL;
+
+		assert_true(asprintf(&xdg, "%s/xdg", dir) > 0);
+		assert_true(asprintf(&mk, "/bin/mkdir -p %s/crun/c2 && : >%s/crun/c2/status", xdg,
+				     xdg) > 0);
+		assert_int_equal(system(mk), 0);
+		setenv("XDG_RUNTIME_DIR", xdg, 1);
+		assert_true(asprintf(&rtext, "{\"runtime\": {\"path\": \"%s\"}}", want_runc) > 0);
+		assert_int_equal(ts_json_parse(rtext, strlen(rtext), "c.json", &rcfg, &err), 0);
+		assert_true(ts_cli_container_known(NULL, "c2"));
+		assert_int_equal(
+			ts_cli_runtime_for_container(rcfg, "c.json", NULL, "c2", &got, &err), 0);
+		assert_string_equal(got, want_crun);
+		if (saved_xdg != NULL)
+			setenv("XDG_RUNTIME_DIR", saved_xdg, 1);
+		else
+			unsetenv("XDG_RUNTIME_DIR");
 	}
 	if (old_path != NULL)
 		setenv("PATH", old_path, 1);

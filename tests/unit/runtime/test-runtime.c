@@ -416,10 +416,10 @@ static void test_family_default_root(void **state)
 		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/1000", 0, true, NULL}, "/run/user/1000/runc"},
 		{TS_RUNTIME_FAMILY_RUNC, {"/run/user/1000", 0, true, "root"}, "/run/runc"},
 	};
-	char *root = (char *)"unset";
+	char *root = NULL;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		assert_int_equal(
 			ts_runtime_family_default_root(cases[i].f, &cases[i].caller, &root), 0);
 		if (strcmp(root, cases[i].want) != 0)
