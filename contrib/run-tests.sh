@@ -142,8 +142,19 @@ else
 	cd "$top" || exit 2
 fi
 
-step "failed tests"
+step "slowest tests"
+# Each test's seconds: from its .log's birth (the driver opens it as the
+# test starts) to its .trs's last write (as it ends), to see where CI's
+# time goes.  Nothing where the file system keeps no birth time.
 trs=$(find build-check build-asan build-fuzz -name '*.trs' 2>/dev/null)
+for f in $trs; do
+	stat -c '%W %n' "${f%.trs}.log" 2>/dev/null | {
+		read -r born _ && [ "$born" -gt 0 ] 2>/dev/null &&
+			echo "$(($(stat -c %Y "$f") - born)) s  ${f%.trs}"
+	}
+done | sort -rn | head -n 25
+
+step "failed tests"
 for f in $trs; do
 	if grep -q ':test-result: \(FAIL\|ERROR\|XPASS\)' "$f"; then
 		echo "--- ${f%.trs}.log"
