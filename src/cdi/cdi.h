@@ -70,6 +70,10 @@
 #define TS_CDI_HOOK_DEFAULT_ENV "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 /** Most distinct device names one container may request (annotations and env together). */
 #define TS_CDI_MAX_REQUESTS 256
+/** Largest deviceNodes major and minor a spec may give: a Linux device number's 12-bit
+ *  major and 20-bit minor (the kernel's MINORBITS). */
+#define TS_CDI_MAJOR_MAX 4095
+#define TS_CDI_MINOR_MAX 1048575
 /** Longest qualified device name accepted in a request, in bytes. */
 #define TS_CDI_MAX_NAME_BYTES 1024
 /** Default persistent index (in the state dir; written only when that dir exists). */
@@ -140,6 +144,21 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
 int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
 				bool env_requests, char ***ret_names, struct ts_error **err);
 
+/**
+ * ts_cdi_requests_from_config(), also telling where each name was asked
+ * for.
+ * @param[out] ret_where  NULL, or a NULL-terminated vector parallel to
+ *                        *ret_names: the JSON pointer of the annotation or
+ *                        env entry that asked for each name first
+ *                        ("/annotations/cdi.k8s.io~1gpu",
+ *                        "/annotations/toposhim.io~1cdi.worker",
+ *                        "/process/env/3"); caller frees it like *ret_names.
+ * @return as ts_cdi_requests_from_config().
+ */
+int ts_cdi_requests_collect(const struct ts_json *config, const char *config_name,
+			    bool env_requests, char ***ret_names, char ***ret_where,
+			    struct ts_error **err);
+
 /* --- spec files ----------------------------------------------------------- */
 
 /** One parsed and validated spec file. */
@@ -202,6 +221,9 @@ struct ts_cdi_injected_device {
 	 * have overridden the value).  It is not applied again; its nodes are still
 	 * listed. */
 	bool engine_injected;
+	/* The JSON pointer of the request that asked for it
+	 * (ts_cdi_requests_collect()); NULL from ts_cdi_inject() alone. */
+	char *request_field;
 };
 
 /** What ts_cdi_inject_requested() did. */
@@ -366,11 +388,20 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		  struct ts_error **err);
 
 /**
- * The create path's one call: ts_cdi_requests_from_config() then
- * ts_cdi_inject().  (To avoid loading the registry for containers that
- * request nothing, call ts_cdi_requests_from_config() first.)
+ * The create path's one call: ts_cdi_requests_collect() then
+ * ts_cdi_inject(), each injected device's request_field set.  (To avoid
+ * loading the registry for containers that request nothing, call
+ * ts_cdi_requests_from_config() first.)
  * @param[in] env_requests  pass opts->env_requests.
- * @return as ts_cdi_inject(); 0 with an empty *ret when nothing is requested.
+ * @return as ts_cdi_inject(), but a device that does not resolve is told
+ *         with where it was asked for and where it was looked up (what a
+ *         user behind an engine sees is this one line): -EINVAL
+ *         "<config_name>: '<request_field of the first>': unresolvable CDI
+ *         devices <a>, <b> (no spec file in <dir>, <dir> defines them)",
+ *         "defines it" for one, and when spec files were ignored (the
+ *         registry's problems) "...; ignored: <first problem>" and
+ *         " (and N more)"; "... (no spec dir)" when reg is NULL or has
+ *         none; 0 with an empty *ret when nothing is requested.
  */
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,

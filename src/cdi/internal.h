@@ -44,6 +44,7 @@ struct ts_cdi_registry {
 	struct ts_cdi_scanned *scanned; /* dirs and files, in scan order */
 	size_t n_scanned;
 	bool scan_incomplete; /* something could not be stat'ed: do not save an index */
+	char *spec_dirs;      /* "/etc/cdi, /var/run/cdi": the dirs, for messages */
 };
 
 /* Read all of fd (at most 16 MiB). @return 0; -EFBIG; -ENOMEM; -errno. */

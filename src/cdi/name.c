@@ -102,15 +102,16 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name)
 
 /* A growable NULL-terminated string vector without duplicates, of at most
  * TS_CDI_MAX_REQUESTS names: the duplicate check is then linear in the
- * request's text however many names it repeats. */
+ * request's text however many names it repeats.  where[i] is the JSON
+ * pointer of what asked for v[i] first (NULL-terminated too). */
 struct strv {
-	char **v;
+	char **v, **where;
 	size_t n, cap;
 };
 
-static int strv_add_unique(struct strv *s, const char *str, size_t len)
+static int strv_add_unique(struct strv *s, const char *str, size_t len, const char *where)
 {
-	char *copy;
+	char *copy, *where_copy;
 
 	for (size_t i = 0; i < s->n; i++)
 		if (strncmp(s->v[i], str, len) == 0 && s->v[i][len] == '\0')
@@ -119,18 +120,30 @@ static int strv_add_unique(struct strv *s, const char *str, size_t len)
 		return -E2BIG;
 	if (s->n + 2 > s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 8;
-		char **v = realloc(s->v, cap * sizeof(*v));
+		char **v = realloc(s->v, cap * sizeof(*v)), **w;
 
 		if (v == NULL)
 			return -ENOMEM;
 		s->v = v;
+		v[s->n] = NULL;
+		w = realloc(s->where, cap * sizeof(*w));
+		if (w == NULL)
+			return -ENOMEM;
+		s->where = w;
+		w[s->n] = NULL;
 		s->cap = cap;
 	}
 	copy = strndup(str, len);
-	if (copy == NULL)
+	where_copy = strdup(where);
+	if (copy == NULL || where_copy == NULL) {
+		free(copy);
+		free(where_copy);
 		return -ENOMEM;
-	s->v[s->n++] = copy;
+	}
+	s->v[s->n] = copy;
+	s->where[s->n++] = where_copy;
 	s->v[s->n] = NULL;
+	s->where[s->n] = NULL;
 	return 0;
 }
 
@@ -151,7 +164,7 @@ static int split_into(struct strv *s, const char *value, const char *config_name
 			return ts_error_set(err, 0,
 					    "%s: '%s': device name longer than %u bytes '%.64s...'",
 					    config_name, where, TS_CDI_MAX_NAME_BYTES, value);
-		r = strv_add_unique(s, value, len);
+		r = strv_add_unique(s, value, len, where);
 		if (r == -E2BIG)
 			return ts_error_set(err, 0,
 					    "%s: '%s': more than %u CDI device names requested",
@@ -192,8 +205,9 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
-				bool env_requests, char ***ret_names, struct ts_error **err)
+int ts_cdi_requests_collect(const struct ts_json *config, const char *config_name,
+			    bool env_requests, char ***ret_names, char ***ret_where,
+			    struct ts_error **err)
 {
 	const struct ts_json *ann = ts_json_get_object(config, "annotations");
 	struct strv names = {0};
@@ -206,10 +220,8 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 
 	/* the pod's sandbox takes none of the pod's devices (oci/role.h) */
 	ts_oci_container_identify(config, &c);
-	if (c.role == TS_OCI_ROLE_SANDBOX) {
-		*ret_names = calloc(1, sizeof(char *));
-		return *ret_names != NULL ? 0 : ts_error_set(err, ENOMEM, "out of memory");
-	}
+	if (c.role == TS_OCI_ROLE_SANDBOX)
+		goto done;
 	r = ts_oci_request_check(config, &c, NULL, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", config_name);
@@ -275,18 +287,31 @@ int ts_cdi_requests_from_config(const struct ts_json *config, const char *config
 				goto fail_set;
 		}
 	}
+done:
 	if (names.v == NULL) {
 		names.v = calloc(1, sizeof(char *));
-		if (names.v == NULL)
+		names.where = calloc(1, sizeof(char *));
+		if (names.v == NULL || names.where == NULL)
 			goto fail;
 	}
 	*ret_names = names.v;
+	if (ret_where != NULL)
+		*ret_where = names.where;
+	else
+		ts_strv_freep(&names.where);
 	return (int)names.n;
 fail:
 	r = ts_error_set(err, ENOMEM, "out of memory");
 fail_set:
 	ts_strv_freep(&names.v);
+	ts_strv_freep(&names.where);
 	return r;
+}
+
+int ts_cdi_requests_from_config(const struct ts_json *config, const char *config_name,
+				bool env_requests, char ***ret_names, struct ts_error **err)
+{
+	return ts_cdi_requests_collect(config, config_name, env_requests, ret_names, NULL, err);
 }
 
 size_t ts_cdi_ptr_push(struct ts_cdi_ptr *p, const char *key)

@@ -442,8 +442,27 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 	if (reg == NULL)
 		return NULL;
 	registry_clear(reg);
+	free(reg->spec_dirs);
 	free(reg);
 	return NULL;
+}
+
+/* "a, b" of the spec dirs (for messages); NULL on ENOMEM. */
+static char *join_dirs(char *const *dirs)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL)
+		return NULL;
+	for (size_t i = 0; dirs != NULL && dirs[i] != NULL; i++)
+		fprintf(f, "%s%s", i > 0 ? ", " : "", dirs[i]);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_registry **ret,
@@ -483,6 +502,8 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 	ts_cdi_index_free(idx);
 	if (r >= 0)
 		r = ts_cdi_registry_finish(reg);
+	if (r >= 0 && (reg->spec_dirs = join_dirs(opts->spec_dirs)) == NULL)
+		r = -ENOMEM;
 	if (r < 0) {
 		ts_cdi_registry_free(reg);
 		return ts_error_set(err, ENOMEM, "out of memory");
@@ -548,6 +569,7 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj)
 
 		free(d->qualified_name);
 		free(d->spec_path);
+		free(d->request_field);
 		for (size_t k = 0; k < d->n_nodes; k++)
 			free(d->nodes[k].host_path);
 		free(d->nodes);
@@ -584,7 +606,7 @@ static int unique_names(const char *const *names, size_t n, const char ***ret, s
 
 /* "a, b" of the names that do not resolve (the first UNRESOLVED_SHOWN, then
  * " and N more"); NULL when all resolve. */
-static char *unresolved_list(const struct ts_cdi_registry *reg, const char **names, size_t n,
+static char *unresolved_list(const struct ts_cdi_registry *reg, const char *const *names, size_t n,
 			     bool *oom)
 {
 	char *list = NULL;
@@ -866,17 +888,84 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	return r;
 }
 
+/* The create path's "unresolvable" line (cdi.h, ts_cdi_inject_requested()):
+ * where the first unresolved name was asked for, where it was looked up and
+ * what was ignored.  @return 0 when every name resolves; -EINVAL; -ENOMEM. */
+static int check_resolvable(const struct ts_cdi_registry *reg, const char *const *names,
+			    const char *const *where, size_t n, const char *config_name,
+			    struct ts_error **err)
+{
+	cleanup_free char *unresolved = NULL, *ignored = NULL;
+	size_t first = n, count = 0;
+	bool oom;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ts_cdi_qualified_name_is_valid(names[i]) && find(reg, names[i]) != NULL)
+			continue;
+		if (first == n)
+			first = i;
+		count++;
+	}
+	if (count == 0)
+		return 0;
+	unresolved = unresolved_list(reg, names, n, &oom);
+	if (oom || unresolved == NULL)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	if (reg != NULL && reg->n_problems > 0) {
+		int r = reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
+						       reg->problems[0], reg->n_problems - 1)
+					    : asprintf(&ignored, "; ignored: %s", reg->problems[0]);
+
+		if (r < 0)
+			return ts_error_set(err, ENOMEM, "out of memory");
+	}
+	if (reg == NULL || reg->spec_dirs == NULL || reg->spec_dirs[0] == '\0')
+		return ts_error_set(err, 0, "%s: '%s': unresolvable CDI devices %s (no spec dir)",
+				    config_name, where[first], unresolved);
+	return ts_error_set(
+		err, 0, "%s: '%s': unresolvable CDI devices %s (no spec file in %s defines %s%s)",
+		config_name, where[first], unresolved, reg->spec_dirs, count > 1 ? "them" : "it",
+		ignored != NULL ? ignored : "");
+}
+
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,
 			    struct ts_cdi_injection **ret, struct ts_error **err)
 {
-	cleanup_strv char **names = NULL;
-	int n = ts_cdi_requests_from_config(config, config_name, env_requests, &names, err);
+	cleanup_strv char **names = NULL, **where = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	int n = ts_cdi_requests_collect(config, config_name, env_requests, &names, &where, err);
+	int r;
 
 	if (n < 0)
 		return n;
-	return ts_cdi_inject(reg, config, (const char *const *)names, (size_t)n, config_name, ret,
-			     err);
+	r = check_resolvable(reg, (const char *const *)names, (const char *const *)where, (size_t)n,
+			     config_name, err);
+	if (r < 0)
+		return r;
+	r = ts_cdi_inject(reg, config, (const char *const *)names, (size_t)n, config_name, &inj,
+			  err);
+	if (r < 0)
+		return r;
+	/* names are unique: each device is one of them */
+	for (size_t i = 0; i < inj->n_devices; i++) {
+		struct ts_cdi_injected_device *d = &inj->devices[i];
+
+		for (int k = 0; k < n && d->request_field == NULL; k++) {
+			if (strcmp(names[k], d->qualified_name) != 0)
+				continue;
+			d->request_field = strdup(where[k]);
+			if (d->request_field == NULL) {
+				ts_cdi_injection_free(inj);
+				return ts_error_set(err, ENOMEM, "out of memory");
+			}
+		}
+	}
+	if (ret != NULL)
+		*ret = inj;
+	else
+		ts_cdi_injection_free(inj);
+	return r;
 }
 
 /* --- options ----------------------------------------------------------------- */

@@ -71,7 +71,8 @@ teardown() {
 	cp "$WORK/b/config.json" "$WORK/before.json"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: unresolvable CDI devices toposhim.test/dev=nope, other.vendor/x=y" ]
+	# the first unresolved name's annotation, where toposhim looked
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1a': unresolvable CDI devices toposhim.test/dev=nope, other.vendor/x=y (no spec file in $WORK/cdi defines them)" ]
 	cmp "$WORK/before.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
@@ -111,7 +112,7 @@ teardown() {
 	[ "$status" -eq 1 ]
 	[ "$(wc -l <"$WORK/log.json")" -eq 1 ]
 	run jq -r '.level + " " + .msg' "$WORK/log.json"
-	[ "$output" = "error toposhim: unresolvable CDI devices toposhim.test/dev=nope" ]
+	[ "$output" = "error toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=nope (no spec file in $WORK/cdi defines it)" ]
 	jq -e '.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")' "$WORK/log.json"
 }
 
@@ -121,7 +122,8 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$WORK/cdi/test.yaml"*"0666"* ]]
-	[[ "${lines[-1]}" == "toposhim: unresolvable CDI devices toposhim.test/dev=zero" ]]
+	# the last line alone (all an engine's user sees) tells why
+	[ "${lines[-1]}" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=zero (no spec file in $WORK/cdi defines it; ignored: $WORK/cdi/test.yaml: refusing spec file writable by non-root (mode 0666, gid 0))" ]
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
 

@@ -185,6 +185,27 @@ static void test_requests(void **state)
 	}
 }
 
+/* ts_cdi_requests_collect(): each name with where it was asked for first
+ * (a pod-wide annotation, the container's scoped one, the env). */
+static void test_requests_where(void **state)
+{
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"io.kubernetes.cri.container-name\":\"worker\","
+		      "\"cdi.k8s.io/gpu\":\"v/c=1\",\"toposhim.io/cdi.worker\":\"v/c=2,v/c=1\"},"
+		      "\"process\":{\"env\":[\"A=b\",\"TOPOSHIM_CDI_DEVICES=v/c=3\"]}}");
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_strv char **v = NULL, **where = NULL;
+	cleanup_free char *got_names = NULL, *got_where = NULL;
+
+	(void)state;
+	assert_int_equal(ts_cdi_requests_collect(config, "config.json", true, &v, &where, &err), 3);
+	got_names = joined(v);
+	got_where = joined(where);
+	assert_string_equal(got_names, "v/c=1|v/c=2|v/c=3");
+	assert_string_equal(got_where, "/annotations/cdi.k8s.io~1gpu|"
+				       "/annotations/toposhim.io~1cdi.worker|/process/env/1");
+}
+
 /* A config whose annotation cdi.k8s.io/x is value. */
 static struct ts_json *config_with(const char *value)
 {
@@ -254,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qualified_names),
 		cmocka_unit_test(test_requests),
+		cmocka_unit_test(test_requests_where),
 		cmocka_unit_test(test_requests_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,18 @@ static void write_file(const char *dir, const char *name, const char *text, mode
 	assert_int_equal(ts_write_file_atomic_at(dfd, name, text, strlen(text), mode, &err), 0);
 }
 
+/* The create path's unresolvable line for fixture f: head, then " (no spec
+ * file in <etc>, <run> defines <it_them><tail>)"; a static buffer. */
+static const char *msg_with_dirs(const struct fixture *f, const char *head, const char *it_them,
+				 const char *tail)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf), "%s (no spec file in %s, %s defines %s%s)", head, f->dirs[0],
+		 f->dirs[1], it_them, tail);
+	return buf;
+}
+
 /* Copy a corpus file into dir (under its own name, or as `as`). */
 static void copy_corpus(const char *dir, const char *file, const char *as)
 {
@@ -224,7 +236,11 @@ static void test_e1_unresolvable_and_retry(void **state)
 	before = ser(config);
 	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, &inj, &err),
 			 -EINVAL);
-	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=dev2");
+	assert_string_equal(err->msg,
+			    msg_with_dirs(f,
+					  "config.json: '/annotations/cdi.k8s.io~1x': "
+					  "unresolvable CDI devices vendor1.com/device=dev2",
+					  "it", ""));
 	assert_null(inj);
 	after = ser(config);
 	assert_string_equal(before, after);
@@ -394,12 +410,19 @@ static void test_e4_two_vendors(void **state)
 	ts_error_clear(&err);
 	assert_int_equal(ts_cdi_inject_requested(NULL, config, "config.json", false, NULL, &err),
 			 -EINVAL);
-	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=foo, "
-				      "vendor2.com/device=bar");
+	/* without a registry: nothing to look in */
+	assert_string_equal(
+		err->msg,
+		"config.json: '/annotations/cdi.k8s.io~1vendor1_devices': unresolvable CDI "
+		"devices vendor1.com/device=foo, vendor2.com/device=bar (no spec dir)");
 	ts_error_clear(&err);
 	assert_int_equal(ts_cdi_inject_requested(reg, bad2, "config.json", false, NULL, &err),
 			 -EINVAL);
-	assert_string_equal(err->msg, "unresolvable CDI devices vendor1.com/device=no-such-dev");
+	assert_string_equal(err->msg,
+			    msg_with_dirs(f,
+					  "config.json: '/annotations/cdi.k8s.io~1devices': "
+					  "unresolvable CDI devices vendor1.com/device=no-such-dev",
+					  "it", ""));
 	ts_error_clear(&err);
 	{
 		cleanup_json struct ts_json *none = parse("{\"annotations\":{\"other\":\"x\"}}");
@@ -458,6 +481,7 @@ static void test_e6_crio(void **state)
 		      "device=loop8\"}}");
 	cleanup_json struct ts_json *bad =
 		parse("{\"annotations\":{\"cdi.k8s.io/test\":\"vendor0.com/device=loop10\"}}");
+	char ignored[512];
 
 	copy_corpus(f->dirs[0], "cri-o_cri-o_vendor0.yaml", "vendor0.yaml");
 	copy_corpus(f->dirs[0], "cri-o_cri-o_vendor1.yaml", "vendor1.yaml");
@@ -477,7 +501,14 @@ static void test_e6_crio(void **state)
 	before = ser(bad);
 	assert_int_equal(ts_cdi_inject_requested(reg, bad, "config.json", false, NULL, &err),
 			 -EINVAL);
-	assert_string_equal(err->msg, "unresolvable CDI devices vendor0.com/device=loop10");
+	/* the spec file the registry ignored is named, with its cause */
+	snprintf(ignored, sizeof(ignored),
+		 "; ignored: %s/vendor1.yaml: '/devices': expected array, got string", f->dirs[0]);
+	assert_string_equal(err->msg,
+			    msg_with_dirs(f,
+					  "config.json: '/annotations/cdi.k8s.io~1test': "
+					  "unresolvable CDI devices vendor0.com/device=loop10",
+					  "it", ignored));
 	ts_cdi_registry_free(reg);
 }
 
