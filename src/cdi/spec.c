@@ -274,7 +274,10 @@ static int int_member(struct vctx *c, const struct ts_json *obj, const char *key
 	if (v == NULL)
 		return 0;
 	old = ts_cdi_ptr_push(&c->ptr, key);
-	if (v->type != TS_JSON_NUMBER)
+	if (v->type == TS_JSON_STRING)
+		/* a YAML number beyond a double's range stays a string (yaml.h) */
+		r = fail(c, "expected integer, got string '%.64s'", v->u.string);
+	else if (v->type != TS_JSON_NUMBER)
 		r = fail(c, "expected integer, got %s", ts_json_type_name(v->type));
 	else if (ts_json_get_int64(v, &val) < 0 || val < min || val > max)
 		r = fail(c, "expected an integer from %lld to %lld, got '%s'", (long long)min,
@@ -378,11 +381,14 @@ static int validate_device_node(struct vctx *c, struct ts_json *dn)
 		r = fail(c, "invalid device type '%s' (want b, c, u or p)", s);
 		ts_cdi_ptr_pop(&c->ptr, old);
 	}
+	/* negative numbers are refused: -1 is a wildcard in a cgroup rule; and
+	 * a Linux device number has a 12-bit major and a 20-bit minor (the
+	 * kernel's MINORBITS): a larger one names no device (mknod(2) would
+	 * drop its high bits), so the runtime would fail or make another node */
 	if (r >= 0)
-		/* negative numbers are refused: -1 is a wildcard in a cgroup rule */
-		r = int_member(c, dn, "major", 0, INT64_MAX, &v);
+		r = int_member(c, dn, "major", 0, TS_CDI_MAJOR_MAX, &v);
 	if (r >= 0)
-		r = int_member(c, dn, "minor", 0, INT64_MAX, &v);
+		r = int_member(c, dn, "minor", 0, TS_CDI_MINOR_MAX, &v);
 	if (r >= 0)
 		r = int_member(c, dn, "fileMode", 0, 07777, &v);
 	if (r >= 0)

@@ -198,7 +198,27 @@ static const struct doc_row {
 	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
 	 "[{path: /dev/x, type: c, major: -1, minor: 1}]}}]\n",
 	 "'/devices/0/containerEdits/deviceNodes/0/major': expected an integer from 0 to "
-	 "9223372036854775807, got '-1'"},
+	 "4095, got '-1'"},
+	/* a Linux device number: 12-bit major, 20-bit minor; the largest pass */
+	{"major-max.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, type: c, major: 4095, minor: 1048575}]}}]\n",
+	 NULL},
+	{"major-range.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, type: c, major: 4294967296, minor: 1}]}}]\n",
+	 "'/devices/0/containerEdits/deviceNodes/0/major': expected an integer from 0 to "
+	 "4095, got '4294967296'"},
+	{"minor-range.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, type: c, major: 1, minor: 1048576}]}}]\n",
+	 "'/devices/0/containerEdits/deviceNodes/0/minor': expected an integer from 0 to "
+	 "1048575, got '1048576'"},
+	/* beyond a double: a string, shown */
+	{"minor-huge.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/x, type: c, major: 1, minor: 1e999}]}}]\n",
+	 "'/devices/0/containerEdits/deviceNodes/0/minor': expected integer, got string '1e999'"},
 	{"closid-root.yaml",
 	 "cdiVersion: 0.7.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {intelRdt: "
 	 "{closID: /}}}]\n",
@@ -230,7 +250,7 @@ static const struct doc_row {
 	 "{\"cdiVersion\":\"0.3.0\",\"kind\":\"a.com/"
 	 "b\",\"devices\":[{\"name\":\"a\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/"
 	 "x\",\"major\":\"1\"}]}}]}",
-	 "'/devices/0/containerEdits/deviceNodes/0/major': expected integer, got string"},
+	 "'/devices/0/containerEdits/deviceNodes/0/major': expected integer, got string '1'"},
 	{"bad-env.yaml",
 	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {env: "
 	 "[\"=x\"]}}]\n",
