@@ -483,16 +483,27 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 }
 
 /* The CDI devices a container's annotations (or env) asked for, not those
- * the engine injected itself; borrowed from injected. */
-static const char **requested_devices(const struct ts_cdi_injection *injected, size_t *ret_n)
+ * the engine injected itself, and where each was asked for (*ret_fields,
+ * parallel); both borrowed from injected.  NULL on ENOMEM. */
+static const char **requested_devices(const struct ts_cdi_injection *injected, size_t *ret_n,
+				      const char ***ret_fields)
 {
 	size_t n = injected != NULL ? injected->n_devices : 0, k = 0;
-	const char **v = calloc(n + 1, sizeof(*v));
+	const char **v = calloc(n + 1, sizeof(*v)), **f = calloc(n + 1, sizeof(*f));
 
-	for (size_t i = 0; v != NULL && i < n; i++)
-		if (!injected->devices[i].engine_injected)
-			v[k++] = injected->devices[i].qualified_name;
+	if (v == NULL || f == NULL) {
+		free(v);
+		free(f);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (injected->devices[i].engine_injected)
+			continue;
+		f[k] = injected->devices[i].request_field;
+		v[k++] = injected->devices[i].qualified_name;
+	}
 	*ret_n = k;
+	*ret_fields = f;
 	return v;
 }
 
@@ -504,21 +515,23 @@ static int check_policy(const struct ts_json *config, const char *config_path,
 			const struct ts_cdi_injection *injected, struct ts_error **err)
 {
 	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
-	cleanup_free const char **devices = NULL;
+	cleanup_free const char **devices = NULL, **device_fields = NULL;
 	struct ts_policy pol;
 	struct ts_policy_request pr = {
 		.config_name = b->config_path,
-		.namespace = ts_policy_namespace(b->config),
 	};
 	int r;
 
 	r = ts_policy_parse(config, config_path, &pol, err);
+	if (r >= 0)
+		r = ts_policy_namespace(b->config, b->config_path, &pr.namespace, err);
 	if (r < 0)
 		return r;
-	devices = requested_devices(injected, &pr.n_devices);
+	devices = requested_devices(injected, &pr.n_devices, &device_fields);
 	if (devices == NULL)
 		return ts_error_set(err, ENOMEM, "policy");
 	pr.devices = devices;
+	pr.device_fields = device_fields;
 	if (req != NULL) {
 		const struct ts_placement_class *c =
 			ts_placement_config_class(cfg, req->class_name);
@@ -531,6 +544,10 @@ static int check_policy(const struct ts_json *config, const char *config_path,
 		pr.cpus_annotated = req->cpus_annotated;
 		pr.cpu_limit = req->cpu_limit;
 		pr.guaranteed = req->guaranteed;
+		pr.class_field = req->class_field;
+		pr.cpus_field = req->cpus_field;
+		pr.numa_field = req->numa_field;
+		pr.tier_field = req->tier_field;
 		if ((int)req->numa >= 0 && (size_t)req->numa < ARRAY_SIZE(numa_names) &&
 		    req->numa != TS_PLACEMENT_NUMA_PREFER)
 			pr.numa = numa_names[req->numa];

@@ -113,14 +113,42 @@ int ts_policy_parse(const struct ts_json *config, const char *config_path, struc
 	return 0;
 }
 
-const char *ts_policy_namespace(const struct ts_json *config)
+/* One namespace annotation: 1 with *ret set, 0 absent, -EINVAL. */
+static int namespace_annotation(const struct ts_json *config, const char *config_name,
+				const char *key, const char **ret, struct ts_error **err)
 {
-	cleanup_error struct ts_error *ignored = NULL;
-	const char *ns = NULL;
+	int r = ts_oci_annotation_get(config, key, ret, err);
 
-	if (ts_oci_annotation_get(config, TS_POLICY_NAMESPACE_ANNOTATION, &ns, &ignored) != 1)
-		return NULL;
-	return ns;
+	if (r < 0)
+		return ts_error_prefix(err, "%s", config_name);
+	if (r == 1 && **ret == '\0')
+		return ts_error_set(err, 0, "%s: '/annotations/%s': empty namespace", config_name,
+				    key);
+	return r;
+}
+
+int ts_policy_namespace(const struct ts_json *config, const char *config_name, const char **ret_ns,
+			struct ts_error **err)
+{
+	const char *cri = NULL, *pod = NULL;
+	int r;
+
+	*ret_ns = NULL;
+	r = namespace_annotation(config, config_name, TS_POLICY_CRI_NAMESPACE_ANNOTATION, &cri,
+				 err);
+	if (r < 0)
+		return r;
+	r = namespace_annotation(config, config_name, TS_POLICY_NAMESPACE_ANNOTATION, &pod, err);
+	if (r < 0)
+		return r;
+	if (cri != NULL && pod != NULL && strcmp(cri, pod) != 0)
+		return ts_error_set(err, 0,
+				    "%s: '/annotations/%s': '%s' is not the pod's namespace '%s' "
+				    "(%s, set by containerd's CRI)",
+				    config_name, TS_POLICY_NAMESPACE_ANNOTATION, pod, cri,
+				    TS_POLICY_CRI_NAMESPACE_ANNOTATION);
+	*ret_ns = cri != NULL ? cri : pod;
+	return 0;
 }
 
 /* The grant of the subject, and the JSON path naming where it goes (for
@@ -151,6 +179,11 @@ static const struct ts_json *grant_of(const struct ts_policy *pol, const char *n
 	if (asprintf(ret_field, "/policy/namespaces/%s", hit_key != NULL ? hit_key : ns) < 0)
 		*ret_field = NULL;
 	return hit;
+}
+
+static const char *or_default(const char *s, const char *dflt)
+{
+	return s != NULL ? s : dflt;
 }
 
 /* Whether grant g lists s under key (each member an fnmatch(3) pattern). */
@@ -192,9 +225,11 @@ int ts_policy_check(const struct ts_policy *pol, const struct ts_policy_request 
 	if (req->pool == TS_POLICY_POOL_EXCLUSIVE && req->cpu_limit > 0 &&
 	    req->cpus > req->cpu_limit)
 		return ts_error_set(err, 0,
-				    "%s: '/annotations/toposhim.io~1cpus': %u exclusive cpus are "
+				    "%s: '%s': %u exclusive cpus are "
 				    "more than the container's cpu limit of %u",
-				    req->config_name, req->cpus, req->cpu_limit);
+				    req->config_name,
+				    or_default(req->cpus_field, "/annotations/toposhim.io~1cpus"),
+				    req->cpus, req->cpu_limit);
 	if (req->class_name != NULL && req->pool != TS_POLICY_POOL_SHARED &&
 	    !granted(g, "classes", req->class_name)) {
 		bool kubelet = req->pool == TS_POLICY_POOL_EXCLUSIVE && req->guaranteed;
@@ -204,35 +239,41 @@ int ts_policy_check(const struct ts_policy *pol, const struct ts_policy_request 
 				     req->pool == TS_POLICY_POOL_EXCLUSIVE ? "exclusive"
 									   : "reserved") < 0)
 				return ts_error_set(err, ENOMEM, "policy");
-			return refuse(pol, req, "/annotations/toposhim.io~1class", what,
-				      req->pool == TS_POLICY_POOL_EXCLUSIVE
-					      ? "it needs an integer cpu limit equal to its "
-						"request (the kubelet's rule), or the class in "
-					      : "it needs the class in ",
-				      field, "classes", err);
+			return refuse(
+				pol, req,
+				or_default(req->class_field, "/annotations/toposhim.io~1class"),
+				what,
+				req->pool == TS_POLICY_POOL_EXCLUSIVE
+					? "it needs an integer cpu limit equal to its "
+					  "request (the kubelet's rule), or the class in "
+					: "it needs the class in ",
+				field, "classes", err);
 		}
 	}
 	if (req->numa != NULL && strcmp(req->numa, "exclusive") == 0 &&
 	    !granted(g, "numa", "exclusive"))
-		return refuse(pol, req, "/annotations/toposhim.io~1numa",
+		return refuse(pol, req,
+			      or_default(req->numa_field, "/annotations/toposhim.io~1numa"),
 			      "numa 'exclusive' (a whole numa node)", "it needs 'exclusive' in ",
 			      field, "numa", err);
 	if (req->memory_tier != NULL && strcmp(req->memory_tier, "dram") != 0 &&
 	    !granted(g, "memory_tiers", req->memory_tier)) {
 		if (asprintf(&what, "memory tier '%s'", req->memory_tier) < 0)
 			return ts_error_set(err, ENOMEM, "policy");
-		return refuse(pol, req, "/annotations/toposhim.io~1memory-tier", what,
-			      "it needs the tier in ", field, "memory_tiers", err);
+		return refuse(pol, req,
+			      or_default(req->tier_field, "/annotations/toposhim.io~1memory-tier"),
+			      what, "it needs the tier in ", field, "memory_tiers", err);
 	}
 	for (size_t i = 0; r == 0 && i < req->n_devices; i++) {
 		if (granted(g, "devices", req->devices[i]))
 			continue;
 		free(what);
-		if (asprintf(&what, "cdi device '%s' (asked by a cdi.k8s.io annotation)",
-			     req->devices[i]) < 0)
+		if (asprintf(&what, "cdi device '%s'", req->devices[i]) < 0)
 			return ts_error_set(err, ENOMEM, "policy");
-		r = refuse(pol, req, "/annotations", what, "it needs a pattern matching it in ",
-			   field, "devices", err);
+		r = refuse(pol, req,
+			   or_default(req->device_fields != NULL ? req->device_fields[i] : NULL,
+				      "/annotations"),
+			   what, "it needs a pattern matching it in ", field, "devices", err);
 	}
 	return r;
 }

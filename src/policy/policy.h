@@ -24,9 +24,14 @@
  *              are not requests: the engine decided.
  *
  * The subject of a container is its Kubernetes namespace, from the
- * annotation io.kubernetes.pod.namespace that containerd's CRI and CRI-O
- * set (an operator must never let pod annotations pass io.kubernetes.* keys
- * through: docs/security.md), else "unscoped" (podman, ctr, Docker, shells).
+ * annotation the engine sets from kubelet's sandbox metadata:
+ * io.kubernetes.cri.sandbox-namespace (containerd's CRI, 1.5 and later)
+ * or io.kubernetes.pod.namespace (CRI-O); else "unscoped" (podman, ctr,
+ * Docker, shells).  containerd writes its own annotations after the pod
+ * annotations it passes through, so its key cannot be forged by a pod; a
+ * pod.namespace beside it that names another namespace can only have come
+ * from a pod and is refused (an operator must still never let pod
+ * annotations pass io.kubernetes.* keys through: docs/security.md).
  *
  * Config (the toposhim config file, root object):
  *   "policy": {
@@ -53,7 +58,9 @@
 #include "oci/json.h"
 #include "util/error.h"
 
-/* Annotation naming a container's Kubernetes namespace (CRI, CRI-O). */
+/* Annotations naming a container's Kubernetes namespace: containerd's
+ * CRI, and CRI-O (kubelet's label, which CRI-O copies). */
+#define TS_POLICY_CRI_NAMESPACE_ANNOTATION "io.kubernetes.cri.sandbox-namespace"
 #define TS_POLICY_NAMESPACE_ANNOTATION "io.kubernetes.pod.namespace"
 
 /* The pool a class draws from, as the policy sees it. */
@@ -82,6 +89,12 @@ struct ts_policy_request {
 	const char *memory_tier;    /* toposhim.io/memory-tier, NULL when absent */
 	const char *const *devices; /* qualified names asked by annotation */
 	size_t n_devices;
+	/* Where each request came from, as JSON pointers for messages
+	 * ("/annotations/toposhim.io~1class.worker"); NULL: the pod-wide
+	 * annotation (toposhim.io/class, /cpus, /numa, /memory-tier; for a
+	 * device "/annotations"). */
+	const char *class_field, *cpus_field, *numa_field, *tier_field;
+	const char *const *device_fields; /* parallel to devices; NULL or NULL members */
 };
 
 /**
@@ -108,18 +121,32 @@ int ts_policy_parse(const struct ts_json *config, const char *config_path, struc
  *         the class in '/policy/namespaces/<pattern>/classes' of <file>";
  *         "...: '/annotations/toposhim.io~1cpus': 4 exclusive cpus are more
  *         than the container's cpu limit of 2"; likewise for numa, tier and
- *         "'/annotations/cdi.k8s.io~1<key>': device 'v.com/c=x' is not allowed
- *         ...".
+ *         "'/annotations/cdi.k8s.io~1<key>': cdi device 'v.com/c=x' is not
+ *         allowed ..."; each naming the annotation the request came from
+ *         (class_field and the others: "toposhim.io~1class.worker" for a
+ *         scoped one).
  */
 int ts_policy_check(const struct ts_policy *pol, const struct ts_policy_request *req,
 		    struct ts_error **err);
 
 /**
  * The Kubernetes namespace of a container: its annotation
- * io.kubernetes.pod.namespace.
- * @return the value (borrowed from config), or NULL when absent or not a
- *         string.
+ * io.kubernetes.cri.sandbox-namespace (containerd), else
+ * io.kubernetes.pod.namespace (CRI-O).
+ * @param[in]  config       OCI config root; borrowed.
+ * @param[in]  config_name  for messages, e.g. "/b/config.json".
+ * @param[out] ret_ns       the namespace (borrowed from config), NULL when
+ *                          neither annotation is set (an unscoped container).
+ * @return 0; -EINVAL (no errno text) when either annotation is not a
+ *         non-empty string ("<config_name>: '/annotations/<key>': expected
+ *         string, got <type>" / "...: empty namespace"), or when both are
+ *         set and differ ("<config_name>:
+ *         '/annotations/io.kubernetes.pod.namespace': 'kube-system' is not
+ *         the pod's namespace 'team-a' (io.kubernetes.cri.sandbox-namespace,
+ *         set by containerd's CRI)"): a pod annotation passed through
+ *         cannot choose another namespace's grant.
  */
-const char *ts_policy_namespace(const struct ts_json *config);
+int ts_policy_namespace(const struct ts_json *config, const char *config_name, const char **ret_ns,
+			struct ts_error **err);
 
 #endif

@@ -46,11 +46,15 @@ static void policy(const struct ts_json *config, const char *policy_text,
 	struct ts_policy pol;
 	struct ts_policy_request pr = {
 		.config_name = "config.json",
-		.namespace = ts_policy_namespace(config),
 		.devices = (const char *const *)devices,
 		.n_devices = n_devices,
 	};
 
+	if (ts_policy_namespace(config, "config.json", &pr.namespace, &err) < 0) {
+		fuzz_check(err != NULL && err->msg != NULL,
+			   "policy: namespace failure without a message");
+		return;
+	}
 	if (ts_json_parse(policy_text, strlen(policy_text), "config", &tsconfig, &err) < 0)
 		return;
 	if (ts_policy_parse(tsconfig, "/etc/toposhim/config.json", &pol, &err) < 0) {

@@ -286,14 +286,15 @@ cri_image() {
 	ctr -n k8s.io images import "$WORK/image.tar" >/dev/null
 }
 
-# pod_json NAME ANNOTATIONS_JSON [CGROUP_PARENT]: a PodSandboxConfig as
-# kubelet sends it: metadata, kubelet's labels (pod name, namespace, uid)
-# and the pod's annotations; host network (no CNI here), so the hostname is
-# empty.
+# pod_json NAME ANNOTATIONS_JSON [CGROUP_PARENT [NAMESPACE]]: a
+# PodSandboxConfig as kubelet sends it: metadata, kubelet's labels (pod
+# name, namespace, uid) and the pod's annotations; host network (no CNI
+# here), so the hostname is empty.  NAMESPACE: "default".
 pod_json() {
-	jq -n --arg name "$1" --arg uid "$ID-$1" --argjson ann "$2" --arg cg "${3:-}" '{
-		metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
-		labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": "default",
+	jq -n --arg name "$1" --arg uid "$ID-$1" --argjson ann "$2" --arg cg "${3:-}" \
+		--arg ns "${4:-default}" '{
+		metadata: {name: $name, namespace: $ns, uid: $uid, attempt: 0},
+		labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": $ns,
 			"io.kubernetes.pod.uid": $uid},
 		annotations: ($ann + {"kubernetes.io/config.source": "api"}),
 		log_directory: "/tmp",
@@ -389,6 +390,49 @@ classes() {
 	cri rm "$worker"
 	cri stopp "$pod"
 	cri rmp "$pod"
+}
+
+@test "CRI: the operator's policy judges a pod by its namespace, as containerd's CRI tells it" {
+	cri_image
+	# only namespace team-a may ask for the critical class and the test
+	# devices; containerd 1.6 writes the namespace as its own annotation
+	# io.kubernetes.cri.sandbox-namespace (kubelet's label stays a label)
+	write_config '"placement": {"reserved": {"cpus": "0"}},
+  "policy": {"namespaces": {"team-a": {"classes": ["critical"], "devices": ["toposhim.test/*"]}}}'
+	cp "$WORK/toposhim.json" "$CTRD/toposhim.json"
+	local ann='{"toposhim.io/class.worker": "critical", "toposhim.io/cpus.worker": "1",
+		"toposhim.io/cdi.worker": "toposhim.test/dev=zero"}'
+	local pod worker cfg
+	# a Burstable worker (no CPU limit): only the grant lets it have CPU 1
+	ctr_json worker a >"$WORK/worker.json"
+	pod_json a "$ann" "" team-a >"$WORK/pod-a.json"
+	pod=$(cri runp --runtime toposhim "$WORK/pod-a.json")
+	worker=$(cri create "$pod" "$WORK/worker.json" "$WORK/pod-a.json")
+	cri start "$worker"
+	run inside "$worker"
+	assert_output $'1\ncharacter special file 1:5\nXZERO=present'
+	cfg=$(ls /run/containerd/io.containerd.runtime.v2.task/k8s.io/"$worker"/config.json 2>/dev/null ||
+		ls "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/"$worker"/config.json)
+	run jq -r '.annotations["io.kubernetes.cri.sandbox-namespace"] + " " +
+		(.annotations["io.kubernetes.pod.namespace"] // "none")' "$cfg"
+	assert_output "team-a none"
+	cri stop "$worker"
+	cri rm "$worker"
+	cri stopp "$pod"
+	cri rmp "$pod"
+	# the same pod in namespace team-b: refused, by name and namespace
+	pod_json b "$ann" "" team-b >"$WORK/pod-b.json"
+	pod=$(cri runp --runtime toposhim "$WORK/pod-b.json")
+	worker=$(cri create "$pod" "$WORK/worker.json" "$WORK/pod-b.json")
+	run --separate-stderr cri start "$worker"
+	assert_failure 1
+	[[ "$stderr" == "StartContainer: UNKNOWN: failed to create containerd task: failed to create shim task: OCI runtime create failed: toposhim: /"*"/k8s.io/$worker/config.json: '/annotations/toposhim.io~1class.worker': class 'critical' (exclusive cpus) is not allowed for namespace 'team-b': it needs an integer cpu limit equal to its request (the kubelet's rule), or the class in '/policy/namespaces/team-b/classes' of $CTRD/toposhim.json: unknown" ]] ||
+		fail "stderr: $stderr"
+	cri rm "$worker"
+	cri stopp "$pod"
+	cri rmp "$pod"
+	run classes
+	assert_output ""
 }
 
 @test "CRI: a failing CDI request fails StartContainer with toposhim's line as the gRPC status" {

@@ -193,15 +193,19 @@ records() {
 }
 
 # pod_bundle NAME NAMESPACE ANNOTATIONS-JSON [CPU-JSON]: a container of a pod
-# as containerd's CRI writes it: the namespace annotation beside the pod's
-# own annotations, and the CPU resources kubelet derives.
+# as containerd 1.6's CRI writes it: its own namespace annotation
+# (io.kubernetes.cri.sandbox-namespace; kubelet's io.kubernetes.pod.namespace
+# stays a containerd label) and the container's name beside the pod's own
+# annotations, and the CPU resources kubelet derives.  NS_KEY overrides
+# the namespace key (CRI-O: io.kubernetes.pod.namespace).
 pod_bundle() {
 	mkdir -p "$WORK/$1/rootfs"
-	jq -n --arg ns "$2" --argjson a "$3" --argjson cpu "${4:-null}" '{ociVersion: "1.0.2",
+	jq -n --arg ns "$2" --argjson a "$3" --argjson cpu "${4:-null}" \
+		--arg key "${NS_KEY:-io.kubernetes.cri.sandbox-namespace}" '{ociVersion: "1.0.2",
 		root: {path: "rootfs"}, process: {args: ["true"], cwd: "/"},
 		linux: (if $cpu == null then {} else {resources: {cpu: $cpu}} end),
-		annotations: ({"io.kubernetes.pod.namespace": $ns,
-			"io.kubernetes.cri.container-type": "container"} + $a)}' >"$WORK/$1/config.json"
+		annotations: ({($key): $ns, "io.kubernetes.cri.container-type": "container",
+			"io.kubernetes.cri.container-name": "worker"} + $a)}' >"$WORK/$1/config.json"
 	cp "$WORK/$1/config.json" "$WORK/$1.orig"
 }
 
@@ -213,6 +217,9 @@ pod_bundle() {
 		'{"toposhim.io/class": "system"}|/annotations/toposhim.io~1class|class '\''system'\'' (reserved cpus) is not allowed for namespace '\''team-a'\'': it needs the class in '\''/policy/namespaces/team-a/classes'\'''
 		'{"toposhim.io/numa": "exclusive"}|/annotations/toposhim.io~1numa|numa '\''exclusive'\'' (a whole numa node) is not allowed for namespace '\''team-a'\'': it needs '\''exclusive'\'' in '\''/policy/namespaces/team-a/numa'\'''
 		'{"toposhim.io/memory-tier": "hbm"}|/annotations/toposhim.io~1memory-tier|memory tier '\''hbm'\'' is not allowed for namespace '\''team-a'\'': it needs the tier in '\''/policy/namespaces/team-a/memory_tiers'\'''
+		# a request scoped to the container is named by its own key
+		'{"toposhim.io/class.worker": "critical", "toposhim.io/cpus.worker": "1"}|/annotations/toposhim.io~1class.worker|class '\''critical'\'' (exclusive cpus) is not allowed for namespace '\''team-a'\'': it needs an integer cpu limit equal to its request (the kubelet'\''s rule), or the class in '\''/policy/namespaces/team-a/classes'\'''
+		'{"toposhim.io/numa.worker": "exclusive"}|/annotations/toposhim.io~1numa.worker|numa '\''exclusive'\'' (a whole numa node) is not allowed for namespace '\''team-a'\'': it needs '\''exclusive'\'' in '\''/policy/namespaces/team-a/numa'\'''
 	)
 	local i=0 row ann field msg
 	for row in "${rows[@]}"; do
@@ -238,8 +245,26 @@ pod_bundle() {
 	pod_bundle stolen team-a '{"cdi.k8s.io/gpu": "vendor.com/gpu=0"}'
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/stolen" stolen
 	[ "$status" = 1 ]
-	[ "$output" = "toposhim: $WORK/stolen/config.json: '/annotations': cdi device 'vendor.com/gpu=0' (asked by a cdi.k8s.io annotation) is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ]
+	[ "$output" = "toposhim: $WORK/stolen/config.json: '/annotations/cdi.k8s.io~1gpu': cdi device 'vendor.com/gpu=0' is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ]
 	cmp "$WORK/stolen/config.json" "$WORK/stolen.orig"
+	# asked for by the container's own annotation: that one is named
+	pod_bundle scoped team-a '{"toposhim.io/cdi.worker": "vendor.com/gpu=0"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/scoped" scoped
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/scoped/config.json: '/annotations/toposhim.io~1cdi.worker': cdi device 'vendor.com/gpu=0' is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ]
+	cmp "$WORK/scoped/config.json" "$WORK/scoped.orig"
+	# a pod annotation io.kubernetes.pod.namespace passed through beside
+	# containerd's own key cannot take another namespace's grant
+	pod_bundle forged team-a '{"cdi.k8s.io/gpu": "vendor.com/gpu=0", "io.kubernetes.pod.namespace": "ml-train"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/forged" forged
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/forged/config.json: '/annotations/io.kubernetes.pod.namespace': 'ml-train' is not the pod's namespace 'team-a' (io.kubernetes.cri.sandbox-namespace, set by containerd's CRI)" ]
+	cmp "$WORK/forged/config.json" "$WORK/forged.orig"
+	# CRI-O's key alone is the namespace too
+	NS_KEY=io.kubernetes.pod.namespace pod_bundle crio team-a '{"cdi.k8s.io/gpu": "vendor.com/gpu=0"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/crio" crio
+	[ "$status" = 1 ]
+	[[ "$output" == *"is not allowed for namespace 'team-a'"* ]] || fail "$output"
 	pod_bundle granted ml-train '{"cdi.k8s.io/gpu": "vendor.com/gpu=0"}'
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/granted" granted
 	[ "$status" = 0 ] || fail "$output"

@@ -138,16 +138,60 @@ static const struct {
 	{"hbm granted", {.namespace = "ml-x", .memory_tier = "hbm"}, NULL},
 	{"a device",
 	 {.namespace = "team-a", .devices = DEV("vendor.com/gpu=0"), .n_devices = 1},
-	 "config.json: '/annotations': cdi device 'vendor.com/gpu=0' (asked by a cdi.k8s.io "
-	 "annotation) is not allowed for namespace 'team-a': it needs a pattern matching it in "
-	 "'/policy/namespaces/team-a/devices' of t.json"},
+	 "config.json: '/annotations': cdi device 'vendor.com/gpu=0' is not allowed for namespace "
+	 "'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of "
+	 "t.json"},
 	{"a device granted, another not",
 	 {.namespace = "ml-x",
 	  .devices = DEV("vendor.com/gpu=0", "vendor.com/nic=1"),
 	  .n_devices = 2},
-	 "config.json: '/annotations': cdi device 'vendor.com/nic=1' (asked by a cdi.k8s.io "
-	 "annotation) is not allowed for namespace 'ml-x': it needs a pattern matching it in "
+	 "config.json: '/annotations': cdi device 'vendor.com/nic=1' is not allowed for namespace "
+	 "'ml-x': it needs a pattern matching it in '/policy/namespaces/ml-*/devices' of t.json"},
+	{"a device named by where it was asked for",
+	 {.namespace = "ml-x",
+	  .devices = DEV("vendor.com/gpu=0", "vendor.com/nic=1"),
+	  .device_fields =
+		  DEV("/annotations/cdi.k8s.io~1gpu", "/annotations/toposhim.io~1cdi.worker"),
+	  .n_devices = 2},
+	 "config.json: '/annotations/toposhim.io~1cdi.worker': cdi device 'vendor.com/nic=1' is "
+	 "not "
+	 "allowed for namespace 'ml-x': it needs a pattern matching it in "
 	 "'/policy/namespaces/ml-*/devices' of t.json"},
+	{"a scoped class",
+	 {.namespace = "team-a",
+	  .class_name = "critical",
+	  .pool = TS_POLICY_POOL_EXCLUSIVE,
+	  .cpus = 1,
+	  .class_field = "/annotations/toposhim.io~1class.worker"},
+	 "config.json: '/annotations/toposhim.io~1class.worker': class 'critical' (exclusive cpus) "
+	 "is not allowed for namespace 'team-a': it needs an integer cpu limit equal to its "
+	 "request "
+	 "(the kubelet's rule), or the class in '/policy/namespaces/team-a/classes' of t.json"},
+	{"scoped cpus over the limit",
+	 {.namespace = "ml-x",
+	  .class_name = "critical",
+	  .pool = TS_POLICY_POOL_EXCLUSIVE,
+	  .cpus = 3,
+	  .cpu_limit = 2,
+	  .cpus_field = "/annotations/toposhim.io~1cpus.worker"},
+	 "config.json: '/annotations/toposhim.io~1cpus.worker': 3 exclusive cpus are more than the "
+	 "container's cpu limit of 2"},
+	{"a scoped numa and tier",
+	 {.namespace = "team-a",
+	  .numa = "exclusive",
+	  .numa_field = "/annotations/toposhim.io~1numa.db"},
+	 "config.json: '/annotations/toposhim.io~1numa.db': numa 'exclusive' (a whole numa node) "
+	 "is "
+	 "not allowed for namespace 'team-a': it needs 'exclusive' in "
+	 "'/policy/namespaces/team-a/numa' of t.json"},
+	{"a scoped tier",
+	 {.namespace = "team-a",
+	  .memory_tier = "hbm",
+	  .tier_field = "/annotations/toposhim.io~1memory-tier.db"},
+	 "config.json: '/annotations/toposhim.io~1memory-tier.db': memory tier 'hbm' is not "
+	 "allowed "
+	 "for namespace 'team-a': it needs the tier in '/policy/namespaces/team-a/memory_tiers' of "
+	 "t.json"},
 	{"unscoped device granted", {.devices = DEV("vendor.com/gpu=3"), .n_devices = 1}, NULL},
 	{"unscoped critical without limit",
 	 {.class_name = "critical", .pool = TS_POLICY_POOL_EXCLUSIVE, .cpus = 1},
@@ -205,10 +249,10 @@ static void test_no_policy(void **state)
 	assert_int_equal(ts_policy_parse(config, "t.json", &pol, &err), 0);
 	assert_int_equal(ts_policy_check(&pol, &ok, &err), 0);
 	assert_int_equal(ts_policy_check(&pol, &dev, &err), -EINVAL);
-	assert_string_equal(err->msg, "c: '/annotations': cdi device 'a.com/b=c' (asked by a "
-				      "cdi.k8s.io annotation) is not allowed for unscoped "
-				      "containers: it needs a pattern matching it in "
-				      "'/policy/unscoped/devices' of t.json");
+	assert_string_equal(err->msg,
+			    "c: '/annotations': cdi device 'a.com/b=c' is not allowed for unscoped "
+			    "containers: it needs a pattern matching it in "
+			    "'/policy/unscoped/devices' of t.json");
 }
 
 static void test_parse_errors(void **state)
@@ -248,17 +292,56 @@ static void test_parse_errors(void **state)
 	}
 }
 
+/* ns of config text, or the error message; asserts r. */
+static void namespace_is(const char *text, int want_r, const char *want)
+{
+	cleanup_json struct ts_json *c = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	const char *ns = "unset";
+
+	assert_int_equal(ts_json_parse(text, strlen(text), "c", &c, &err), 0);
+	assert_int_equal(ts_policy_namespace(c, "config.json", &ns, &err), want_r);
+	if (want_r < 0) {
+		assert_non_null(err);
+		assert_string_equal(err->msg, want);
+		assert_null(ns);
+	} else if (want == NULL) {
+		assert_null(ns);
+	} else {
+		assert_string_equal(ns, want);
+	}
+}
+
 static void test_namespace(void **state)
 {
-	cleanup_json struct ts_json *a = NULL, *b = NULL;
-	cleanup_error struct ts_error *err = NULL;
-	static const char with[] = "{\"annotations\": {\"io.kubernetes.pod.namespace\": \"ml\"}}";
-
 	(void)state;
-	assert_int_equal(ts_json_parse(with, strlen(with), "c", &a, &err), 0);
-	assert_string_equal(ts_policy_namespace(a), "ml");
-	assert_int_equal(ts_json_parse("{}", 2, "c", &b, &err), 0);
-	assert_null(ts_policy_namespace(b));
+	/* CRI-O: kubelet's label, copied */
+	namespace_is("{\"annotations\": {\"io.kubernetes.pod.namespace\": \"ml\"}}", 0, "ml");
+	/* containerd's CRI sets only its own key */
+	namespace_is("{\"annotations\": {\"io.kubernetes.cri.sandbox-namespace\": \"team-a\", "
+		     "\"io.kubernetes.cri.container-type\": \"container\"}}",
+		     0, "team-a");
+	/* both, agreeing */
+	namespace_is("{\"annotations\": {\"io.kubernetes.cri.sandbox-namespace\": \"team-a\", "
+		     "\"io.kubernetes.pod.namespace\": \"team-a\"}}",
+		     0, "team-a");
+	/* none: unscoped */
+	namespace_is("{}", 0, NULL);
+	namespace_is("{\"annotations\": {\"x\": \"y\"}}", 0, NULL);
+	/* a pod annotation passed through under containerd cannot pick another
+	 * namespace's grant */
+	namespace_is(
+		"{\"annotations\": {\"io.kubernetes.cri.sandbox-namespace\": \"team-a\", "
+		"\"io.kubernetes.pod.namespace\": \"kube-system\"}}",
+		-EINVAL,
+		"config.json: '/annotations/io.kubernetes.pod.namespace': 'kube-system' is not "
+		"the pod's namespace 'team-a' (io.kubernetes.cri.sandbox-namespace, set by "
+		"containerd's CRI)");
+	namespace_is("{\"annotations\": {\"io.kubernetes.cri.sandbox-namespace\": 7}}", -EINVAL,
+		     "config.json: '/annotations/io.kubernetes.cri.sandbox-namespace': expected "
+		     "string, got number");
+	namespace_is("{\"annotations\": {\"io.kubernetes.pod.namespace\": \"\"}}", -EINVAL,
+		     "config.json: '/annotations/io.kubernetes.pod.namespace': empty namespace");
 }
 
 int main(void)
