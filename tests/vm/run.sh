@@ -13,9 +13,11 @@
 # Environment: TS_SRCDIR, TS_BUILDDIR (set by make check; default: the repo
 # root), TS_VM_WORKDIR (default: $TS_BUILDDIR/tests/vm/work), TS_VM_KERNEL
 # (a vmlinuz; default: the newest /boot/vmlinuz-* with /lib/modules),
-# TS_VM_QEMU (default: qemu-system-x86_64), TS_VM_ACCEL (default: tcg; the
-# build machines' /dev/kvm is nested and far slower than TCG with 8 vCPUs on
-# 2 cores), TS_VM_CPU (qemu -cpu model), TS_VM_TIMEOUT, TS_VM_DEBUG=1
+# TS_VM_QEMU (default: qemu-system-x86_64), TS_VM_ACCEL (default:
+# tcg,thread=single: one host thread runs every vCPU; multi-threaded TCG
+# used no more than one core here either and took 50 s of wall where this
+# takes 41 (system.bats and topology.bats on 2s); the build machines'
+# /dev/kvm is nested and far slower still), TS_VM_CPU (qemu -cpu model), TS_VM_TIMEOUT, TS_VM_DEBUG=1
 # (kernel messages on the console), TS_VM_REQUIRE_TOPOSHIM=1 (guest: fail
 # instead of skip when toposhim does not exec the runtime).  See README.
 #
@@ -99,12 +101,15 @@ parse_args()
 	is_uint "$timeout_s" || die "--timeout: not a number of seconds '$timeout_s'"
 	local f only
 	if [ ${#files[@]} -eq 0 ]; then
-		# "FILE" runs on every layout, "FILE LAYOUT..." only on those.
+		# "FILE" runs on every layout, "FILE LAYOUT..." only on those;
+		# make check-long adds long.list's
+		local lists=("$here/guest/default.list")
+		[ "${TS_CHECK_LONG:-0}" != 1 ] || lists+=("$here/guest/long.list")
 		while read -r f only; do
 			case $f in '' | '#'*) continue ;; esac
 			[ -z "$only" ] || case " $only " in *" $layout "*) ;; *) continue ;; esac
 			files+=("$f")
-		done <"$here/guest/default.list"
+		done < <(cat "${lists[@]}")
 	fi
 	for f in "${files[@]}"; do
 		[ -f "$here/guest/${f##*/}" ] || die "no such guest test file 'tests/vm/guest/${f##*/}'"
@@ -384,7 +389,7 @@ build_initramfs()
 
 qemu_args()
 {
-	local n accel=${TS_VM_ACCEL:-tcg}
+	local n accel=${TS_VM_ACCEL:-tcg,thread=single}
 	# qemu64 claims AMD, whose SMT topology needs topoext (which TCG lacks):
 	# the guest would see no siblings.  With Intel's vendor string the
 	# guest reads threads from CPUID leaf 0xB.
