@@ -20,6 +20,10 @@
  *   char *path = ts_test_fixture_path("topology/4c2t.xml");
  *	a file of tests/fixtures/ (the project's own test data, always there).
  *	Caller frees.
+ *   unsigned n = ts_test_rounds(300);
+ *	how many rounds (seeds) a randomised test runs: 300, or a tenth
+ *	(at least 1) under valgrind, where a step costs ~30 times as much and
+ *	the memory checks need few rounds (the plain run has the many).
  *
  * A skip leaves the test by longjmp(), as every cmocka failure does: call
  * these before the test allocates anything, or the memory is lost (and
@@ -205,6 +209,22 @@ static inline char *ts_test_fixture_path(const char *rel)
 	if (asprintf(&path, "%s/tests/fixtures/%s", src, rel) < 0)
 		fail_msg("out of memory");
 	return path;
+}
+
+/* Under valgrind: its preload library is in LD_PRELOAD. */
+static inline bool ts_test_under_valgrind(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	return p != NULL && strstr(p, "vgpreload") != NULL;
+}
+
+static inline unsigned ts_test_rounds(unsigned n)
+{
+	if (!ts_test_under_valgrind())
+		return n;
+	printf("# under valgrind: %u of %u rounds\n", n / 10 > 0 ? n / 10 : 1, n);
+	return n / 10 > 0 ? n / 10 : 1;
 }
 
 #endif

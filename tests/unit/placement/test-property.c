@@ -1281,21 +1281,11 @@ static void test_regression_cases(void **state)
 		fail_msg("%u of %u regression cases fail", failed, ran);
 }
 
-/* Under valgrind (its preload library is in LD_PRELOAD) a step costs
- * thirty times as much: the memory checks need few seeds, the property
- * the many of a plain run. */
-static bool under_valgrind(void)
-{
-	const char *p = getenv("LD_PRELOAD");
-
-	return p != NULL && strstr(p, "vgpreload") != NULL;
-}
-
 static unsigned n_seeds(void)
 {
 	const char *n = getenv("TS_PROPERTY_SEEDS");
 	const char *lng = getenv("TS_CHECK_LONG");
-	unsigned v = n != NULL ? (unsigned)strtoul(n, NULL, 10) : under_valgrind() ? 4 : 40;
+	unsigned v = n != NULL ? (unsigned)strtoul(n, NULL, 10) : ts_test_under_valgrind() ? 4 : 40;
 
 	return lng != NULL && strcmp(lng, "1") == 0 ? v * 100 : v;
 }

@@ -787,8 +787,9 @@ static void check_levels(const char *name, const struct ts_topology *t)
 static void test_levels_partition(void **state)
 {
 	const char *dir = getenv("TS_SHARED_DIR");
+	const unsigned rounds = ts_test_rounds(300), corpus_rounds = ts_test_rounds(20);
 
-	for (uint64_t seed = 1; seed <= 300; seed++) {
+	for (uint64_t seed = 1; seed <= rounds; seed++) {
 		struct tg_topo *g = tg_random(seed, NULL);
 		cleanup_topology struct ts_topology *t = load_gen(g);
 		char name[64];
@@ -810,7 +811,7 @@ static void test_levels_partition(void **state)
 		struct tg_topo *base = tg_from_xml_file(path);
 
 		assert_non_null(base);
-		for (uint64_t seed = 1; seed <= 20; seed++) {
+		for (uint64_t seed = 1; seed <= corpus_rounds; seed++) {
 			struct tg_topo *g = tg_random(seed, base);
 			cleanup_topology struct ts_topology *t = load_gen(g);
 
@@ -919,9 +920,10 @@ static void test_cpu_kinds(void **state)
  * corpus; damaged snapshots are refused. */
 static void test_snapshot(void **state)
 {
+	const unsigned rounds = ts_test_rounds(200);
 	const char *dir = getenv("TS_SHARED_DIR");
 
-	for (uint64_t seed = 1; seed <= 200; seed++) {
+	for (uint64_t seed = 1; seed <= rounds; seed++) {
 		struct tg_topo *g = tg_random(seed, NULL);
 		cleanup_topology struct ts_topology *t = load_gen(g), *u = NULL;
 		cleanup_free char *a = NULL, *b = NULL;
