@@ -116,8 +116,10 @@ bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b);
  * Whether an owner uid (gid) may have written a spec file, dir or index
  * under require_root_owned: root; run by a user, that user (euid/egid);
  * in a user namespace (rootless podman: /proc/self/uid_map is not the
- * identity), also the overflow uid (gid) of /proc/sys/kernel/overflowuid
- * (overflowgid), as which the host's root-owned files appear there.
+ * identity), whatever the euid there (podman runs its runtime as the
+ * namespace's root), also the overflow uid (gid) of
+ * /proc/sys/kernel/overflowuid (overflowgid), as which the host's
+ * root-owned files appear there.
  * NEEDSWORK: inside the namespace, files of other unmapped host users
  * look the same; the mode bits (no group/world write) still apply.
  */

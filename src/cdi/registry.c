@@ -42,23 +42,6 @@ int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ..
 	return r < 0 ? r : 0;
 }
 
-/* Whether we run in a user namespace: uid_map is not "0 0 4294967295". */
-static bool in_user_namespace(void)
-{
-	char buf[128] = {0};
-	unsigned long inside = 0, outside = 0, count = 0;
-	FILE *f = fopen("/proc/self/uid_map", "re");
-	bool identity;
-
-	if (f == NULL)
-		return false;
-	identity = fgets(buf, sizeof(buf), f) != NULL &&
-		   sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
-		   outside == 0 && count == 4294967295UL && fgets(buf, sizeof(buf), f) == NULL;
-	fclose(f);
-	return !identity;
-}
-
 static unsigned long overflow_id(const char *path)
 {
 	unsigned long v = 65534;
@@ -72,24 +55,24 @@ static unsigned long overflow_id(const char *path)
 	return v;
 }
 
+/* Rootless podman runs its runtime as root of the user's namespace (euid
+ * 0 there, the user outside): the namespace is checked before the euid. */
 bool ts_cdi_trusted_uid(uid_t uid)
 {
 	if (uid == 0)
 		return true;
-	if (geteuid() == 0)
-		return false;
-	return uid == geteuid() ||
-	       (in_user_namespace() && uid == overflow_id("/proc/sys/kernel/overflowuid"));
+	if (ts_in_user_namespace())
+		return uid == geteuid() || uid == overflow_id("/proc/sys/kernel/overflowuid");
+	return geteuid() != 0 && uid == geteuid();
 }
 
 bool ts_cdi_trusted_gid(gid_t gid)
 {
 	if (gid == 0)
 		return true;
-	if (geteuid() == 0)
-		return false;
-	return gid == getegid() ||
-	       (in_user_namespace() && gid == overflow_id("/proc/sys/kernel/overflowgid"));
+	if (ts_in_user_namespace())
+		return gid == getegid() || gid == overflow_id("/proc/sys/kernel/overflowgid");
+	return geteuid() != 0 && gid == getegid();
 }
 
 /* Refuse what a non-root user could have written. @return true if safe. */

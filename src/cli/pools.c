@@ -12,6 +12,7 @@
 #include "cli/pools.h"
 #include "oci/spec.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/testpoint.h"
 
 int ts_pools_init(const struct ts_json *config, const char *config_path, struct ts_pools *ret,
@@ -914,7 +915,9 @@ bool ts_pools_placement_applicable(const struct ts_pools *p, const struct ts_jso
 	int r;
 
 	*ret_why = NULL;
-	if (geteuid() == 0)
+	/* root of a user namespace (rootless podman) is no more root than
+	 * the user: the cgroup's own access decides */
+	if (geteuid() == 0 && !ts_in_user_namespace())
 		return true;
 	if (asprintf(&controller, "%s%s", p->cgroup_root,
 		     p->cgroup_mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") < 0)

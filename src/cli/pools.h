@@ -72,7 +72,9 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
  */
 /**
  * Whether toposhim's cpus and mems can be applied to this container: as
- * root always; otherwise (rootless podman, runc --rootless) only when the
+ * root (of the initial user namespace) always; otherwise (runc --rootless,
+ * rootless podman, which runs its runtime as root of the user's
+ * namespace) only when the
  * cpuset controller's cgroup of the container's parent (its nearest
  * existing ancestor, ts_cgroup_parent_cpuset()) is writable by us, as in a
  * delegated cgroup v2 subtree.  Cannot fail: what cannot be read counts as

@@ -353,21 +353,6 @@ enum ts_runtime_family ts_runtime_family_of_container(const char *root, const ch
 	return TS_RUNTIME_FAMILY_UNKNOWN;
 }
 
-/* runc's userns.RunningInUserNS(): a uid_map other than the one line
- * "0 0 4294967295" (unreadable: not in one). */
-static bool ts_runtime_in_userns(void)
-{
-	cleanup_free char *buf = NULL;
-	unsigned long inside, outside, count;
-	char extra;
-
-	if (ts_read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &buf, NULL, NULL) < 0)
-		return false;
-	if (sscanf(buf, "%lu %lu %lu %c", &inside, &outside, &count, &extra) == 3)
-		return !(inside == 0 && outside == 0 && count == 4294967295UL);
-	return true;
-}
-
 int ts_runtime_family_default_root(enum ts_runtime_family f, const struct ts_runtime_caller *caller,
 				   char **ret)
 {
@@ -386,7 +371,7 @@ int ts_runtime_family_default_root(enum ts_runtime_family f, const struct ts_run
 		};
 		self.in_userns = f == TS_RUNTIME_FAMILY_RUNC && self.euid == 0 &&
 				 self.xdg_runtime_dir != NULL && self.xdg_runtime_dir[0] != '\0' &&
-				 ts_runtime_in_userns();
+				 ts_in_user_namespace();
 		caller = &self;
 	}
 	xdg = caller->xdg_runtime_dir != NULL && caller->xdg_runtime_dir[0] != '\0';

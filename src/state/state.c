@@ -140,6 +140,17 @@ struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
 	return TAKE_PTR(d);
 }
 
+/* Not root, or root of a user namespace whose $USER is not "root". */
+static bool rootless_caller(void)
+{
+	const char *user;
+
+	if (geteuid() != 0)
+		return true;
+	user = secure_getenv("USER");
+	return (user == NULL || strcmp(user, "root") != 0) && ts_in_user_namespace();
+}
+
 const char *ts_state_dir_resolve(const char *config_state_dir)
 {
 	/* NEEDSWORK: the one piece of static state here: the rootless default
@@ -152,10 +163,12 @@ const char *ts_state_dir_resolve(const char *config_state_dir)
 		return env;
 	if (config_state_dir != NULL && config_state_dir[0] != '\0')
 		return config_state_dir;
-	/* not root (rootless podman, runc --rootless): /run/toposhim is not
-	 * ours to write; the user's runtime dir is, as it is the runtimes' */
+	/* not root (runc --rootless), or root of a user namespace (rootless
+	 * podman runs its runtime so, without $USER): /run/toposhim is not
+	 * ours to write; the user's runtime dir is, as it is the runtimes'
+	 * (runc's shouldHonorXDGRuntimeDir()) */
 	xdg = secure_getenv("XDG_RUNTIME_DIR");
-	if (geteuid() != 0 && xdg != NULL && xdg[0] == '/' &&
+	if (xdg != NULL && xdg[0] == '/' && rootless_caller() &&
 	    (size_t)snprintf(rootless, sizeof(rootless), "%s/toposhim", xdg) < sizeof(rootless))
 		return rootless;
 	return TS_STATE_DIR_DEFAULT;

@@ -201,9 +201,11 @@ static inline void ts_alloc_freep(struct ts_alloc **a)
  * The state directory that ts_state_open() will use.
  * @param[in] config_state_dir  "state_dir" from the config, or NULL.
  * @return $TOPOSHIM_STATE_DIR when set and non-empty, else config_state_dir
- *         when non-NULL and non-empty, else, when not root (euid != 0) and
- *         $XDG_RUNTIME_DIR is absolute, "$XDG_RUNTIME_DIR/toposhim"
- *         (rootless podman, runc --rootless: /run is not the user's), else
+ *         when non-NULL and non-empty, else, when not root (euid != 0),
+ *         or root of a user namespace with $USER unset or not "root" (as
+ *         rootless podman runs its runtime; runc's rule for its own root),
+ *         and $XDG_RUNTIME_DIR is absolute, "$XDG_RUNTIME_DIR/toposhim"
+ *         (/run is not the user's), else
  *         TS_STATE_DIR_DEFAULT; borrowed (from the environment, the
  *         argument, a buffer of this module valid for the process's life,
  *         or a literal).

@@ -179,3 +179,16 @@ int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, 
 	}
 	return 0;
 }
+
+bool ts_in_user_namespace(void)
+{
+	cleanup_free char *buf = NULL;
+	unsigned long inside, outside, count;
+	char extra;
+
+	if (ts_read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &buf, NULL, NULL) < 0)
+		return false;
+	if (sscanf(buf, "%lu %lu %lu %c", &inside, &outside, &count, &extra) == 3)
+		return !(inside == 0 && outside == 0 && count == 4294967295UL);
+	return true;
+}

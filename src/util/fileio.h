@@ -5,6 +5,7 @@
 #ifndef TS_UTIL_FILEIO_H
 #define TS_UTIL_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -69,5 +70,13 @@ int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, 
  * @return 0, or -errno (no error object: callers add context).
  */
 int ts_write_all(int fd, const void *buf, size_t len);
+
+/**
+ * Whether this process runs in a user namespace, as runc's
+ * userns.RunningInUserNS() tells it: /proc/self/uid_map is anything but
+ * the one line "0 0 4294967295" (unreadable: not in one).  Rootless
+ * podman runs its runtime as uid 0 of such a namespace.
+ */
+bool ts_in_user_namespace(void);
 
 #endif

@@ -8,6 +8,9 @@
 # its runtime (HOME, PATH, XDG_RUNTIME_DIR).
 
 load containers
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_require_minimum_version 1.5.0
 
 ROOTLESS_UID=65534
 
@@ -54,6 +57,7 @@ CONF
 }
 
 teardown() {
+	podman_user_remove
 	containers_teardown
 }
 
@@ -120,4 +124,95 @@ TUN=present" ]
 	chmod 0666 "$WORK/cdi/tun.yaml"
 	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
 	[ "$output" = "rejected	$WORK/cdi/tun.yaml: refusing spec file writable by non-root (mode 0666, gid 65534)" ]
+}
+
+# podman_user: a user of the test's own for rootless podman: lines for it
+# appended to passwd, group, subuid and subgid (podman's newuidmap reads
+# the last two), the files put back byte for byte in teardown, and every
+# process of the user killed first (rootless podman leaves its pause
+# process, catatonit, holding the user namespace).  Sets PUSER, PUID, PHOME.
+podman_user() {
+	local f
+	PUSER=ts-rootless-$BATS_TEST_NUMBER
+	PUID=$(awk -F: 'BEGIN {u = 4200} $3 >= u && $3 < u + 100 {u = $3 + 1} END {print u}' /etc/passwd)
+	getent passwd "$PUID" >/dev/null && skip "no free uid near 4200"
+	mkdir -p "$WORK/etc-saved"
+	for f in passwd group subuid subgid; do
+		touch "/etc/$f"
+		cp -p "/etc/$f" "$WORK/etc-saved/$f"
+	done
+	PODMAN_USER_ADDED=1
+	echo "$PUSER:x:$PUID:$PUID::$WORK/home:/bin/sh" >>/etc/passwd
+	echo "$PUSER:x:$PUID:" >>/etc/group
+	echo "$PUSER:$((PUID * 100000)):65536" >>/etc/subuid
+	echo "$PUSER:$((PUID * 100000)):65536" >>/etc/subgid
+	PHOME=$WORK/home
+	mkdir -p "$PHOME/xdg"
+	make_rootfs "$PHOME/rootfs"
+	chmod 0700 "$PHOME/xdg"
+	chown -R "$PUID:$PUID" "$PHOME"
+}
+
+podman_user_remove() {
+	local f
+	[ -n "${PODMAN_USER_ADDED:-}" ] || return 0
+	pkill -KILL -u "$PUID" 2>/dev/null || true
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		pgrep -u "$PUID" >/dev/null || break
+		sleep 0.2
+	done
+	for f in passwd group subuid subgid; do
+		cat "$WORK/etc-saved/$f" >"/etc/$f"
+	done
+	PODMAN_USER_ADDED=
+}
+
+# as_podman_user ARGS...: podman as that user, with only the environment
+# a login would give it; vfs storage and the cgroupfs manager (no systemd
+# here), toposhim through a wrapper naming this test's config and runc.
+as_podman_user() {
+	setpriv --reuid="$PUID" --regid="$PUID" --clear-groups \
+		env -i PATH=/usr/sbin:/usr/bin:/bin HOME="$PHOME" XDG_RUNTIME_DIR="$PHOME/xdg" \
+		podman --storage-driver vfs --root "$PHOME/storage" --runroot "$PHOME/xdg/containers" \
+		--cgroup-manager cgroupfs --events-backend file \
+		--runtime "$WORK/bin/toposhim-podman" "$@"
+}
+
+@test "rootless podman: a user with /etc/subuid runs a container through toposhim: the device goes in, placement skipped" {
+	require_cmd podman
+	require_cmd newuidmap
+	require_cmd pkill
+	podman_user
+	# podman gives its runtime HOME, PATH and XDG_RUNTIME_DIR only: the
+	# wrapper names the config; podman runs it as root of the user's
+	# namespace, where root's spec files appear owned by the overflow uid
+	cat >"$WORK/bin/toposhim-podman" <<WRAP
+#!/bin/sh
+export TOPOSHIM_CONFIG=$WORK/toposhim.json TOPOSHIM_RUNTIME=$(command -v runc)
+exec $TOPOSHIM "\$@"
+WRAP
+	chmod 0755 "$WORK/bin/toposhim-podman"
+	run --separate-stderr as_podman_user run --name "$ID" --network none \
+		--annotation cdi.k8s.io/tun=toposhim.test/dev=tun --rootfs "$PHOME/rootfs" \
+		sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2; stat -c "%F %t:%T" /dev/net/tun; echo TUN=$TUN; id -u'
+	[ "$status" -eq 0 ] || fail "status $status: $stderr"
+	[ "$output" = "0-$(($(nproc --all) - 1))
+character special file a:c8
+TUN=present
+0" ] || fail "output: $output; stderr: $stderr"
+	# config.json: the device and its env, no cpus or mems (the user has
+	# no writable cpuset on cgroup v1)
+	local cfg
+	cfg=$(ls "$PHOME"/storage/vfs-containers/*/userdata/config.json)
+	run jq -c '[.linux.resources.cpu.cpus, .linux.resources.cpu.mems,
+		(.process.env | index("TUN=present") != null),
+		([.linux.devices[]? | select(.path == "/dev/net/tun")] | length)]' "$cfg"
+	assert_output '[null,null,true,1]'
+	# toposhim's state is the user's ($XDG_RUNTIME_DIR/toposhim), with no
+	# allocation
+	[ "$(stat -c '%u %a' "$PHOME/xdg/toposhim")" = "$PUID 700" ]
+	run jq -c '.allocations' "$PHOME/xdg/toposhim/allocations.json"
+	[ ! -e "$PHOME/xdg/toposhim/allocations.json" ] || assert_output '[]'
+	run as_podman_user rm "$ID"
+	assert_success
 }
