@@ -424,8 +424,8 @@ struct ts_cdi_registry *ts_cdi_registry_free(struct ts_cdi_registry *reg)
 {
 	if (reg == NULL)
 		return NULL;
-	registry_clear(reg);
 	free(reg->spec_dirs);
+	registry_clear(reg);
 	free(reg);
 	return NULL;
 }
