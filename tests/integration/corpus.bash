@@ -33,8 +33,9 @@ ts_synthetic_xml() {
 }
 
 # The operator policy the tests run under (src/policy/policy.h): unscoped
-# containers may ask for everything, as the host's root may.  Without a
-# policy toposhim grants nothing privileged; the tests of the policy itself
-# (security.bats) write their own.
+# containers, and pods of every Kubernetes namespace (the CRI tests' pods
+# are in "default"), may ask for everything.  Without a policy toposhim
+# grants nothing privileged; the tests of the policy itself (security.bats,
+# the CRI namespace test) write their own.
 # shellcheck disable=SC2034 # used by the files that load this one
-TS_TEST_POLICY='"policy": {"unscoped": {"classes": ["*"], "numa": ["*"], "memory_tiers": ["*"], "devices": ["*"]}}'
+TS_TEST_POLICY='"policy": {"unscoped": {"classes": ["*"], "numa": ["*"], "memory_tiers": ["*"], "devices": ["*"]}, "namespaces": {"*": {"classes": ["*"], "numa": ["*"], "memory_tiers": ["*"], "devices": ["*"]}}}'
