@@ -186,7 +186,7 @@ check_prerequisites()
 	find_kernel ||
 		skip_all "no readable /boot/vmlinuz-* with /lib/modules (apt-get install --no-install-recommends linux-image-amd64)"
 	local p
-	for p in busybox bash bats jq runc crun; do
+	for p in busybox bash bats jq runc crun setpriv; do
 		command -v "$p" >/dev/null || die "'$p' not found on the host: it goes into the guest"
 	done
 	busybox_bin=$(command -v busybox)
@@ -290,6 +290,9 @@ install_runtimes()
 	install_program "$(command -v runc)" /usr/sbin/runc
 	install_program "$(command -v crun)" /usr/bin/crun
 	install_program "$(command -v jq)" /usr/bin/jq
+	# util-linux's setpriv (busybox's cannot change uids), beside the
+	# applets rather than over busybox's link: guest/rootless.bats
+	install_program "$(command -v setpriv)" /usr/libexec/ts-vm/setpriv
 	for p in "${ts_bins[@]}"; do
 		install_program "$p" "/usr/bin/${p##*/}"
 	done
