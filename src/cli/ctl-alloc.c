@@ -2,8 +2,11 @@
  * ctl-alloc.c - `toposhimctl alloc`: the operator's view of the allocation
  * store (src/state).
  *   alloc list          one line per allocation under a header: CONTAINER ID,
- *                       STATE, CLASS, CPUS, MEMS, PID, DEVICES ("-" for none),
- *                       columns two spaces apart, in store order
+ *                       RECORD, CLASS, CPUS, MEMS, PID, DEVICES ("-" for none),
+ *                       columns two spaces apart, in store order; RECORD is
+ *                       the record's state (creating: reserved, the runtime
+ *                       has not yet created the container; created: it
+ *                       has), not the container's (ask the runtime)
  *   alloc list --json   the "allocations" array of allocations.json, pretty
  *                       (both list after learning, from the runtimes' state,
  *                       the init of every "creating" record: ts_state_learn_inits())
@@ -34,7 +37,7 @@
 
 enum column { COL_ID, COL_STATE, COL_CLASS, COL_CPUS, COL_MEMS, COL_PID, COL_DEVICES, _COL_MAX };
 
-static const char *const headers[_COL_MAX] = {"CONTAINER ID", "STATE", "CLASS",	 "CPUS",
+static const char *const headers[_COL_MAX] = {"CONTAINER ID", "RECORD", "CLASS",	 "CPUS",
 					      "MEMS",	      "PID",   "DEVICES"};
 
 static int print_error(struct ts_error *err)

@@ -164,7 +164,7 @@ static void test_list_empty(void **state)
 	assert_int_equal(mkdir(f->sdir, 0700), 0);
 	r = ctl(f->top, argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  STATE  CLASS  CPUS  MEMS  PID  DEVICES\n");
+	assert_string_equal(r.out, "CONTAINER ID  RECORD  CLASS  CPUS  MEMS  PID  DEVICES\n");
 	assert_string_equal(r.err, "");
 	run_release(&r);
 }
@@ -179,7 +179,7 @@ static void test_list_text_and_json(void **state)
 	put_two(77);
 	r = ctl(f->top, text_argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  STATE     CLASS     CPUS  MEMS  PID   DEVICES\n"
+	assert_string_equal(r.out, "CONTAINER ID  RECORD    CLASS     CPUS  MEMS  PID   DEVICES\n"
 				   "web-1         created   critical  2-3   0     4242  "
 				   "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
 				   "old           creating  -         -     -     -     -\n");
@@ -279,7 +279,7 @@ static void test_config(void **state)
 	run_release(&r);
 	r = ctl(f->top, list_argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  STATE     CLASS  CPUS  MEMS  PID  DEVICES\n"
+	assert_string_equal(r.out, "CONTAINER ID  RECORD    CLASS  CPUS  MEMS  PID  DEVICES\n"
 				   "old           creating  -      -     -     -    -\n");
 	run_release(&r);
 	/* a bad member is an error naming file, field and value */
