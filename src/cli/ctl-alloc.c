@@ -37,8 +37,8 @@
 
 enum column { COL_ID, COL_STATE, COL_CLASS, COL_CPUS, COL_MEMS, COL_PID, COL_DEVICES, _COL_MAX };
 
-static const char *const headers[_COL_MAX] = {"CONTAINER ID", "RECORD", "CLASS",	 "CPUS",
-					      "MEMS",	      "PID",   "DEVICES"};
+static const char *const headers[_COL_MAX] = {"CONTAINER ID", "RECORD", "CLASS",  "CPUS",
+					      "MEMS",	      "PID",	"DEVICES"};
 
 static int print_error(struct ts_error *err)
 {
