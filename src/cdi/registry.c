@@ -882,6 +882,12 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 	size_t first = n, count = 0;
 	bool oom;
 
+	/* the common case, every name resolves, costs one lookup per name */
+	unresolved = unresolved_list(reg, names, n, &oom);
+	if (oom)
+		return ts_error_set(err, ENOMEM, "out of memory");
+	if (unresolved == NULL)
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ts_cdi_qualified_name_is_valid(names[i]) && find(reg, names[i]) != NULL)
 			continue;
@@ -889,11 +895,6 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 			first = i;
 		count++;
 	}
-	if (count == 0)
-		return 0;
-	unresolved = unresolved_list(reg, names, n, &oom);
-	if (oom || unresolved == NULL)
-		return ts_error_set(err, ENOMEM, "out of memory");
 	if (reg != NULL && reg->n_problems > 0) {
 		int r = reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
 						       reg->problems[0], reg->n_problems - 1)
