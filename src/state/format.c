@@ -404,6 +404,50 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
 	return generate(v, n, sum, path, ret_buf, ret_len, err);
 }
 
+int ts_state_format_normalize(struct ts_alloc *a)
+{
+	if (a->cpus_str == NULL && (a->cpus_str = strdup("")) == NULL)
+		return -ENOMEM;
+	if (a->mems_str == NULL && (a->mems_str = strdup("")) == NULL)
+		return -ENOMEM;
+	if (a->devices == NULL && (a->devices = calloc(1, sizeof(char *))) == NULL)
+		return -ENOMEM;
+	if (a->pid <= 0) {
+		a->pid = 0;
+		a->pid_start_ticks = 0;
+		free(a->cgroup_path);
+		a->cgroup_path = NULL;
+	}
+	return 0;
+}
+
+int ts_state_format_stated_checksum(const char *buf, size_t len, uint64_t *ret)
+{
+	static const char key[] = "\"checksum\": \"" CHECKSUM_PREFIX;
+	/* "{\n    \"version\": 1,\n    " comes first: look in the first 64 bytes */
+	size_t end = len < 64 ? len : 64;
+	const char *at = memmem(buf, end, key, sizeof(key) - 1);
+	uint64_t v = 0;
+
+	if (at == NULL)
+		return -EINVAL;
+	at += sizeof(key) - 1;
+	if ((size_t)(at - buf) + 17 > len || at[16] != '"')
+		return -EINVAL;
+	for (int i = 0; i < 16; i++) {
+		char c = at[i];
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
 /* Why the record at /allocations/<i> is refused, or NULL (with *ret set)
  * when it is valid.  -ENOMEM is reported through *oom. */
 struct decoder {

@@ -31,6 +31,11 @@ struct ts_state {
 	size_t n_allocs, cap_allocs;
 	bool dirty; /* differs from allocations.json */
 	bool sound; /* allocations.json on disk was loaded (or written) sound */
+	/* the bytes of allocations.json that allocs were decoded from or
+	 * written as (while !dirty); NULL when unknown: what ts_state_close()
+	 * hands to the next load of this process */
+	char *file_buf;
+	size_t file_len;
 };
 
 /** FNV-1a, 64 bit, of len bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
@@ -62,6 +67,24 @@ int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path
  */
 int ts_state_format_decode(const char *buf, size_t len, const char *path, struct ts_alloc ***ret_v,
 			   size_t *ret_n, char **ret_problem, struct ts_error **err);
+
+/**
+ * Make a record what decoding its own encoded form gives: the encoder
+ * writes "" for no cpus or mems and [] for no devices, and pid_start_ticks
+ * and cgroup_path only with a pid.  Used where records stand in for a
+ * parse of the file they were written to (state.c's load cache).
+ * @return 0; -ENOMEM (the record is then partly normalised, still valid).
+ */
+int ts_state_format_normalize(struct ts_alloc *a);
+
+/**
+ * The checksum a text of allocations.json written by
+ * ts_state_format_encode() states, without parsing it: the "checksum"
+ * member is always the second, in the first line after "version".
+ * @param[out] ret  the 64-bit value.
+ * @return 0; -EINVAL when the text has no such member there.
+ */
+int ts_state_format_stated_checksum(const char *buf, size_t len, uint64_t *ret);
 
 /**
  * Whether a record's container is gone (see ts_state_gc()).

@@ -314,12 +314,18 @@ static void store_clear(struct ts_state *s)
 	ts_alloc_array_free(s->allocs, s->n_allocs);
 	s->allocs = NULL;
 	s->n_allocs = s->cap_allocs = 0;
+	free(s->file_buf);
+	s->file_buf = NULL;
+	s->file_len = 0;
 }
+
+static void load_cache_keep(struct ts_state *s);
 
 struct ts_state *ts_state_close(struct ts_state *s)
 {
 	if (s == NULL)
 		return NULL;
+	load_cache_keep(s);
 	store_clear(s);
 	/* closing the only fd of the open file description drops the flock */
 	ts_closep(&s->lock_fd);
@@ -540,6 +546,9 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return ts_error_prefix(err, "%s", s->dir_path);
 	s->dirty = false;
 	s->sound = true;
+	free(s->file_buf);
+	s->file_buf = TAKE_PTR(buf);
+	s->file_len = len;
 	remember_roots(s);
 	return 0;
 }
@@ -827,12 +836,14 @@ static int merge_previous(struct ts_state *s, size_t *ret_added)
 	return 0;
 }
 
-/* The last sound allocations.json this process decoded: its state
+/* The records of the last sound allocations.json this process loaded or
+ * wrote, handed over when its store was closed unchanged: its state
  * directory, its exact bytes and its records.  A later load of the same
- * directory that reads the same bytes (the settle after a create or a
- * delete loads the store up to three times; nobody else wrote between)
- * takes copies of these records instead of parsing again: a byte-for-byte
- * comparison, so a file anyone rewrote since is always parsed. */
+ * directory that reads the same bytes (a create, and the settle after it,
+ * open the store up to three times; nobody else wrote between) takes
+ * these records instead of parsing again: a byte-for-byte comparison, so
+ * a file anyone rewrote since is always parsed.  One entry; moved in and
+ * out, never copied. */
 static struct {
 	char *dir_path;
 	char *buf;
@@ -849,51 +860,47 @@ static void load_cache_drop(void)
 	load_cache = (typeof(load_cache)){0};
 }
 
-/* Remember v (copied) as what buf (taken) of dir decodes to; best effort. */
-static void load_cache_keep(const char *dir, char *buf, size_t len, struct ts_alloc *const *v,
-			    size_t n)
+/* At close: move the records of an unchanged store (and the bytes they
+ * are the decoding of) into the cache; best effort.  They are first made
+ * what a parse of those bytes gives (ts_state_format_normalize()), and the
+ * checksum the bytes state must match them: a record changed in place
+ * without marking the store dirty is never handed on. */
+static void load_cache_keep(struct ts_state *s)
 {
-	load_cache_drop();
-	load_cache.dir_path = strdup(dir);
-	load_cache.buf = buf;
-	load_cache.len = len;
-	load_cache.v = calloc(n > 0 ? n : 1, sizeof(*load_cache.v));
-	if (load_cache.dir_path == NULL || load_cache.v == NULL) {
-		load_cache_drop();
+	uint64_t stated;
+
+	if (s->dirty || !s->sound || s->file_buf == NULL)
 		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		load_cache.v[i] = ts_alloc_dup(v[i]);
-		if (load_cache.v[i] == NULL) {
-			load_cache_drop();
+	for (size_t i = 0; i < s->n_allocs; i++)
+		if (ts_state_format_normalize(s->allocs[i]) < 0)
 			return;
-		}
-		load_cache.n = i + 1;
-	}
+	if (ts_state_format_stated_checksum(s->file_buf, s->file_len, &stated) < 0 ||
+	    stated != ts_state_checksum(s->allocs, s->n_allocs))
+		return;
+	load_cache_drop();
+	load_cache.dir_path = strdup(s->dir_path);
+	if (load_cache.dir_path == NULL)
+		return;
+	load_cache.buf = TAKE_PTR(s->file_buf);
+	load_cache.len = s->file_len;
+	load_cache.v = TAKE_PTR(s->allocs);
+	load_cache.n = s->n_allocs;
+	s->n_allocs = s->cap_allocs = 0;
 }
 
-/* Copies of the remembered records when buf is what dir decoded to last;
- * @return 1 with *ret_v and *ret_n, 0 when not remembered (or no memory). */
+/* The cached records when buf is the text they were kept with for dir
+ * (moved out: the cache is then empty); @return 1 with *ret_v and *ret_n,
+ * 0 when not cached. */
 static int load_cache_take(const char *dir, const char *buf, size_t len, struct ts_alloc ***ret_v,
 			   size_t *ret_n)
 {
-	struct ts_alloc **v;
-
 	if (load_cache.buf == NULL || load_cache.len != len ||
 	    strcmp(load_cache.dir_path, dir) != 0 || memcmp(load_cache.buf, buf, len) != 0)
 		return 0;
-	v = calloc(load_cache.n > 0 ? load_cache.n : 1, sizeof(*v));
-	if (v == NULL)
-		return 0;
-	for (size_t i = 0; i < load_cache.n; i++) {
-		v[i] = ts_alloc_dup(load_cache.v[i]);
-		if (v[i] == NULL) {
-			ts_alloc_array_free(v, i);
-			return 0;
-		}
-	}
-	*ret_v = v;
+	*ret_v = TAKE_PTR(load_cache.v);
 	*ret_n = load_cache.n;
+	load_cache.n = 0;
+	load_cache_drop();
 	return 1;
 }
 
@@ -931,11 +938,13 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		r = ts_state_format_decode(buf, len, path, &v, &n, &problem, err);
 		if (r < 0)
 			return r;
-		if (problem == NULL)
-			load_cache_keep(s->dir_path, TAKE_PTR(buf), len, v, n);
 	}
 	s->allocs = v;
 	s->n_allocs = s->cap_allocs = n;
+	if (problem == NULL && buf != NULL) {
+		s->file_buf = TAKE_PTR(buf);
+		s->file_len = len;
+	}
 	if (problem != NULL) {
 		size_t from_prev = 0, adopted;
 		char found[96] = "";

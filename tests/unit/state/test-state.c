@@ -1034,6 +1034,117 @@ static void test_reload_same_and_rewritten(void **state)
 	s = ts_state_close(s);
 }
 
+/* Two records equal member by member (NULL equals NULL only). */
+static void assert_alloc_equal(const struct ts_alloc *a, const struct ts_alloc *b)
+{
+	const char *const sa[] = {a->container_id, a->runtime_root, a->runtime_path,
+				  a->bundle,	   a->class_name,   a->cpus_str,
+				  a->mems_str,	   a->cgroup_path};
+	const char *const sb[] = {b->container_id, b->runtime_root, b->runtime_path,
+				  b->bundle,	   b->class_name,   b->cpus_str,
+				  b->mems_str,	   b->cgroup_path};
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++) {
+		if (sa[i] == NULL || sb[i] == NULL)
+			assert_ptr_equal(sa[i], sb[i]);
+		else
+			assert_string_equal(sa[i], sb[i]);
+	}
+	assert_true((a->devices == NULL) == (b->devices == NULL));
+	for (; a->devices != NULL && a->devices[k] != NULL; k++)
+		assert_string_equal(a->devices[k], b->devices[k]);
+	assert_true(a->devices == NULL || b->devices[k] == NULL);
+	assert_int_equal(a->pinned, b->pinned);
+	assert_int_equal(a->numa_exclusive, b->numa_exclusive);
+	assert_int_equal(a->status, b->status);
+	assert_true(a->created_usec == b->created_usec);
+	assert_int_equal(a->pid, b->pid);
+	assert_true(a->pid_start_ticks == b->pid_start_ticks);
+}
+
+/* A store closed unchanged hands its records to the next load of the same
+ * bytes instead of a parse: they must be exactly what the parse gives
+ * (records put with no cpus, no devices, a pid-less start time), a record
+ * changed in place without a put must not be handed on, and a file
+ * another session rewrote since is parsed. */
+static void test_close_hands_records_to_next_load(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *problem = NULL;
+	cleanup_free char *text = NULL;
+	struct ts_alloc **parsed = NULL;
+	struct ts_state *s = NULL;
+	struct ts_alloc *c;
+	char *warning = NULL;
+	size_t n = 0;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	put_sample(s, f->runtime);
+	c = ts_alloc_new("bare", &err);
+	assert_non_null(c);
+	c->pid_start_ticks = 77; /* not written without a pid */
+	c->cgroup_path = strdup("/not/written");
+	c->created_usec = 5;
+	assert_int_equal(ts_state_put(s, c, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+
+	text = read_alloc_file(f);
+	assert_int_equal(
+		ts_state_format_decode(text, strlen(text), "x", &parsed, &n, &problem, &err), 0);
+	assert_null(problem);
+	assert_int_equal(n, 3);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, &warning, &err), 0);
+		assert_null(warning);
+		assert_int_equal(ts_state_count(s), n);
+		for (size_t i = 0; i < n; i++)
+			assert_alloc_equal(ts_state_at(s, i), parsed[i]);
+		s = ts_state_close(s); /* unchanged: handed on again */
+	}
+
+	/* changed in place, no put: the next load reads the file's value */
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	ts_state_find(s, f->runtime, "web-1")->cpus_str[0] = '9';
+	s = ts_state_close(s);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_string_equal(ts_state_find(s, f->runtime, "web-1")->cpus_str, "2-3,10");
+	s = ts_state_close(s);
+
+	/* rewritten by another session (same length, one byte of a value
+	 * changed and the checksum with it): parsed, not the records handed on */
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	s = ts_state_close(s);
+	{
+		struct ts_alloc **v = calloc(n, sizeof(*v));
+		cleanup_free char *other = NULL;
+		size_t len = 0;
+
+		assert_non_null(v);
+		for (size_t i = 0; i < n; i++)
+			v[i] = parsed[i];
+		free(v[0]->class_name);
+		v[0]->class_name = strdup("criticaX");
+		assert_int_equal(ts_state_format_encode(v, n, "x", &other, &len, &err), 0);
+		assert_int_equal(len, strlen(text));
+		write_alloc_file(f, other);
+		free(v);
+	}
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_string_equal(ts_state_find(s, f->runtime, "web-1")->class_name, "criticaX");
+	s = ts_state_close(s);
+	ts_alloc_array_free(parsed, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1152,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insecure_state_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_same_and_rewritten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_hands_records_to_next_load, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
