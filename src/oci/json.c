@@ -1004,13 +1004,47 @@ static size_t find_bad_text(const char *buf, size_t len, const char **ret_what)
 	return len;
 }
 
+/* A yajl handle for cb/ctx in *ret_h, configured strictly (RFC 8259,
+ * spelled out although these are yajl's defaults), run over the whole
+ * text.  *ret_pos is where it stopped: the byte yajl failed at, or len
+ * when the text ended early.  @return 0; -EINVAL when yajl refused the
+ * text (or a callback stopped it); -ENOTSUP when yajl could not be
+ * configured; -ENOMEM when no handle could be made. */
+static int run_yajl(const yajl_callbacks *cb, void *ctx, const char *buf, size_t len,
+		    yajl_handle *ret_h, size_t *ret_pos)
+{
+	yajl_handle h = yajl_alloc(cb, NULL, ctx);
+	yajl_status st;
+	size_t pos;
+
+	*ret_h = h;
+	*ret_pos = 0;
+	if (h == NULL)
+		return -ENOMEM;
+	if (!yajl_config(h, yajl_allow_comments, 0) ||
+	    !yajl_config(h, yajl_dont_validate_strings, 0) ||
+	    !yajl_config(h, yajl_allow_trailing_garbage, 0) ||
+	    !yajl_config(h, yajl_allow_multiple_values, 0) ||
+	    !yajl_config(h, yajl_allow_partial_values, 0))
+		return -ENOTSUP;
+	st = yajl_parse(h, (const unsigned char *)buf, len);
+	/* yajl reports the offset just past the byte where it stopped */
+	pos = yajl_get_bytes_consumed(h);
+	pos = pos > 0 ? pos - 1 : 0;
+	if (st == yajl_status_ok) {
+		st = yajl_complete_parse(h);
+		pos = len; /* whatever fails now fails at the end of the text */
+	}
+	*ret_pos = pos;
+	return st == yajl_status_ok ? 0 : -EINVAL;
+}
+
 int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_json **ret,
 		  struct ts_error **err)
 {
 	cleanup_yajl_handle yajl_handle h = NULL;
 	struct parse_ctx ctx = {0};
 	const char *bad = NULL;
-	yajl_status st;
 	size_t pos;
 	int r;
 
@@ -1031,25 +1065,12 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 		return ts_error_set(err, 0, "%s: line %zu column %zu: %s '%.6s'", filename, line,
 				    col, bad, buf + pos);
 	}
-	h = yajl_alloc(&parse_callbacks, NULL, &ctx);
-	if (h == NULL)
+	r = run_yajl(&parse_callbacks, &ctx, buf, len, &h, &pos);
+	if (r == -ENOMEM)
 		return ts_error_set(err, ENOMEM, "%s: cannot parse", filename);
-	/* strict RFC 8259, spelled out although these are yajl's defaults */
-	if (!yajl_config(h, yajl_allow_comments, 0) ||
-	    !yajl_config(h, yajl_dont_validate_strings, 0) ||
-	    !yajl_config(h, yajl_allow_trailing_garbage, 0) ||
-	    !yajl_config(h, yajl_allow_multiple_values, 0) ||
-	    !yajl_config(h, yajl_allow_partial_values, 0))
+	if (r == -ENOTSUP)
 		return ts_error_set(err, 0, "%s: cannot configure the yajl parser", filename);
-	st = yajl_parse(h, (const unsigned char *)buf, len);
-	/* yajl reports the offset just past the byte where it stopped */
-	pos = yajl_get_bytes_consumed(h);
-	pos = pos > 0 ? pos - 1 : 0;
-	if (st == yajl_status_ok) {
-		st = yajl_complete_parse(h);
-		pos = len; /* whatever fails now fails at the end of the text */
-	}
-	if (st != yajl_status_ok) {
+	if (r < 0) {
 		r = parse_error(h, &ctx, buf, len, pos, filename, err);
 		free(ctx.key);
 		ts_json_free(ctx.root);
@@ -1058,6 +1079,146 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 	free(ctx.key);
 	*ret = ctx.root;
 	return 0;
+}
+
+/* ts_json_parse_events(): the caller's callbacks behind the limits
+ * ts_json_parse() keeps (NUL in strings, nesting depth). */
+struct events_ctx {
+	const struct ts_json_events *ev;
+	void *ctx;
+	size_t depth;
+	bool stopped; /* a callback said stop */
+};
+
+static int ev_null(void *c)
+{
+	struct events_ctx *e = c;
+
+	if (e->ev->null == NULL || e->ev->null(e->ctx))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_boolean(void *c, int v)
+{
+	struct events_ctx *e = c;
+
+	if (e->ev->boolean == NULL || e->ev->boolean(e->ctx, v != 0))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_number(void *c, const char *s, size_t len)
+{
+	struct events_ctx *e = c;
+
+	if (e->ev->number == NULL || e->ev->number(e->ctx, s, len))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_text(struct events_ctx *e, bool (*cb)(void *, const char *, size_t),
+		   const unsigned char *s, size_t len)
+{
+	if (memchr(s, '\0', len) != NULL)
+		return 0; /* refused, as ts_json_parse() refuses it */
+	if (cb == NULL || cb(e->ctx, (const char *)s, len))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_string(void *c, const unsigned char *s, size_t len)
+{
+	struct events_ctx *e = c;
+
+	return ev_text(e, e->ev->string, s, len);
+}
+
+static int ev_key(void *c, const unsigned char *s, size_t len)
+{
+	struct events_ctx *e = c;
+
+	return ev_text(e, e->ev->map_key, s, len);
+}
+
+static int ev_open(struct events_ctx *e, bool (*cb)(void *))
+{
+	if (e->depth == TS_JSON_MAX_DEPTH)
+		return 0;
+	e->depth++;
+	if (cb == NULL || cb(e->ctx))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_close(struct events_ctx *e, bool (*cb)(void *))
+{
+	e->depth--;
+	if (cb == NULL || cb(e->ctx))
+		return 1;
+	e->stopped = true;
+	return 0;
+}
+
+static int ev_start_map(void *c)
+{
+	struct events_ctx *e = c;
+
+	return ev_open(e, e->ev->start_map);
+}
+
+static int ev_end_map(void *c)
+{
+	struct events_ctx *e = c;
+
+	return ev_close(e, e->ev->end_map);
+}
+
+static int ev_start_array(void *c)
+{
+	struct events_ctx *e = c;
+
+	return ev_open(e, e->ev->start_array);
+}
+
+static int ev_end_array(void *c)
+{
+	struct events_ctx *e = c;
+
+	return ev_close(e, e->ev->end_array);
+}
+
+static const yajl_callbacks event_callbacks = {
+	.yajl_null = ev_null,
+	.yajl_boolean = ev_boolean,
+	.yajl_number = ev_number,
+	.yajl_string = ev_string,
+	.yajl_start_map = ev_start_map,
+	.yajl_map_key = ev_key,
+	.yajl_end_map = ev_end_map,
+	.yajl_start_array = ev_start_array,
+	.yajl_end_array = ev_end_array,
+};
+
+int ts_json_parse_events(const char *buf, size_t len, const struct ts_json_events *ev, void *ctx)
+{
+	cleanup_yajl_handle yajl_handle h = NULL;
+	struct events_ctx e = {.ev = ev, .ctx = ctx};
+	const char *bad = NULL;
+	size_t pos;
+	int r;
+
+	if (buf == NULL || is_blank(buf, len) || find_bad_text(buf, len, &bad) < len)
+		return -EINVAL;
+	r = run_yajl(&event_callbacks, &e, buf, len, &h, &pos);
+	if (r == 0 || r == -ENOMEM)
+		return r;
+	return e.stopped ? -ECANCELED : -EINVAL;
 }
 
 /* ---- serialising ---------------------------------------------------------------------------- */

@@ -80,6 +80,41 @@ struct ts_json {
 	     (i)++)
 
 /**
+ * What ts_json_parse_events() calls for each token, in document order.
+ * Each returns true to go on, false to stop the parse.  Strings and keys
+ * are their decoded bytes: len bytes, not NUL-terminated, never holding a
+ * NUL; numbers are their raw text as written.  Every member may be NULL
+ * (the token is then skipped).
+ */
+struct ts_json_events {
+	bool (*null)(void *ctx);
+	bool (*boolean)(void *ctx, bool v);
+	bool (*number)(void *ctx, const char *raw, size_t len);
+	bool (*string)(void *ctx, const char *s, size_t len);
+	bool (*start_map)(void *ctx);
+	bool (*map_key)(void *ctx, const char *s, size_t len);
+	bool (*end_map)(void *ctx);
+	bool (*start_array)(void *ctx);
+	bool (*end_array)(void *ctx);
+};
+
+/**
+ * Walk a JSON text without building a tree: the tokens go to ev, for a
+ * reader that decodes straight into its own structures (state/format.c
+ * reads allocations.json this way at every create).  The text is held to
+ * exactly the rules of ts_json_parse() (the same byte checks, NUL and
+ * nesting limits, strict yajl), so a text this accepts parses there too;
+ * it says no more than that a text is refused: parse it with
+ * ts_json_parse() for the message.
+ * @param[in] buf, len  the text (len bytes, need not be NUL-terminated).
+ * @param[in] ev, ctx   the callbacks and what they get as ctx.
+ * @return 0 when the whole text was valid and every callback went on;
+ *         -ECANCELED when a callback stopped it; -EINVAL when the text is
+ *         empty or not valid as ts_json_parse() defines it; -ENOMEM.
+ */
+int ts_json_parse_events(const char *buf, size_t len, const struct ts_json_events *ev, void *ctx);
+
+/**
  * Parse a JSON text.
  * @param[in]  buf       the text; need not be NUL-terminated, only len bytes are read.
  * @param[in]  len       its length in bytes.

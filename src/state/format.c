@@ -126,33 +126,55 @@ static char *decimal(uint64_t v, char *end)
 	return end;
 }
 
-/* Hash "<key>:<length>:<bytes>;" into *h; a NULL value is left out. */
-static void canon_bytes(uint64_t *h, const char *key, const char *val, size_t len)
+static inline uint64_t fnv_bytes(uint64_t h, const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static inline uint64_t fnv_byte(uint64_t h, char c)
+{
+	return (h ^ (unsigned char)c) * 0x100000001b3ull;
+}
+
+/* Hash "<key>:<length>:<bytes>;" into *h (klen: strlen(key)).  Inline with
+ * the key's length known: the checksum runs over every record several
+ * times per create. */
+static inline void canon_bytes(uint64_t *h, const char *key, size_t klen, const char *val,
+			       size_t len)
 {
 	char num[24];
 	char *start = decimal(len, num + sizeof(num));
+	uint64_t x = *h;
 
-	*h = ts_state_fnv1a64_update(*h, key, strlen(key));
-	*h = ts_state_fnv1a64_update(*h, ":", 1);
-	*h = ts_state_fnv1a64_update(*h, start, (size_t)(num + sizeof(num) - start));
-	*h = ts_state_fnv1a64_update(*h, ":", 1);
-	*h = ts_state_fnv1a64_update(*h, val, len);
-	*h = ts_state_fnv1a64_update(*h, ";", 1);
+	x = fnv_bytes(x, key, klen);
+	x = fnv_byte(x, ':');
+	x = fnv_bytes(x, start, (size_t)(num + sizeof(num) - start));
+	x = fnv_byte(x, ':');
+	x = fnv_bytes(x, val, len);
+	*h = fnv_byte(x, ';');
 }
 
-static void canon_str(uint64_t *h, const char *key, const char *val)
-{
-	if (val != NULL)
-		canon_bytes(h, key, val, strlen(val));
-}
+/* canon_str(&h, "key", val): a NULL value is left out. */
+#define canon_str(h, key, val)                                                    \
+	do {                                                                      \
+		const char *v_ = (val);                                           \
+		if (v_ != NULL)                                                   \
+			canon_bytes((h), (key), sizeof(key) - 1, v_, strlen(v_)); \
+	} while (0)
 
-static void canon_uint(uint64_t *h, const char *key, uint64_t v)
+static inline void canon_uint_k(uint64_t *h, const char *key, size_t klen, uint64_t v)
 {
 	char num[24];
 	char *start = decimal(v, num + sizeof(num));
 
-	canon_bytes(h, key, start, (size_t)(num + sizeof(num) - start));
+	canon_bytes(h, key, klen, start, (size_t)(num + sizeof(num) - start));
 }
+
+#define canon_uint(h, key, v) canon_uint_k((h), (key), sizeof(key) - 1, (v))
 
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 {
@@ -734,8 +756,391 @@ static void check_checksum(struct decoder *d, const struct ts_json *root, struct
 		     stored ? stored : "(none)", computed);
 }
 
+/* ---- the fast path: a sound file decoded straight from yajl's tokens ------------------------ */
+
+/* Every create and delete reads the whole file; building a ts_json tree of
+ * hundreds of records and freeing it was most of a create's instructions.
+ * decode_fast() takes a file only when it is sound in the plainest way
+ * (each member once, no unknown member, every value valid, no duplicate
+ * container, the checksum right); anything else stops it, and the tree
+ * path below decodes the file and says what is wrong.  What this returns
+ * for a file is what the tree path returns for it. */
+enum fast_where { FAST_TOP, FAST_ROOT, FAST_ALLOCS, FAST_RECORD, FAST_DEVICES, FAST_END };
+
+enum fast_member {
+	FM_CONTAINER_ID,
+	FM_RUNTIME_ROOT,
+	FM_RUNTIME,
+	FM_BUNDLE,
+	FM_CLASS,
+	FM_CPUS,
+	FM_MEMS,
+	FM_CGROUP_PATH,
+	FM_DEVICES,
+	FM_PINNED,
+	FM_NUMA_EXCLUSIVE,
+	FM_STATE,
+	FM_CREATED_USEC,
+	FM_PID,
+	FM_PID_START_TICKS,
+	_FM_MAX,
+};
+
+static const char *const fast_member_names[_FM_MAX] = {
+	[FM_CONTAINER_ID] = "container_id",
+	[FM_RUNTIME_ROOT] = "runtime_root",
+	[FM_RUNTIME] = "runtime",
+	[FM_BUNDLE] = "bundle",
+	[FM_CLASS] = "class",
+	[FM_CPUS] = "cpus",
+	[FM_MEMS] = "mems",
+	[FM_CGROUP_PATH] = "cgroup_path",
+	[FM_DEVICES] = "devices",
+	[FM_PINNED] = "pinned",
+	[FM_NUMA_EXCLUSIVE] = "numa_exclusive",
+	[FM_STATE] = "state",
+	[FM_CREATED_USEC] = "created_usec",
+	[FM_PID] = "pid",
+	[FM_PID_START_TICKS] = "pid_start_ticks",
+};
+
+enum fast_root_key { FR_VERSION, FR_CHECKSUM, FR_ALLOCATIONS, _FR_MAX };
+
+struct fast {
+	enum fast_where where;
+	int key;	   /* the root key or record member whose value comes next */
+	unsigned int seen; /* root keys or record members seen so far (bits) */
+	unsigned int root_seen;
+	char checksum[sizeof(CHECKSUM_PREFIX) + 16];
+	struct ts_alloc **v;
+	size_t n, cap;
+	struct ts_alloc *cur; /* the record being read */
+	size_t ndev, capdev;
+	bool oom;
+};
+
+static bool fast_oom(struct fast *f)
+{
+	f->oom = true;
+	return false;
+}
+
+/* A JSON integer in plain decimal, as the encoder writes it; anything
+ * else (a sign, an exponent, too many digits) stops the fast path. */
+static bool fast_uint(const char *raw, size_t len, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 20 || (raw[0] == '0' && len > 1))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned int d = (unsigned char)raw[i] - '0';
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return true;
+}
+
+static bool fast_start_map(void *c)
+{
+	struct fast *f = c;
+
+	if (f->where == FAST_TOP) {
+		f->where = FAST_ROOT;
+		return true;
+	}
+	if (f->where != FAST_ALLOCS)
+		return false;
+	f->cur = calloc(1, sizeof(*f->cur));
+	if (f->cur == NULL)
+		return fast_oom(f);
+	f->seen = 0;
+	f->where = FAST_RECORD;
+	return true;
+}
+
+static bool fast_key(void *c, const char *s, size_t len)
+{
+	static const char *const root_keys[_FR_MAX] = {"version", "checksum", "allocations"};
+	struct fast *f = c;
+	const char *const *names = f->where == FAST_ROOT ? root_keys : fast_member_names;
+	unsigned int *seen = f->where == FAST_ROOT ? &f->root_seen : &f->seen;
+	int count = f->where == FAST_ROOT ? _FR_MAX : _FM_MAX;
+
+	if (f->where != FAST_ROOT && f->where != FAST_RECORD)
+		return false;
+	for (int k = 0; k < count; k++)
+		if (strlen(names[k]) == len && memcmp(names[k], s, len) == 0) {
+			if (*seen & (1u << k))
+				return false; /* a member twice: the tree path says which wins */
+			*seen |= 1u << k;
+			f->key = k;
+			return true;
+		}
+	return false;
+}
+
+static bool fast_string(void *c, const char *s, size_t len)
+{
+	struct fast *f = c;
+	struct ts_alloc *a = f->cur;
+	char **dst = NULL;
+
+	if (f->where == FAST_ROOT) {
+		if (f->key != FR_CHECKSUM || len >= sizeof(f->checksum))
+			return false;
+		memcpy(f->checksum, s, len);
+		f->checksum[len] = '\0';
+		return true;
+	}
+	if (f->where == FAST_DEVICES) {
+		if (f->ndev + 1 >= f->capdev) {
+			size_t cap = f->capdev ? f->capdev * 2 : 4;
+			char **grown = reallocarray(a->devices, cap, sizeof(char *));
+
+			if (grown == NULL)
+				return fast_oom(f);
+			a->devices = grown;
+			f->capdev = cap;
+		}
+		a->devices[f->ndev] = strndup(s, len);
+		if (a->devices[f->ndev] == NULL)
+			return fast_oom(f);
+		a->devices[++f->ndev] = NULL;
+		return true;
+	}
+	if (f->where != FAST_RECORD)
+		return false;
+	switch (f->key) {
+	case FM_CONTAINER_ID:
+		dst = &a->container_id;
+		break;
+	case FM_RUNTIME_ROOT:
+		dst = &a->runtime_root;
+		break;
+	case FM_RUNTIME:
+		dst = &a->runtime_path;
+		break;
+	case FM_BUNDLE:
+		dst = &a->bundle;
+		break;
+	case FM_CLASS:
+		dst = &a->class_name;
+		break;
+	case FM_CPUS:
+		dst = &a->cpus_str;
+		break;
+	case FM_MEMS:
+		dst = &a->mems_str;
+		break;
+	case FM_CGROUP_PATH:
+		dst = &a->cgroup_path;
+		break;
+	case FM_STATE: {
+		char name[16];
+
+		if (len >= sizeof(name))
+			return false;
+		memcpy(name, s, len);
+		name[len] = '\0';
+		a->status = ts_alloc_status_from_string(name);
+		return a->status != TS_ALLOC_STATUS_INVALID;
+	}
+	default:
+		return false;
+	}
+	*dst = strndup(s, len);
+	if (*dst == NULL)
+		return fast_oom(f);
+	/* the lists must be what the pools can parse (take_list()) */
+	return (f->key != FM_CPUS && f->key != FM_MEMS) || ts_cpulist_valid(*dst);
+}
+
+static bool fast_number(void *c, const char *raw, size_t len)
+{
+	struct fast *f = c;
+	struct ts_alloc *a = f->cur;
+	uint64_t u;
+
+	if (f->where == FAST_ROOT)
+		return f->key == FR_VERSION && len == 1 && raw[0] == '0' + TS_STATE_FORMAT_VERSION;
+	if (f->where != FAST_RECORD || !fast_uint(raw, len, &u))
+		return false;
+	switch (f->key) {
+	case FM_CREATED_USEC:
+		a->created_usec = u;
+		return true;
+	case FM_PID_START_TICKS:
+		a->pid_start_ticks = u;
+		return true;
+	case FM_PID:
+		if (u == 0 || u > INT_MAX)
+			return false;
+		a->pid = (pid_t)u;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool fast_boolean(void *c, bool v)
+{
+	struct fast *f = c;
+
+	if (f->where != FAST_RECORD)
+		return false;
+	if (f->key == FM_PINNED)
+		f->cur->pinned = v;
+	else if (f->key == FM_NUMA_EXCLUSIVE)
+		f->cur->numa_exclusive = v;
+	else
+		return false;
+	return true;
+}
+
+static bool fast_start_array(void *c)
+{
+	struct fast *f = c;
+
+	if (f->where == FAST_ROOT && f->key == FR_ALLOCATIONS) {
+		f->where = FAST_ALLOCS;
+		return true;
+	}
+	if (f->where != FAST_RECORD || f->key != FM_DEVICES)
+		return false;
+	f->cur->devices = calloc(4, sizeof(char *));
+	if (f->cur->devices == NULL)
+		return fast_oom(f);
+	f->ndev = 0;
+	f->capdev = 4;
+	f->where = FAST_DEVICES;
+	return true;
+}
+
+static bool fast_end_array(void *c)
+{
+	struct fast *f = c;
+
+	if (f->where == FAST_DEVICES) {
+		f->where = FAST_RECORD;
+		return true;
+	}
+	if (f->where != FAST_ALLOCS)
+		return false;
+	f->where = FAST_ROOT;
+	f->key = -1;
+	return true;
+}
+
+static bool fast_end_map(void *c)
+{
+	struct fast *f = c;
+	struct ts_alloc *a = f->cur;
+	const unsigned int with_pid = 1u << FM_PID_START_TICKS | 1u << FM_CGROUP_PATH;
+
+	if (f->where == FAST_ROOT) {
+		f->where = FAST_END;
+		return true;
+	}
+	if (f->where != FAST_RECORD)
+		return false;
+	/* what decode_one() requires of a record */
+	if (a->container_id == NULL || a->container_id[0] == '\0' || !(f->seen & 1u << FM_STATE) ||
+	    !(f->seen & 1u << FM_CREATED_USEC) ||
+	    (!(f->seen & 1u << FM_PID) && (f->seen & with_pid) != 0))
+		return false;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct ts_alloc **grown = reallocarray(f->v, cap + 1, sizeof(*grown));
+
+		if (grown == NULL)
+			return fast_oom(f);
+		f->v = grown;
+		f->cap = cap;
+	}
+	f->v[f->n++] = TAKE_PTR(f->cur);
+	f->where = FAST_ALLOCS;
+	return true;
+}
+
+/* No member of the format is null. */
+static bool fast_null(void *c)
+{
+	(void)c;
+	return false;
+}
+
+static const struct ts_json_events fast_events = {
+	.null = fast_null,
+	.boolean = fast_boolean,
+	.number = fast_number,
+	.string = fast_string,
+	.start_map = fast_start_map,
+	.map_key = fast_key,
+	.end_map = fast_end_map,
+	.start_array = fast_start_array,
+	.end_array = fast_end_array,
+};
+
+/* @return 1 with *ret_v, *ret_n for a plainly sound file; 0 when the tree
+ * path must decode it; -ENOMEM. */
+static int decode_fast(const char *buf, size_t len, struct ts_alloc ***ret_v, size_t *ret_n)
+{
+	struct fast f = {.where = FAST_TOP, .key = -1};
+	const unsigned int all_root = (1u << _FR_MAX) - 1;
+	char computed[sizeof(CHECKSUM_PREFIX) + 16];
+	cleanup_free bool *dup = NULL;
+	int r;
+
+	r = ts_json_parse_events(buf, len, &fast_events, &f);
+	ts_alloc_freep(&f.cur);
+	if (r == 0 && (f.where != FAST_END || f.root_seen != all_root))
+		r = -EINVAL;
+	if (r == 0 && f.n > 0) {
+		dup = calloc(f.n, sizeof(*dup));
+		if (dup == NULL || mark_duplicates(f.v, f.n, dup) < 0)
+			f.oom = true;
+		for (size_t i = 0; !f.oom && i < f.n && r == 0; i++)
+			if (dup[i])
+				r = -EINVAL;
+	}
+	if (r == 0 && !f.oom) {
+		snprintf(computed, sizeof(computed), CHECKSUM_PREFIX "%016" PRIx64,
+			 ts_state_checksum(f.v, f.n));
+		if (strcmp(computed, f.checksum) != 0)
+			r = -EINVAL;
+	}
+	if (r < 0 || f.oom) {
+		ts_alloc_array_free(f.v, f.n);
+		return f.oom || r == -ENOMEM ? -ENOMEM : 0;
+	}
+	if (f.v == NULL && (f.v = calloc(1, sizeof(*f.v))) == NULL)
+		return -ENOMEM;
+	*ret_v = f.v;
+	*ret_n = f.n;
+	return 1;
+}
+
 int ts_state_format_decode(const char *buf, size_t len, const char *path, struct ts_alloc ***ret_v,
 			   size_t *ret_n, char **ret_problem, struct ts_error **err)
+{
+	int r = decode_fast(buf, len, ret_v, ret_n);
+
+	if (r == -ENOMEM)
+		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	if (r == 1) {
+		*ret_problem = NULL;
+		return 0;
+	}
+	return ts_state_format_decode_tree(buf, len, path, ret_v, ret_n, ret_problem, err);
+}
+
+int ts_state_format_decode_tree(const char *buf, size_t len, const char *path,
+				struct ts_alloc ***ret_v, size_t *ret_n, char **ret_problem,
+				struct ts_error **err)
 {
 	cleanup_error struct ts_error *parse_err = NULL;
 	cleanup_json struct ts_json *root = NULL;

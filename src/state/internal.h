@@ -69,6 +69,17 @@ int ts_state_format_decode(const char *buf, size_t len, const char *path, struct
 			   size_t *ret_n, char **ret_problem, struct ts_error **err);
 
 /**
+ * ts_state_format_decode() through a ts_json tree of the whole file: what
+ * it does for every file that is not plainly sound (a member twice, an
+ * unknown one, a bad value, a wrong checksum: anything that stops its
+ * token-by-token fast path), and the one that words the problems.  Same
+ * arguments and results; for tests that hold the two to the same answer.
+ */
+int ts_state_format_decode_tree(const char *buf, size_t len, const char *path,
+				struct ts_alloc ***ret_v, size_t *ret_n, char **ret_problem,
+				struct ts_error **err);
+
+/**
  * Make a record what decoding its own encoded form gives: the encoder
  * writes "" for no cpus or mems and [] for no devices, and pid_start_ticks
  * and cgroup_path only with a pid.  Used where records stand in for a

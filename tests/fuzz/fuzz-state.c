@@ -2,13 +2,13 @@
  * fuzz-state.c - toposhim's state file, allocations.json (src/state/format.c and the
  * salvage of src/state/state.c).
  *
- * First byte, bit 0 clear: the rest is decoded with ts_state_format_decode(); the records
- * it keeps must encode, the encoded text must decode to as many records with no problem,
- * and encoding that again must give the same bytes.
- * Bit 0 set: the rest (FUZZ_SEP, then allocations.json.prev) is put into a state dir and
- * read with ts_state_open() + ts_state_load(), the create path's reader, with an empty
- * proc root (no container is alive); then committed and loaded again, which must find the
- * file sound.
+ * First byte, bit 0 clear: the rest is decoded with ts_state_format_decode(), which must
+ * give what its tree path (ts_state_format_decode_tree()) gives: the same problem and
+ * records that encode to the same bytes; the records it keeps must encode, the encoded text must
+ * decode to as many records with no problem, and encoding that again must give the same bytes. Bit
+ * 0 set: the rest (FUZZ_SEP, then allocations.json.prev) is put into a state dir and read with
+ * ts_state_open() + ts_state_load(), the create path's reader, with an empty proc root (no
+ * container is alive); then committed and loaded again, which must find the file sound.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,31 @@
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+
+/* The fast path of the decoder answers exactly as the tree path. */
+static void same_as_tree(const char *buf, size_t len, struct ts_alloc *const *v, size_t n,
+			 const char *problem)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *tproblem = NULL, *text = NULL, *ttext = NULL;
+	struct ts_alloc **tv = NULL;
+	size_t tn = 0, tlen = 0, ttlen = 0;
+	int r, tr;
+
+	fuzz_check(ts_state_format_decode_tree(buf, len, "allocations.json", &tv, &tn, &tproblem,
+					       &err) == 0,
+		   "tree decode failed");
+	fuzz_check(tn == n, "fast and tree decode kept different numbers of records");
+	fuzz_check((problem == NULL) == (tproblem == NULL) &&
+			   (problem == NULL || strcmp(problem, tproblem) == 0),
+		   "fast and tree decode found different problems");
+	r = ts_state_format_encode(v, n, "x", &text, &tlen, &err);
+	err = ts_error_free(err);
+	tr = ts_state_format_encode(tv, tn, "x", &ttext, &ttlen, &err);
+	fuzz_check(r == tr && (r < 0 || (tlen == ttlen && memcmp(text, ttext, tlen) == 0)),
+		   "fast and tree decode gave different records");
+	ts_alloc_array_free(tv, tn);
+}
 
 static void roundtrip(const char *buf, size_t len)
 {
@@ -28,6 +53,7 @@ static void roundtrip(const char *buf, size_t len)
 	fuzz_check(ts_state_format_decode(buf, len, "allocations.json", &v, &n, &problem, &err) ==
 			   0,
 		   "decode failed");
+	same_as_tree(buf, len, v, n, problem);
 	if (ts_state_format_encode(v, n, "allocations.json", &text, &tlen, &err) < 0) {
 		fuzz_check(err != NULL && err->msg != NULL, "encode: failure without a message");
 		goto out;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -762,10 +763,125 @@ static void test_utf8_sanitize(void **state)
 	assert_null(ts_json_utf8_sanitize(NULL));
 }
 
+/* ts_json_parse_events(): what it hands the callbacks, and that it holds a
+ * text to ts_json_parse()'s rules. */
+struct ev_log {
+	char buf[256];
+	size_t len;
+	int stop_at; /* stop at the n-th event (1-based); 0 never */
+	int count;
+};
+
+static bool ev_put(struct ev_log *l, const char *tag, const char *s, size_t len)
+{
+	int w = snprintf(l->buf + l->len, sizeof(l->buf) - l->len, "%s%s%.*s", l->len ? " " : "",
+			 tag, (int)len, s != NULL ? s : "");
+
+	l->len += (size_t)w;
+	return ++l->count != l->stop_at;
+}
+
+static bool ev_null_cb(void *c)
+{
+	return ev_put(c, "null", NULL, 0);
+}
+static bool ev_bool_cb(void *c, bool v)
+{
+	return ev_put(c, v ? "true" : "false", NULL, 0);
+}
+static bool ev_number_cb(void *c, const char *s, size_t len)
+{
+	return ev_put(c, "n:", s, len);
+}
+static bool ev_string_cb(void *c, const char *s, size_t len)
+{
+	return ev_put(c, "s:", s, len);
+}
+static bool ev_key_cb(void *c, const char *s, size_t len)
+{
+	return ev_put(c, "k:", s, len);
+}
+static bool ev_start_map_cb(void *c)
+{
+	return ev_put(c, "{", NULL, 0);
+}
+static bool ev_end_map_cb(void *c)
+{
+	return ev_put(c, "}", NULL, 0);
+}
+static bool ev_start_array_cb(void *c)
+{
+	return ev_put(c, "[", NULL, 0);
+}
+static bool ev_end_array_cb(void *c)
+{
+	return ev_put(c, "]", NULL, 0);
+}
+
+static void test_parse_events(void **state)
+{
+	static const struct ts_json_events ev = {
+		.null = ev_null_cb,
+		.boolean = ev_bool_cb,
+		.number = ev_number_cb,
+		.string = ev_string_cb,
+		.start_map = ev_start_map_cb,
+		.map_key = ev_key_cb,
+		.end_map = ev_end_map_cb,
+		.start_array = ev_start_array_cb,
+		.end_array = ev_end_array_cb,
+	};
+	static const char *const refused[] = {
+		"",
+		"  \n",
+		"{\"a\": \"\\u0000\"}",
+		"{\"a\": \"\xc0\xaf\"}",
+		"{\"a\": \"\\ud800\"}",
+		"{\"a\": 1,}",
+		"{\"a\": 1} {}",
+		"/* c */ {}",
+		"[1, 2",
+	};
+	const char *text = "{\"a\": [1e3, -0, true, null], \"b\\u00e9\": {\"c\": \"x\\ny\"}}";
+	struct ev_log l = {0};
+	char deep[2 * TS_JSON_MAX_DEPTH + 8];
+	size_t k = 0;
+
+	(void)state;
+	assert_int_equal(ts_json_parse_events(text, strlen(text), &ev, &l), 0);
+	assert_string_equal(l.buf, "{ k:a [ n:1e3 n:-0 true null ] k:b\xc3\xa9 { k:c s:x\ny } }");
+	/* a callback that says stop */
+	l = (struct ev_log){.stop_at = 4};
+	assert_int_equal(ts_json_parse_events(text, strlen(text), &ev, &l), -ECANCELED);
+	assert_string_equal(l.buf, "{ k:a [ n:1e3");
+	/* no callbacks: a validity check */
+	assert_int_equal(
+		ts_json_parse_events(text, strlen(text), &(struct ts_json_events){0}, NULL), 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		struct ts_json *j = NULL;
+
+		l = (struct ev_log){0};
+		assert_int_equal(ts_json_parse_events(refused[i], strlen(refused[i]), &ev, &l),
+				 -EINVAL);
+		/* refused there too */
+		assert_true(ts_json_parse(refused[i], strlen(refused[i]), "t", &j, &err) < 0);
+	}
+	/* one level deeper than ts_json_parse() takes */
+	for (int i = 0; i <= TS_JSON_MAX_DEPTH; i++)
+		deep[k++] = '[';
+	for (int i = 0; i <= TS_JSON_MAX_DEPTH; i++)
+		deep[k++] = ']';
+	assert_int_equal(ts_json_parse_events(deep, k, &(struct ts_json_events){0}, NULL), -EINVAL);
+	assert_int_equal(ts_json_parse_events(deep + 1, k - 2, &(struct ts_json_events){0}, NULL),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_runc_spec),
+		cmocka_unit_test(test_parse_events),
 		cmocka_unit_test(test_compact_roundtrip_table),
 		cmocka_unit_test(test_pretty_output),
 		cmocka_unit_test(test_parse_errors),
