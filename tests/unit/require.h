@@ -22,8 +22,9 @@
  *	Caller frees.
  *   unsigned n = ts_test_rounds(300);
  *	how many rounds (seeds) a randomised test runs: 300, or a tenth
- *	(at least 1) under valgrind, where a step costs ~30 times as much and
- *	the memory checks need few rounds (the plain run has the many).
+ *	(at least 1) under valgrind or in an AddressSanitizer build, where a
+ *	step costs ~30 (valgrind) or ~3 times as much and the memory checks
+ *	need few rounds (the plain run has the many; said in a TAP comment).
  *
  * A skip leaves the test by longjmp(), as every cmocka failure does: call
  * these before the test allocates anything, or the memory is lost (and
@@ -219,11 +220,36 @@ static inline bool ts_test_under_valgrind(void)
 	return p != NULL && strstr(p, "vgpreload") != NULL;
 }
 
+/* Whether this binary was built with AddressSanitizer (configure
+ * --enable-sanitizers, gcc; or the clang fuzz build). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TS_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TS_TEST_ASAN 1
+#endif
+#endif
+
+/* Why a randomised test runs a tenth of its rounds here ("valgrind",
+ * "AddressSanitizer"), or NULL for the plain run that runs them all. */
+static inline const char *ts_test_reduced(void)
+{
+	if (ts_test_under_valgrind())
+		return "valgrind";
+#ifdef TS_TEST_ASAN
+	return "AddressSanitizer";
+#else
+	return NULL;
+#endif
+}
+
 static inline unsigned ts_test_rounds(unsigned n)
 {
-	if (!ts_test_under_valgrind())
+	const char *why = ts_test_reduced();
+
+	if (why == NULL)
 		return n;
-	printf("# under valgrind: %u of %u rounds\n", n / 10 > 0 ? n / 10 : 1, n);
+	printf("# under %s: %u of %u rounds\n", why, n / 10 > 0 ? n / 10 : 1, n);
 	return n / 10 > 0 ? n / 10 : 1;
 }
 

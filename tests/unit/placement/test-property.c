@@ -28,7 +28,7 @@
  * removed while the failure persists) in the syntax of property-cases.txt,
  * whose cases run first on every run.
  *
- * TS_PROPERTY_SEEDS=N runs N seeds (default 40, 4 under valgrind;
+ * TS_PROPERTY_SEEDS=N runs N seeds (default 40, 4 under valgrind or ASan;
  * TS_CHECK_LONG=1, as `make check-long` sets, runs 100 times as many), and
  * N / 20 + 1 per corpus file; TS_PROPERTY_SEED=S runs seed S only;
  * TS_PROPERTY_KEEP=1 keeps each run's directory.
@@ -1285,7 +1285,9 @@ static unsigned n_seeds(void)
 {
 	const char *n = getenv("TS_PROPERTY_SEEDS");
 	const char *lng = getenv("TS_CHECK_LONG");
-	unsigned v = n != NULL ? (unsigned)strtoul(n, NULL, 10) : ts_test_under_valgrind() ? 4 : 40;
+	unsigned v = n != NULL			 ? (unsigned)strtoul(n, NULL, 10)
+		     : ts_test_reduced() != NULL ? 4
+						 : 40;
 
 	return lng != NULL && strcmp(lng, "1") == 0 ? v * 100 : v;
 }
