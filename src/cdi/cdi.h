@@ -417,9 +417,9 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 bool ts_cdi_injection_retried(const struct ts_cdi_injection *inj, const char *recorded);
 
 /**
- * Write the CDI record TS_CDI_RECORD_FILE atomically (temp file, fsync,
- * rename; mode 0644): {"version": 1, "id": container id, "devices": the
- * sorted qualified names}.
+ * Write the CDI record TS_CDI_RECORD_FILE atomically (temp file, rename,
+ * no fsync: ts_write_file_replace_at(); mode 0644): {"version": 1, "id": container id, "devices":
+ * the sorted qualified names}.
  * @param[in] bundle_fd     the bundle directory.
  * @param[in] container_id  the container the record is for.
  * @param[in] inj           what was injected; its names are written.

@@ -46,7 +46,7 @@ int ts_cdi_record_write(int bundle_fd, const char *container_id, const struct ts
 		r = ts_json_serialize(o, false, &buf, &len, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", TS_CDI_RECORD_FILE);
-	return ts_write_file_atomic_at(bundle_fd, TS_CDI_RECORD_FILE, buf, len, 0644, err);
+	return ts_write_file_replace_at(bundle_fd, TS_CDI_RECORD_FILE, buf, len, 0644, err);
 }
 
 int ts_cdi_record_read(int dirfd, const char *bundle, const char *container_id, char **ret_names)

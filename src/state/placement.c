@@ -55,7 +55,7 @@ int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
 		r = ts_json_serialize(o, false, &buf, &len, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", TS_STATE_PLACEMENT_FILE);
-	return ts_write_file_atomic_at(bundle_fd, TS_STATE_PLACEMENT_FILE, buf, len, 0644, err);
+	return ts_write_file_replace_at(bundle_fd, TS_STATE_PLACEMENT_FILE, buf, len, 0644, err);
 }
 
 static char *dup_member(const struct ts_json *o, const char *key)

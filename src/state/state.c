@@ -510,7 +510,7 @@ static void remember_roots(struct ts_state *s)
 	}
 	if (fclose(f) != 0 || !grew)
 		return;
-	(void)ts_write_file_atomic_at(s->dir_fd, TS_STATE_ROOTS_FILE, text, len, 0600, &ignored);
+	(void)ts_write_file_replace_at(s->dir_fd, TS_STATE_ROOTS_FILE, text, len, 0600, &ignored);
 }
 
 /* Keep the sound allocations.json about to be replaced as
@@ -541,7 +541,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return r;
 	if (s->sound)
 		keep_previous(s);
-	r = ts_write_file_atomic_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
+	r = ts_write_file_replace_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", s->dir_path);
 	s->dirty = false;

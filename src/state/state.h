@@ -7,7 +7,10 @@
  *   lock               empty file; an exclusive flock(2) on it serialises
  *                      every reader and writer of the store.
  *   allocations.json   the allocations, replaced atomically (same-directory
- *                      temporary file, fsync, rename) while the lock is held.
+ *                      temporary file, rename; no fsync: what it describes
+ *                      dies at a reboot too, and a file a crash damaged is
+ *                      rebuilt, see ts_state_load(); ts_write_file_replace_at())
+ *                      while the lock is held.
  *
  * Format of allocations.json (version 1):
  *   {
@@ -398,7 +401,8 @@ struct ts_state_placement {
 };
 
 /**
- * Write the placement file atomically (temp file, fsync, rename; mode 0644).
+ * Write the placement file atomically (temp file, rename, no fsync:
+ * ts_write_file_replace_at(); mode 0644).
  * @param[in] bundle_fd  the bundle directory.
  * @param[in] p          what to write; NULL strings are written as "".
  * @return 0; -errno of the write with "<file>: ..."; -ENOMEM.

@@ -121,15 +121,10 @@ static void sweep_stale(int dfd, const char *base)
 	closedir(d);
 }
 
-int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-			    struct ts_error **err)
-{
-	return ts_write_file_atomic_owned_at(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1,
-					     err);
-}
-
-int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, size_t len,
-				  mode_t mode, uid_t uid, gid_t gid, struct ts_error **err)
+/* The three writers below: durable adds the fsyncs of the file before
+ * the rename and of the directory after it. */
+static int write_replacing(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			   uid_t uid, gid_t gid, bool durable, struct ts_error **err)
 {
 	cleanup_free char *tmp = NULL;
 	cleanup_close int fd = -EBADF;
@@ -153,7 +148,7 @@ int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, 
 		r = -errno;
 	if (r == 0 && fchmod(fd, mode & 07777) < 0)
 		r = -errno;
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && durable && fsync(fd) < 0)
 		r = -errno;
 	/* a writer killed here leaves its temporary file behind */
 	ts_test_point("atomic-write-before-rename");
@@ -173,14 +168,33 @@ int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, 
 		dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (dfd >= 0) {
-		(void)fsync(
-			dfd); /* the data is in place; a failed dir sync only weakens durability */
+		/* the data is in place; a failed dir sync only weakens durability */
+		if (durable)
+			(void)fsync(dfd);
 		sweep_stale(dfd, slash ? slash + 1 : name);
 	}
 	return 0;
 }
 
-bool ts_in_user_namespace(void)
+int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			    struct ts_error **err)
+{
+	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, true, err);
+}
+
+int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, size_t len,
+				  mode_t mode, uid_t uid, gid_t gid, struct ts_error **err)
+{
+	return write_replacing(dirfd, name, buf, len, mode, uid, gid, true, err);
+}
+
+int ts_write_file_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+			     struct ts_error **err)
+{
+	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, false, err);
+}
+
+static bool read_in_user_namespace(void)
 {
 	cleanup_free char *buf = NULL;
 	unsigned long inside, outside, count;
@@ -191,4 +205,15 @@ bool ts_in_user_namespace(void)
 	if (sscanf(buf, "%lu %lu %lu %c", &inside, &outside, &count, &extra) == 3)
 		return !(inside == 0 && outside == 0 && count == 4294967295UL);
 	return true;
+}
+
+bool ts_in_user_namespace(void)
+{
+	/* a process cannot leave its user namespace, only enter a new one
+	 * (unshare, setns), which toposhim never does: read it once */
+	static int cached = -1;
+
+	if (cached < 0)
+		cached = read_in_user_namespace();
+	return cached != 0;
 }

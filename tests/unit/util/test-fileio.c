@@ -81,6 +81,54 @@ static void test_atomic_write_keeps_mode_and_content(void **state)
 
 /* The owner is the new file's before the rename: as root any uid:gid, set-id
  * bits kept; unprivileged, another owner fails and leaves the old file. */
+/* ts_write_file_replace_at(): the same atomic replacement without the
+ * fsyncs: a reader that opened the old file keeps reading it whole, the
+ * new one has its mode, and a rename that fails leaves the name as it was
+ * and no temporary file behind. */
+static void test_replace_without_fsync(void **state)
+{
+	char dir[] = "/tmp/ts-fileio-XXXXXX";
+	cleanup_close int dfd = -EBADF;
+	cleanup_close int old = -EBADF;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	char got[8] = "";
+	struct stat st;
+	size_t len = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(ts_write_file_replace_at(dfd, "a.json", "old\n", 4, 0600, &err), 0);
+	old = openat(dfd, "a.json", O_RDONLY | O_CLOEXEC);
+	assert_true(old >= 0);
+	assert_int_equal(ts_write_file_replace_at(dfd, "a.json", "newer\n", 6, 0644, &err), 0);
+	assert_int_equal(read(old, got, sizeof(got) - 1), 4);
+	assert_string_equal(got, "old\n");
+	assert_int_equal(fstatat(dfd, "a.json", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(ts_read_file_at(dfd, "a.json", 0, &buf, &len, &err), 0);
+	assert_string_equal(buf, "newer\n");
+	/* a directory in the way: the rename fails */
+	assert_int_equal(mkdirat(dfd, "d", 0700), 0);
+	assert_int_equal(mkdirat(dfd, "d/x", 0700), 0);
+	assert_int_equal(ts_write_file_replace_at(dfd, "d", "x", 1, 0600, &err), -EISDIR);
+	assert_string_equal(err->msg, "d: cannot replace");
+	assert_int_equal(fstatat(dfd, "d/x", &st, 0), 0);
+	{
+		char tmp[64];
+
+		snprintf(tmp, sizeof(tmp), ".d.tmp.%d", (int)getpid());
+		assert_int_equal(fstatat(dfd, tmp, &st, 0), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+	assert_int_equal(unlinkat(dfd, "d/x", AT_REMOVEDIR), 0);
+	assert_int_equal(unlinkat(dfd, "d", AT_REMOVEDIR), 0);
+	assert_int_equal(unlinkat(dfd, "a.json", 0), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_atomic_write_owned(void **state)
 {
 	char dir[] = "/tmp/ts-fileio-XXXXXX";
@@ -133,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_keeps_mode_and_content),
 		cmocka_unit_test(test_atomic_write_owned),
+		cmocka_unit_test(test_replace_without_fsync),
 		cmocka_unit_test(test_read_missing_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
