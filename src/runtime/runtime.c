@@ -376,9 +376,7 @@ int ts_runtime_family_default_root(enum ts_runtime_family f, const struct ts_run
 	}
 	xdg = caller->xdg_runtime_dir != NULL && caller->xdg_runtime_dir[0] != '\0';
 	if (xdg && f == TS_RUNTIME_FAMILY_RUNC)
-		xdg = caller->euid != 0 ||
-		      (caller->in_userns &&
-		       (caller->user == NULL || strcmp(caller->user, "root") != 0));
+		xdg = ts_rootless_caller(caller->euid, caller->in_userns, caller->user);
 	if (xdg ? asprintf(ret, "%s/%s", caller->xdg_runtime_dir, name) < 0
 		: asprintf(ret, "/run/%s", name) < 0) {
 		*ret = NULL;

@@ -140,15 +140,12 @@ struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
 	return TAKE_PTR(d);
 }
 
-/* Not root, or root of a user namespace whose $USER is not "root". */
+/* runc's rule: not root, or root of a user namespace whose $USER is not "root". */
 static bool rootless_caller(void)
 {
-	const char *user;
+	uid_t euid = geteuid();
 
-	if (geteuid() != 0)
-		return true;
-	user = secure_getenv("USER");
-	return (user == NULL || strcmp(user, "root") != 0) && ts_in_user_namespace();
+	return ts_rootless_caller(euid, euid == 0 && ts_in_user_namespace(), secure_getenv("USER"));
 }
 
 const char *ts_state_dir_resolve(const char *config_state_dir)

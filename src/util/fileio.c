@@ -217,3 +217,8 @@ bool ts_in_user_namespace(void)
 		cached = read_in_user_namespace();
 	return cached != 0;
 }
+
+bool ts_rootless_caller(uid_t euid, bool in_userns, const char *user)
+{
+	return euid != 0 || (in_userns && (user == NULL || strcmp(user, "root") != 0));
+}

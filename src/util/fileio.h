@@ -95,4 +95,15 @@ int ts_write_all(int fd, const void *buf, size_t len);
  */
 bool ts_in_user_namespace(void);
 
+/**
+ * runc's rule for a rootless caller (1.1's libcontainer/userns and
+ * utils.GetRuntimeDir: $XDG_RUNTIME_DIR/runc instead of /run/runc): not
+ * root, or uid 0 of a user namespace whose $USER is not "root" (rootless
+ * podman's runtime).  Pure: the caller reads the three facts.
+ * @param[in] euid       the effective uid.
+ * @param[in] in_userns  ts_in_user_namespace() (may be false when euid != 0).
+ * @param[in] user       $USER, or NULL when unset.
+ */
+bool ts_rootless_caller(uid_t euid, bool in_userns, const char *user);
+
 #endif

@@ -129,6 +129,20 @@ static void test_replace_without_fsync(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* runc's rootless rule, case by case (runc 1.1.5, measured with strace:
+ * test-runtime holds the runtime roots that follow from it). */
+static void test_rootless_caller(void **state)
+{
+	(void)state;
+	assert_true(ts_rootless_caller(1000, false, "alice"));
+	assert_true(ts_rootless_caller(1000, true, "root")); /* not root: always */
+	assert_false(ts_rootless_caller(0, false, "alice")); /* real root */
+	assert_false(ts_rootless_caller(0, false, NULL));
+	assert_true(ts_rootless_caller(0, true, "alice")); /* rootless podman */
+	assert_true(ts_rootless_caller(0, true, NULL));
+	assert_false(ts_rootless_caller(0, true, "root")); /* a root userns login */
+}
+
 static void test_atomic_write_owned(void **state)
 {
 	char dir[] = "/tmp/ts-fileio-XXXXXX";
@@ -182,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_atomic_write_keeps_mode_and_content),
 		cmocka_unit_test(test_atomic_write_owned),
 		cmocka_unit_test(test_replace_without_fsync),
+		cmocka_unit_test(test_rootless_caller),
 		cmocka_unit_test(test_read_missing_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
