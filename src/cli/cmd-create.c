@@ -975,7 +975,8 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	    !ts_pools_placement_applicable(&pools, b->config, args->systemd_cgroup, &why)) {
 		/* rootless without a writable cpuset: the runtime could not apply
 		 * cpus and mems; the devices still go in */
-		ts_log(TS_LOG_WARNING, "not root and %s: cpus and mems are not placed, ignoring",
+		ts_log(TS_LOG_WARNING, "%s and %s: cpus and mems are not placed, ignoring",
+		       geteuid() == 0 ? "root of a user namespace" : "not root",
 		       why != NULL ? why : "no writable cpuset controller");
 		pools.placement.enabled = false;
 	}

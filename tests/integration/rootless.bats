@@ -189,7 +189,7 @@ as_podman_user() {
 	cat >"$WORK/bin/toposhim-podman" <<WRAP
 #!/bin/sh
 export TOPOSHIM_CONFIG=$WORK/toposhim.json TOPOSHIM_RUNTIME=$(command -v runc)
-exec $TOPOSHIM "\$@"
+exec $TOPOSHIM "\$@" 2>>"$PHOME/runtime.err"
 WRAP
 	chmod 0755 "$WORK/bin/toposhim-podman"
 	run --separate-stderr as_podman_user run --name "$ID" --network none \
@@ -208,6 +208,11 @@ TUN=present
 		(.process.env | index("TUN=present") != null),
 		([.linux.devices[]? | select(.path == "/dev/net/tun")] | length)]' "$cfg"
 	assert_output '[null,null,true,1]'
+	# podman shows a runtime's stderr only when it fails: the wrapper kept
+	# it.  One warning, naming what podman's runtime is (root of the
+	# user's namespace, not "not root")
+	run cat "$PHOME/runtime.err"
+	assert_output "toposhim: warning: root of a user namespace and cgroup '/sys/fs/cgroup/cpuset' is not writable: cpus and mems are not placed, ignoring"
 	# toposhim's state is the user's ($XDG_RUNTIME_DIR/toposhim), with no
 	# allocation
 	[ "$(stat -c '%u %a' "$PHOME/xdg/toposhim")" = "$PUID 700" ]
