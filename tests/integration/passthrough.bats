@@ -19,6 +19,9 @@ teardown() {
 	[ ! -f "$BATS_TEST_TMPDIR/default-root-container" ] ||
 		"$RUNC" delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-container")" >/dev/null 2>&1 ||
 		true
+	[ ! -f "$BATS_TEST_TMPDIR/default-root-crun-container" ] ||
+		"${PFX[@]}" crun delete -f "$(cat "$BATS_TEST_TMPDIR/default-root-crun-container")" \
+			>/dev/null 2>&1 || true
 	[ ! -f "$BATS_TEST_TMPDIR/xdg-container" ] ||
 		"${PFX[@]}" crun --root "$BATS_TEST_TMPDIR/xdg/crun" delete -f \
 			"$(cat "$BATS_TEST_TMPDIR/xdg-container")" >/dev/null 2>&1 || true
@@ -381,11 +384,25 @@ rt_setup() {
 # byte-identical (logrus' and crun's times masked: the two calls may
 # straddle a second).  Sets CMP_RC and CMP_OUT.
 rt_compare() {
-	local t=$BATS_TEST_TMPDIR ts_rc=0 rt_rc=0 x
+	rt_compare_pair "" "" "$@"
+}
+
+# rt_compare_pair ID_TS ID_RT ARG...: the same for commands that change a
+# container (start, pause, kill, delete): toposhim runs ARGs with @ID@ as
+# ID_TS, the runtime alone with @ID@ as ID_RT, two containers made the same
+# way; ID_RT in the runtime's output and log reads as ID_TS.
+rt_compare_pair() {
+	local t=$BATS_TEST_TMPDIR ts_rc=0 rt_rc=0 x a=$1 b=$2
+	local -a ts_args=() rt_args=()
+	shift 2
+	for x in "$@"; do
+		ts_args+=("${x//@ID@/$a}")
+		rt_args+=("${x//@ID@/$b}")
+	done
 	rm -f "$t/ts.log" "$t/rt.log"
-	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" --log "$t/ts.log" "$@" \
+	"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" --log "$t/ts.log" "${ts_args[@]}" \
 		</dev/null >"$t/ts.out" 2>"$t/ts.err" 3>&- || ts_rc=$?
-	"${PFX[@]}" "$RT" --root "$RT_ROOT" --log "$t/rt.log" "$@" \
+	"${PFX[@]}" "$RT" --root "$RT_ROOT" --log "$t/rt.log" "${rt_args[@]}" \
 		</dev/null >"$t/rt.out" 2>"$t/rt.err" 3>&- || rt_rc=$?
 	for x in ts.err rt.err ts.log rt.log; do
 		[ ! -e "$t/$x" ] ||
@@ -393,6 +410,11 @@ rt_compare() {
 				-e 's/"time":"[^"]*"/"time":"T"/g' \
 				-e 's/^[0-9T:.+-]*Z\\{0,1\\}\\( *\\)\\(error\\|warning\\|debug\\|info\\)/T\\1\\2/' "$t/$x"
 	done
+	if [ -n "$b" ] && [ "$a" != "$b" ]; then
+		for x in rt.out rt.err rt.log; do
+			[ ! -e "$t/$x" ] || sed -i "s/$b/$a/g" "$t/$x"
+		done
+	fi
 	[ "$ts_rc" = "$rt_rc" ] || fail "$*: exit code: toposhim $ts_rc, $RT $rt_rc ($(cat "$t/ts.err"))"
 	cmp "$t/ts.out" "$t/rt.out" || fail "$*: stdout differs: $(diff "$t/ts.out" "$t/rt.out")"
 	cmp "$t/ts.err" "$t/rt.err" || fail "$*: stderr differs: $(diff "$t/ts.err" "$t/rt.err")"
@@ -441,6 +463,75 @@ rt_fidelity() {
 	rt_compare --future-flag=1 state "$id"
 	rt_compare state no-such-container
 	rt_compare --debug state "$id"
+	# the commands that change a container, refused for an unknown option:
+	# nothing changes, so both ways run on the same container
+	local cmd
+	for cmd in start pause resume delete; do
+		rt_compare "$cmd" --future-flag=1 "$id"
+		[ "$CMP_RC" != 0 ] || fail "$1 $cmd accepted --future-flag=1"
+	done
+	rt_compare kill --future-flag=1 "$id" KILL
+	rt_compare update --future-flag=1 --cpu-shares 512 "$id"
+	rt_compare --log-format json kill --future-flag=1 "$id" KILL
+	[ "$(jq -r .status <<<"$("${PFX[@]}" "$RT" --root "$RT_ROOT" state "$id")")" = running ] ||
+		fail "an option refused changed the container"
+}
+
+# rt_lifecycle RUNTIME: two containers made the same way through toposhim;
+# every command that changes one runs through toposhim on the first and on
+# the runtime alone on the second, each with --log, and gives the same.
+rt_lifecycle() {
+	local t=$BATS_TEST_TMPDIR a b x
+	rt_setup "$1"
+	require_runc
+	a=$(new_container_id)
+	b=$(new_container_id)
+	make_bundle "$t/bundle"
+	for x in "$a" "$b"; do
+		"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" create --bundle "$t/bundle" "$x" \
+			</dev/null >"$t/create.out" 2>&1 3>&- || fail "create $x: $(cat "$t/create.out")"
+		echo "$x" >>"$t/rt-containers"
+	done
+	rt_compare_pair "$a" "$b" start @ID@
+	rt_compare_pair "$a" "$b" update --cpu-shares 512 @ID@
+	rt_compare_pair "$a" "$b" --debug update --pids-limit 100 @ID@
+	rt_compare_pair "$a" "$b" pause @ID@
+	rt_compare_pair "$a" "$b" pause @ID@ # runc refuses, crun says nothing
+	rt_compare_pair "$a" "$b" resume @ID@
+	rt_compare_pair "$a" "$b" delete @ID@
+	[ "$CMP_RC" != 0 ] || fail "delete of a running container succeeded"
+	rt_compare_pair "$a" "$b" kill @ID@ KILL
+	for x in "$a" "$b"; do
+		wait_for_status_rt "$x" stopped
+	done
+	rt_compare_pair "$a" "$b" kill @ID@ KILL
+	rt_compare_pair "$a" "$b" --log-format json delete @ID@
+	[ "$CMP_RC" = 0 ] || fail "delete failed: $(cat "$t/ts.err")"
+	rt_compare_pair "$a" "$b" delete @ID@
+	[ "$CMP_RC" != 0 ] || fail "a second delete succeeded"
+	# delete -f of a running one
+	for x in "$a" "$b"; do
+		"${PFX[@]}" "$TOPOSHIM" --root "$RT_ROOT" run -d --bundle "$t/bundle" "$x" \
+			</dev/null >"$t/create.out" 2>&1 3>&- || fail "run $x: $(cat "$t/create.out")"
+	done
+	rt_compare_pair "$a" "$b" delete -f @ID@
+	[ "$CMP_RC" = 0 ] || fail "delete -f failed: $(cat "$t/ts.err")"
+	# the record of the one toposhim deleted is gone (the other's waits for gc)
+	[ "$(jq --arg id "$a" '[.allocations[] | select(.container_id == $id)] | length' \
+		"$t/state/allocations.json")" = 0 ] || fail "$a kept its record: $(cat "$t/state/allocations.json")"
+	[ "$(jq --arg id "$b" '[.allocations[] | select(.container_id == $id)] | length' \
+		"$t/state/allocations.json")" = 1 ] || fail "$b lost its record: $(cat "$t/state/allocations.json")"
+}
+
+# wait_for_status_rt ID STATUS: the runtime alone reports STATUS within 10 s.
+wait_for_status_rt() {
+	local i
+	for i in $(seq 100); do
+		[ "$(jq -r .status <<<"$("${PFX[@]}" "$RT" --root "$RT_ROOT" state "$1" 2>/dev/null)")" = "$2" ] &&
+			return 0
+		python3 -c 'import time; time.sleep(0.1)'
+	done
+	fail "$1 is not $2"
 }
 
 rt_teardown() {
@@ -457,6 +548,14 @@ rt_teardown() {
 
 @test "crun: state, list, ps, events, features, exec: output, stderr, rc and --log equal crun's" {
 	rt_fidelity crun
+}
+
+@test "runc: start, update, pause, resume, kill, delete: output, stderr, rc and --log equal runc's" {
+	rt_lifecycle runc
+}
+
+@test "crun: start, update, pause, resume, kill, delete: output, stderr, rc and --log equal crun's" {
+	rt_lifecycle crun
 }
 
 # --- one runtime per container ---
@@ -552,6 +651,39 @@ switch_config() {
 	assert_output "wrapper --root $(runc_root) state $id"
 }
 
+@test "runtime switch: a crun container from before toposhim keeps working (default root)" {
+	require_runc
+	rt_setup crun
+	local t=$BATS_TEST_TMPDIR id
+
+	id=$(new_container_id)
+	make_bundle "$t/bundle"
+	echo "$id" >"$t/default-root-crun-container"
+	# made by crun alone, in its default root /run/crun
+	"${PFX[@]}" crun create --bundle "$t/bundle" "$id" </dev/null >"$t/create.out" 2>&1 3>&- ||
+		fail "crun create: $(cat "$t/create.out")"
+	switch_config runc
+
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = created ] || fail "state: $output"
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" start "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "start: $stderr"
+	[ "$("${PFX[@]}" crun state "$id" | jq -r .status)" = running ] || fail "crun: not running"
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" kill "$id" KILL
+	assert_success
+	for _ in $(seq 50); do
+		[ "$("${PFX[@]}" crun state "$id" | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	run --separate-stderr "${PFX[@]}" "$TOPOSHIM" delete "$id"
+	assert_success
+	[ "$stderr" = "" ] || fail "delete: $stderr"
+	[ ! -e "/run/crun/$id" ] || fail "crun's state dir stays"
+	rm -f "$t/default-root-crun-container"
+}
+
 @test "create --debug names the effective configuration file" {
 	require_bundle_tools
 	local t=$BATS_TEST_TMPDIR
@@ -564,6 +696,27 @@ switch_config() {
 	assert_success
 	assert_line "toposhim: create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '$TOPOSHIM_CONFIG'"
 	# nothing of it on stderr: the runtime's alone
+	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
+}
+
+@test "create --debug says the default configuration file is absent and the built-in defaults apply" {
+	require_root
+	require_bundle_tools
+	local t=$BATS_TEST_TMPDIR
+
+	make_bundle "$t/bundle"
+	# no TOPOSHIM_CONFIG, and /etc/toposhim and /run (the default state
+	# dir) are empty tmpfs in a mount namespace of the test's own: the
+	# host's files are neither read nor written
+	unset TOPOSHIM_CONFIG
+	fake_run "$t/via" unshare -m --propagation private sh -c \
+		'mount -t tmpfs tmpfs /run && mkdir -p /run/etc-toposhim &&
+		 { [ ! -d /etc/toposhim ] || mount --bind /run/etc-toposhim /etc/toposhim; } && exec "$@"' sh \
+		"$TOPOSHIM" --log "$t/log.json" --log-format json --debug create --bundle "$t/bundle" c1 ||
+		fail "exit status $?: $(cat "$t/via.stderr")"
+	run jq -r 'select(.level == "debug") | .msg' "$t/log.json"
+	assert_success
+	assert_line "toposhim: create 'c1': rewriting, runtime '$FAKE_RUNTIME', config '/etc/toposhim/config.json' (absent: built-in defaults)"
 	[ "$(cat "$t/via.stderr")" = "fake-runtime stderr" ] || fail "stderr: $(cat "$t/via.stderr")"
 }
 

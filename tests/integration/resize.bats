@@ -28,6 +28,12 @@ teardown() {
 		podman rm -f -t 0 "$ID-pod" >/dev/null 2>&1 || true
 	fi
 	delete_test_containers
+	if [ -n "${RPFX[*]}" ]; then
+		local c
+		for c in $("${RPFX[@]}" crun list -q 2>/dev/null); do
+			case "$c" in "$ID"*) "${RPFX[@]}" crun delete --force "$c" >/dev/null 2>&1 || true ;; esac
+		done
+	fi
 	containers_teardown
 }
 
@@ -40,18 +46,32 @@ bundle() {
 
 # create_start NAME: toposhim create + start as "$ID-NAME"; the init's
 # stdout goes to $WORK/NAME.out.
+# With use_crun, through crun in a mount namespace of its own ($RPFX).
 create_start() {
-	"$TOPOSHIM" create --bundle "$WORK/$1" "$ID-$1" </dev/null \
+	"${RPFX[@]}" "$TOPOSHIM" create --bundle "$WORK/$1" "$ID-$1" </dev/null \
 		>"$WORK/$1.out" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; return 1; }
-	"$TOPOSHIM" start "$ID-$1"
+	"${RPFX[@]}" "$TOPOSHIM" start "$ID-$1"
 	wait_for_file "$WORK/$1.out"
+}
+
+# use_crun: the config names crun, and every toposhim and crun call runs
+# in a private mount namespace without this hybrid host's cgroup2 mount
+# (crun refuses a controller on it): $RPFX is that prefix, $RT crun.
+RPFX=()
+RT=runc
+use_crun() {
+	require_cmd crun
+	RT=crun
+	RPFX=(unshare -m --propagation private sh -c
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh)
+	write_config '"placement": {"reserved": {"cpus": "0"}}, "runtime": {"path": "'"$(command -v crun)"'"}'
 }
 
 # seen_by NAME: the cpus of the container's init (pid 1, started before any
 # resize), of a new process in it, and of its cpuset cgroup, all read from
 # inside the container, on one line.
 seen_by() {
-	runc exec "$ID-$1" sh -c 'for p in 1 self; do grep Cpus_allowed_list /proc/$p/status | cut -f2; done; cat /sys/fs/cgroup/cpuset/cpuset.cpus' | tr '\n' ' '
+	"${RPFX[@]}" "$RT" exec "$ID-$1" sh -c 'for p in 1 self; do grep Cpus_allowed_list /proc/$p/status | cut -f2; done; cat /sys/fs/cgroup/cpuset/cpuset.cpus' | tr '\n' ' '
 }
 
 # host_cpuset NAME: cpuset.cpus of the container's v1 cgroup, read on the
@@ -186,9 +206,20 @@ host_cpuset() {
 }
 
 @test "resize: a plain container keeps a byte-identical config.json, is shrunk and grown back" {
+	plain_shrunk_and_grown
+}
+
+@test "resize: crun: a plain container keeps a byte-identical config.json, is shrunk and grown back" {
+	use_crun
+	plain_shrunk_and_grown
+}
+
+plain_shrunk_and_grown() {
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
 	cp "$WORK/plain/config.json" "$WORK/plain.orig"
 	create_start plain
+	[ "$("${RPFX[@]}" "$RT" state "$ID-plain" | jq -r .status)" = running ] ||
+		fail "$RT does not run $ID-plain"
 	# no request, a shared pool of every CPU: nothing of toposhim's in it
 	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
 	[ "$(cat "$WORK/plain.out")" = 0-1 ]
@@ -198,7 +229,7 @@ host_cpuset() {
 	create_start crit
 	[ "$(seen_by plain)" = "0 0 0 " ]
 	[ "$(host_cpuset plain)" = 0 ]
-	"$TOPOSHIM" delete --force "$ID-crit"
+	"${RPFX[@]}" "$TOPOSHIM" delete --force "$ID-crit"
 	[ "$(seen_by plain)" = "0-1 0-1 0-1 " ]
 	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
 	run alloc_json

@@ -228,6 +228,10 @@ check_clamped_shares()
 	check_clamped_shares toposhim-runc 300000 262144 10000
 }
 
+@test "cgroup: shares 300000 is clamped to 262144, weight 10000 (crun)" {
+	check_clamped_shares toposhim-crun 300000 262144 10000
+}
+
 # hugetlb is not among the controllers tests/vm/init enables (system.bats
 # asserts that list): enable it for one test, from the root down to the
 # test parent, and take it away again.
