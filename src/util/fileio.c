@@ -121,10 +121,15 @@ static void sweep_stale(int dfd, const char *base)
 	closedir(d);
 }
 
-/* The three writers below: durable adds the fsyncs of the file before
- * the rename and of the directory after it. */
+/* How much of a replacement survives a crash (the writers below). */
+enum durability {
+	DURABLE_NONE, /* the rename only */
+	DURABLE_DATA, /* the file's data before the rename */
+	DURABLE_ALL,  /* that, and the directory after the rename */
+};
+
 static int write_replacing(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-			   uid_t uid, gid_t gid, bool durable, struct ts_error **err)
+			   uid_t uid, gid_t gid, enum durability durable, struct ts_error **err)
 {
 	cleanup_free char *tmp = NULL;
 	cleanup_close int fd = -EBADF;
@@ -148,7 +153,7 @@ static int write_replacing(int dirfd, const char *name, const void *buf, size_t 
 		r = -errno;
 	if (r == 0 && fchmod(fd, mode & 07777) < 0)
 		r = -errno;
-	if (r == 0 && durable && fsync(fd) < 0)
+	if (r == 0 && durable != DURABLE_NONE && fsync(fd) < 0)
 		r = -errno;
 	/* a writer killed here leaves its temporary file behind */
 	ts_test_point("atomic-write-before-rename");
@@ -169,7 +174,7 @@ static int write_replacing(int dirfd, const char *name, const void *buf, size_t 
 	}
 	if (dfd >= 0) {
 		/* the data is in place; a failed dir sync only weakens durability */
-		if (durable)
+		if (durable == DURABLE_ALL)
 			(void)fsync(dfd);
 		sweep_stale(dfd, slash ? slash + 1 : name);
 	}
@@ -179,19 +184,20 @@ static int write_replacing(int dirfd, const char *name, const void *buf, size_t 
 int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			    struct ts_error **err)
 {
-	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, true, err);
+	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, DURABLE_ALL, err);
 }
 
 int ts_write_file_atomic_owned_at(int dirfd, const char *name, const void *buf, size_t len,
 				  mode_t mode, uid_t uid, gid_t gid, struct ts_error **err)
 {
-	return write_replacing(dirfd, name, buf, len, mode, uid, gid, true, err);
+	return write_replacing(dirfd, name, buf, len, mode, uid, gid, DURABLE_DATA, err);
 }
 
 int ts_write_file_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			     struct ts_error **err)
 {
-	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, false, err);
+	return write_replacing(dirfd, name, buf, len, mode, (uid_t)-1, (gid_t)-1, DURABLE_NONE,
+			       err);
 }
 
 static bool read_in_user_namespace(void)

@@ -58,7 +58,11 @@ int ts_write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t
  * ts_write_file_atomic_at(), and the new file gets the owner uid:gid before
  * it is renamed over name, so it never appears with ours (for a file that
  * belongs to someone else, e.g. a bundle's config.json).  (uid_t)-1 and
- * (gid_t)-1 keep the writer's, as for fchown(2).
+ * (gid_t)-1 keep the writer's, as for fchown(2).  One fsync, of the new
+ * file before the rename, not of the directory after it: after a crash
+ * name is the old file or the whole new one, never an empty or partial
+ * one, though the rename itself may be lost (a create's config.json is
+ * read by the runtime at once; issue 15 asks one fsync'd write per create).
  * @return 0; -errno of the failing system call (fchown included), message
  *         naming name; name is then untouched.
  */
