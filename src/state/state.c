@@ -19,6 +19,7 @@
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/testpoint.h"
 #include "util/text.h"
 
 static const char *const status_names[_TS_ALLOC_STATUS_MAX] = {
@@ -338,6 +339,11 @@ const char *ts_state_dir(const struct ts_state *s)
 	return s->dir_path;
 }
 
+int ts_state_dir_fd(const struct ts_state *s)
+{
+	return s->dir_fd;
+}
+
 const char *ts_state_proc_root(const struct ts_state *s)
 {
 	return s->proc_root;
@@ -522,6 +528,50 @@ static void keep_previous(struct ts_state *s)
 		(void)unlinkat(s->dir_fd, TS_STATE_PREV_TMP, 0);
 }
 
+/* Commit by swapping with allocations.json.prev: write the new text into
+ * the previous copy's file and exchange the two names (renameat2(2)
+ * RENAME_EXCHANGE), so that allocations.json is the new file and
+ * allocations.json.prev the one it replaces, at once for every reader.
+ * No file is created or freed (on a disk that is what a commit costs:
+ * about 0.25 ms each here, against 0.02 ms for the swap; issue 15); the
+ * copy is created once.  Only under the lock: the one unlocked reader,
+ * the front's ts_plain_maybe_recorded(), reads allocations.json, never
+ * the copy being written.  @return 1 swapped; 0 when it cannot be done
+ * here (no sound current file, a copy that is not a plain file of ours,
+ * a filesystem without the exchange): the caller replaces as before. */
+static int commit_swap(struct ts_state *s, const char *buf, size_t len)
+{
+	cleanup_close int fd = -EBADF;
+	struct stat st;
+	size_t done = 0;
+
+	if (!s->sound || faccessat(s->dir_fd, TS_STATE_ALLOC_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	fd = openat(s->dir_fd, TS_STATE_PREV_FILE, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT)
+		fd = openat(s->dir_fd, TS_STATE_PREV_FILE,
+			    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid())
+		return 0;
+	while (done < len) {
+		ssize_t n = pwrite(fd, buf + done, len - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		done += (size_t)n;
+	}
+	if (ftruncate(fd, (off_t)len) < 0 || fchmod(fd, 0600) < 0)
+		return 0;
+	ts_test_point("state-commit-before-swap");
+	if (renameat2(s->dir_fd, TS_STATE_PREV_FILE, s->dir_fd, TS_STATE_ALLOC_FILE,
+		      RENAME_EXCHANGE) < 0)
+		return 0;
+	return 1;
+}
+
 int ts_state_commit(struct ts_state *s, struct ts_error **err)
 {
 	cleanup_free char *path = NULL;
@@ -536,11 +586,13 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	r = ts_state_format_encode(s->allocs, s->n_allocs, path, &buf, &len, err);
 	if (r < 0)
 		return r;
-	if (s->sound)
-		keep_previous(s);
-	r = ts_write_file_replace_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
-	if (r < 0)
-		return ts_error_prefix(err, "%s", s->dir_path);
+	if (commit_swap(s, buf, len) == 0) {
+		if (s->sound)
+			keep_previous(s);
+		r = ts_write_file_replace_at(s->dir_fd, TS_STATE_ALLOC_FILE, buf, len, 0600, err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s", s->dir_path);
+	}
 	s->dirty = false;
 	s->sound = true;
 	free(s->file_buf);

@@ -74,10 +74,14 @@
  * runtimes, but tests run several side by side).
  *
  * allocations.json.prev is the last sound allocations.json before the
- * current one: each commit over a file that loaded sound first hard-links it
- * there (renamed over the old copy, so allocations.json itself is never
- * missing).  A rebuild adds the copy's records that the damaged file lacks,
- * so a file damaged beyond parsing loses at most one commit.
+ * current one: a commit over a file that loaded sound writes the new text
+ * into the copy's file and exchanges the two names (renameat2(2)
+ * RENAME_EXCHANGE: no file created, allocations.json never missing); where
+ * the filesystem cannot exchange, it hard-links the current file there and
+ * renames the new one over it.  A commit over a damaged file replaces it
+ * and leaves the copy alone.  A rebuild adds the copy's records that the
+ * damaged file lacks, so a file damaged beyond parsing loses at most one
+ * commit.
  *
  * Ownership: struct ts_state owns its records; pointers returned by
  * ts_state_find()/ts_state_at() are borrowed until the next put, remove, gc
@@ -300,8 +304,8 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
 /**
  * Write the store to allocations.json (atomically, mode 0600) if it changed
  * since it was loaded or last committed; the lock stays held.  A file that
- * loaded sound is kept as allocations.json.prev first (best effort: a
- * failure there loses only the copy).
+ * loaded sound becomes allocations.json.prev (the exchange above; best
+ * effort: a failure there loses only the copy).
  * @return 0; -EINVAL "<dir>/allocations.json: '/allocations/<i>': ..." when
  *         a record is not storable (empty container id, duplicate); -errno of
  *         the write ("<dir>/allocations.json: cannot replace"); -ENOMEM.
@@ -436,6 +440,10 @@ int ts_state_to_json(const struct ts_state *s, struct ts_json **ret, struct ts_e
 
 /** Path of the state directory, borrowed from s. */
 const char *ts_state_dir(const struct ts_state *s);
+
+/** The state directory, opened (O_DIRECTORY), borrowed from s: for the
+ *  other files it holds (state/plain.h) while the store's lock is held. */
+int ts_state_dir_fd(const struct ts_state *s);
 
 /** Root of procfs the store uses ("/proc" unless overridden), borrowed from s. */
 const char *ts_state_proc_root(const struct ts_state *s);

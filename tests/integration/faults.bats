@@ -97,7 +97,8 @@ check_after() {
 
 @test "faults: a create killed at each of its steps" {
 	local point
-	for point in create-before-reserve atomic-write-before-rename@1 create-after-reserve \
+	for point in create-before-reserve state-commit-before-swap atomic-write-before-rename@1 \
+		create-after-reserve \
 		create-after-plugins atomic-write-before-rename@2 create-after-save; do
 		rm -rf "$WORK/state" "$WORK/root" "$WORK"/*.orig
 		mkdir -p "$WORK/root"
