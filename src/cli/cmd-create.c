@@ -36,6 +36,7 @@
 #include "cli/config.h"
 #include "cli/lifecycle.h"
 #include "cli/log.h"
+#include "cli/passthrough.h"
 #include "cli/pools.h"
 #include "oci/bundle.h"
 #include "oci/role.h"
@@ -124,30 +125,13 @@ static int pre_create(struct ts_plugin_chain *chain, const struct ts_cli_args *a
 	return 0;
 }
 
-/* cmd-create.h: the runtime root of a container. */
-int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
-			struct ts_error **err)
+/* Whether the config names any plugin (every create runs their stages). */
+static bool plugins_configured(const struct ts_plugin_chain *chain)
 {
-	enum ts_runtime_family family = ts_runtime_family_of_path(runtime_path);
-	const char *root = args->root;
-	cleanup_free char *cwd = NULL, *fallback = NULL;
-
-	if (root == NULL) {
-		/* a wrapper of unknown family: runc's default, as before */
-		if (ts_runtime_family_default_root(
-			    family == TS_RUNTIME_FAMILY_UNKNOWN ? TS_RUNTIME_FAMILY_RUNC : family,
-			    NULL, &fallback) < 0)
-			return ts_error_set(err, ENOMEM, "--root");
-		root = fallback;
-	}
-	if (root[0] == '/')
-		*ret = strdup(root);
-	else if ((cwd = getcwd(NULL, 0)) == NULL)
-		return ts_error_set(err, errno, "--root '%s': cannot tell the current directory",
-				    root);
-	else if (asprintf(ret, "%s/%s", cwd, root) < 0)
-		*ret = NULL;
-	return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "--root");
+	for (int st = 0; st < _TS_PLUGIN_STAGE_MAX; st++)
+		if (ts_plugin_chain_count(chain, (enum ts_plugin_stage)st) > 0)
+			return true;
+	return false;
 }
 
 /* Whether the plugins need the lifecycle hooks: only their create and
@@ -318,17 +302,6 @@ static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args 
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);
 }
 
-/* Whether a class's limits ask for nothing the kernel does not give every
- * cgroup anyway (cpu.weight 100 is its default). */
-static bool class_needs_nothing(const struct ts_cgroup_class_limits *l)
-{
-	return l == NULL || ((l->cpu_weight == 0 || l->cpu_weight == 100) && !l->has_cpu_max &&
-			     l->cpu_idle <= 0 && l->memory_high.kind == TS_CGROUP_MEM_UNSET &&
-			     l->memory_low.kind == TS_CGROUP_MEM_UNSET &&
-			     l->memory_min.kind == TS_CGROUP_MEM_UNSET &&
-			     l->memory_oom_group <= 0 && l->io_weight == 0 && l->pids_max == 0);
-}
-
 /* Whether the engine's own cgroup values are already what this host,
  * runtime and driver apply (ts_cgroup_translate() would change nothing:
  * shares in range and no weight to pin, no systemd quota to round, no
@@ -353,25 +326,82 @@ static bool translation_changes_nothing(const struct ts_json *oci_config,
 /* A plain container on a node whose policy needs nothing from it (issue 14):
  * no request (no class or cpus annotation, no cpu limit, no explicit cpus,
  * no NUMA or memory-tier wish, no device), the shared pool it gets is every
- * online cpu (nothing reserved, nothing held exclusively), and its class
- * sets no cgroup value.  Its config.json is left byte-identical: it runs
- * on every cpu as it would without toposhim.  It is still recorded, with
- * the pool as its cpus, so that a later exclusive allocation finds it (by
- * its runtime's state) and resizes it, and grows it back after. */
-static bool leave_untouched(const struct ts_pools *pools, const struct ts_placement_request *req,
-			    const struct ts_placement_result *res,
-			    const struct ts_cdi_injection *injected,
-			    const struct ts_json *oci_config,
-			    const struct ts_cgroup_translate_options *tr)
+ * online cpu (nothing reserved, nothing held exclusively; a cgroup parent
+ * narrower than that gives it the parent's cpus as it would without
+ * toposhim), its class sets no cgroup value, and the engine's cgroup values
+ * are what the runtime applies.  Its config.json is left byte-identical and
+ * it is not recorded: the journal of plain containers names it
+ * (state/plain.h), for the day an exclusive allocation shrinks the pool.
+ * *probe is what the probe of such a container gets (filled on true). */
+static int leave_untouched(struct ts_pools *pools, const struct ts_state *s,
+			   const struct ts_placement_request *req,
+			   const struct ts_placement_result *res,
+			   const struct ts_cdi_injection *injected,
+			   const struct ts_json *oci_config,
+			   const struct ts_cgroup_translate_options *tr,
+			   struct ts_plain_summary *probe, struct ts_error **err)
 {
-	return res->pool == TS_PLACEMENT_POOL_SHARED && !req->class_annotated &&
-	       !req->cpus_annotated && req->cpu_limit == 0 && !req->guaranteed &&
-	       req->user_cpus == NULL && req->user_mems == NULL &&
-	       req->numa == TS_PLACEMENT_NUMA_PREFER && req->memory_tier == TS_MEMORY_TIER_DRAM &&
-	       (injected == NULL || injected->n_devices == 0) &&
-	       hwloc_bitmap_isequal(res->cpus, pools->topo->online) &&
-	       class_needs_nothing(ts_cgroup_config_class(&pools->cgroup, res->class_name)) &&
-	       translation_changes_nothing(oci_config, tr);
+	bool ok = false;
+	int r;
+
+	if (res->pool != TS_PLACEMENT_POOL_SHARED || req->class_annotated || req->cpus_annotated ||
+	    req->cpu_limit != 0 || req->guaranteed || req->user_cpus != NULL ||
+	    req->user_mems != NULL || req->numa != TS_PLACEMENT_NUMA_PREFER ||
+	    req->memory_tier != TS_MEMORY_TIER_DRAM ||
+	    (injected != NULL && injected->n_devices > 0) ||
+	    !translation_changes_nothing(oci_config, tr))
+		return 0;
+	r = ts_pools_plain_probe(pools, s, &ok, probe, err);
+	if (r < 0)
+		return r;
+	/* the probe is this container without its cgroup parent */
+	if (ok && strcmp(probe->class_name, res->class_name) != 0) {
+		ts_plain_summary_release(probe);
+		ok = false;
+	}
+	return ok ? 1 : 0;
+}
+
+/* A plain container's create under the store's lock: its journal entry,
+ * and the summary that lets the next one skip the core (when allowed). */
+static int note_plain(const struct ts_cli_args *args, const char *root,
+		      const struct ts_oci_bundle *b, const struct ts_state *s,
+		      const struct ts_pools *pools, const struct ts_plain_summary *probe,
+		      bool allowed, struct ts_error **err)
+{
+	struct ts_plain_host host = {0};
+	cleanup_free char *root_copy = strdup(root), *id = strdup(args->container_id);
+	struct ts_plain_entry e = {
+		.runtime_root = root_copy,
+		.container_id = id,
+		.bundle = b->bundle_dir,
+		.class_name = probe->class_name,
+		.cpus = probe->cpus,
+		.mems = probe->mems,
+		.pid = getpid(),
+		.created_usec = ts_state_now_usec(),
+	};
+	int r;
+
+	if (root_copy == NULL || id == NULL)
+		return ts_error_set(err, ENOMEM, "plain container");
+	r = ts_state_proc_start_ticks(NULL, e.pid, &e.pid_start_ticks, NULL, err);
+	if (r >= 0)
+		r = ts_plain_journal_append(ts_state_dir_fd(s), &e, NULL, err);
+	if (r < 0 || !allowed)
+		return r < 0 ? ts_error_prefix(err, "%s", ts_state_dir(s)) : 0;
+	r = ts_plain_host_read(pools->config_path, &host, err);
+	if (r >= 0)
+		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, probe, err);
+	ts_plain_host_release(&host);
+	return r < 0 ? ts_error_prefix(err, "%s", ts_state_dir(s)) : 0;
+}
+
+/* Whether an allocation from this pool shrinks the shared pool. */
+static bool shrinks_shared(enum ts_placement_pool pool)
+{
+	return pool == TS_PLACEMENT_POOL_EXCLUSIVE || pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
+	       pool == TS_PLACEMENT_POOL_RESERVED;
 }
 
 /* Write the placement and the class's cgroup limits into config.json, then
@@ -443,13 +473,12 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 	if (r < 0)
 		return r;
 	/* What config.json says now: a pre-create plugin may have adjusted it;
-	 * an untouched container runs on what it was given without it. */
+	 * an untouched container (recorded when plugins are configured) runs
+	 * on what it was given without it. */
 	if (untouched) {
 		r = ts_cpulist_format(res->cpus, &a->cpus_str, err);
 		if (r >= 0)
 			r = ts_cpulist_format(res->mems, &a->mems_str, err);
-		if (r < 0)
-			return r;
 	} else if (ts_oci_cpu_get_cpus(b->config, &cpus, err) < 0 ||
 		   ts_oci_cpu_get_mems(b->config, &mems, err) < 0) {
 		return ts_error_prefix(err, "%s", b->config_path);
@@ -564,8 +593,11 @@ struct reservation {
 	const char *runtime_root;
 	const char *container_id;
 	uint64_t created_usec;
-	bool made;	/* a record was put and committed by this create */
-	bool untouched; /* a plain container: config.json left as it is */
+	bool made;	    /* a record was put and committed by this create */
+	bool untouched;	    /* a plain container: config.json left as it is */
+	bool journal;	    /* ... and named by the journal, not recorded */
+	bool plugins;	    /* the config names plugins: plain containers are recorded */
+	bool plain_allowed; /* the summary may be kept (ts_pools_plain_allowed()) */
 };
 
 static struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
@@ -588,6 +620,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
 	cleanup_request struct ts_placement_request req = {0};
+	cleanup_plain_summary struct ts_plain_summary probe = {0};
 	struct ts_allocation *allocs = NULL;
 	hwloc_bitmap_t *bitmaps = NULL;
 	int n, r;
@@ -640,19 +673,32 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 			ts_runtime_family_of_path(runtime_path) == TS_RUNTIME_FAMILY_CRUN,
 	};
 
-	rv->untouched = leave_untouched(pools, &req, res, injected, b->config, &tr);
-	if (rv->untouched)
+	r = leave_untouched(pools, s, &req, res, injected, b->config, &tr, &probe, err);
+	if (r < 0)
+		return r;
+	rv->untouched = r > 0;
+	/* with plugins, whose delete stage wants a record, it is recorded */
+	rv->journal = rv->untouched && !rv->plugins;
+	r = 0;
+	if (rv->untouched) {
 		ts_log(TS_LOG_DEBUG, "placement of '%s': no request, config.json left as it is",
 		       args->container_id);
-	else
+		if (rv->journal)
+			r = note_plain(args, root, b, s, pools, &probe, rv->plain_allowed, err);
+	} else {
 		r = apply_placement(b, pools, res, &tr, err);
-	if (r >= 0 && !res->existing)
+		/* before the commit: a plain create that saw the summary has
+		 * its journal entry in by now (state/plain.h) */
+		if (r >= 0 && shrinks_shared(res->pool))
+			r = ts_plain_summary_invalidate(ts_state_dir_fd(s), err);
+	}
+	if (r >= 0 && !res->existing && !rv->journal)
 		r = record_allocation(s, args, runtime_path, root, b, res, injected, rv->untouched,
 				      &rv->created_usec, err);
 	if (r >= 0)
 		r = ts_state_commit(s, err);
 	if (r >= 0)
-		rv->made = !res->existing;
+		rv->made = !res->existing && !rv->journal;
 	ts_test_point("create-after-reserve");
 	return r;
 }
@@ -810,20 +856,28 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 
 /* The placement file (state.h): what the store records of this container,
  * kept in the bundle for a rebuild and a retried create, never in
- * config.json, whose annotations the runtime publishes. */
+ * config.json, whose annotations the runtime publishes.  A plain container
+ * named by the journal has none (no record to rebuild): one an earlier
+ * create of this bundle left goes. */
 static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
-			  const struct ts_placement_result *res, bool pinned, bool untouched,
-			  struct ts_error **err)
+			  const struct ts_placement_result *res, bool pinned,
+			  const struct reservation *rv, struct ts_error **err)
 {
 	const char *cpus = NULL, *mems = NULL;
 	struct ts_state_placement p = {
-		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED && !untouched,
+		.cpus_written = res->pool != TS_PLACEMENT_POOL_PINNED && !rv->untouched,
 		.pinned = pinned,
 		.numa_exclusive = res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE,
 	};
 	int r;
 
-	if (untouched) {
+	if (rv->journal) {
+		if (unlinkat(b->bundle_fd, TS_STATE_PLACEMENT_FILE, 0) < 0 && errno != ENOENT)
+			return ts_error_set(err, errno, "%s/%s: cannot remove", b->bundle_dir,
+					    TS_STATE_PLACEMENT_FILE);
+		return 0;
+	}
+	if (rv->untouched) {
 		if (ts_cpulist_format(res->cpus, &p.cpus_str, err) < 0 ||
 		    ts_cpulist_format(res->mems, &p.mems_str, err) < 0) {
 			ts_state_placement_release(&p);
@@ -867,6 +921,8 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	r = ts_cli_state_config_read(pools->config, config_path, &sc, err);
 	if (r < 0)
 		return r;
+	rv.plugins = plugins_configured(chain);
+	rv.plain_allowed = ts_pools_plain_allowed(pools, rv.plugins);
 	ts_test_point("create-before-reserve");
 	r = reserve(args, &sc, runtime_path, root, pools, b, injected, &res, &rv, &collected,
 		    &ncollected, err);
@@ -884,7 +940,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)
-		r = save_placement(args, b, &res, pinned, rv.untouched, err);
+		r = save_placement(args, b, &res, pinned, &rv, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {
@@ -897,9 +953,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	 * it was: nothing to resize, no second and third store session; unless
 	 * its collection released containers (exited ones among them), whose
 	 * cpus the shared pool gets back now. */
-	if (rv.made && (released || res.pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
-			res.pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
-			res.pool == TS_PLACEMENT_POOL_RESERVED))
+	if (released || (rv.made && shrinks_shared(res.pool)))
 		ts_pools_settle_or_warn(pools,
 					&(struct ts_state_options){.state_dir = sc.state_dir},
 					args->systemd_cgroup);
@@ -955,7 +1009,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 
 	r = check_container_id(args->container_id, err);
 	if (r >= 0)
-		r = ts_cmd_runtime_root(args, runtime_path, &root, err);
+		r = ts_cli_runtime_root(args, runtime_path, &root, err);
 	if (r >= 0)
 		r = ts_cli_config_check_keys(config, config_path, err);
 	if (r >= 0)

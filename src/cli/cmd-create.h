@@ -28,21 +28,6 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		  const char *config_path, const char *runtime_path, struct ts_error **err);
 
 /**
- * The runtime root of a container, absolute (the runtime and its hooks run
- * from other directories): the engine's --root (made absolute against the
- * working directory), else the runtime's own default for this caller
- * (runtime.h ts_runtime_family_default_root(): /run/runc or /run/crun as
- * root, $XDG_RUNTIME_DIR/<name> for a rootless caller; runc's for a runtime
- * of unknown family).  With the container id it names the container in the
- * store (state.h).
- * @param[out] ret  a new string; caller frees.
- * @return 0; -errno of getcwd(3) "--root '<root>': cannot tell the current
- *         directory"; -ENOMEM.
- */
-int ts_cmd_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
-			struct ts_error **err);
-
-/**
  * The engine's `delete` of a container: release its allocation before the
  * runtime deletes it, when `--force` (or `-f`) is given or its init is gone
  * (a delete of a running container without --force fails in the runtime,

@@ -10,41 +10,11 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/log.h"
+#include "cli/passthrough.h"
 #include "cli/pools.h"
 #include "plugin/plugin.h"
 #include "state/state.h"
 #include "util/cleanup.h"
-
-/* The container id and --force of `delete [-f|--force] ID` (runc's and
- * crun's options of delete); 0 when the words say anything else (another
- * option, no id or more than one): the runtime alone decides then. */
-static int scan_delete(int argc, char **argv, const struct ts_cli_args *args, const char **ret_id,
-		       bool *ret_force)
-{
-	const char *id = NULL;
-	bool force = false, only_args = false;
-
-	for (int i = args->command_index + 1; i < argc; i++) {
-		const char *w = argv[i];
-
-		if (!only_args && strcmp(w, "--") == 0)
-			only_args = true;
-		else if (only_args || w[0] != '-' || w[1] == '\0') {
-			if (id != NULL)
-				return 0;
-			id = w;
-		} else if (strcmp(w, "-f") == 0 || strcmp(w, "--force") == 0 ||
-			   strcmp(w, "--force=true") == 0)
-			force = true;
-		else if (strcmp(w, "--force=false") != 0)
-			return 0;
-	}
-	if (id == NULL)
-		return 0;
-	*ret_id = id;
-	*ret_force = force;
-	return 1;
-}
 
 /* Whether dropping a changes what the shared pool holds: a record of a
  * pool other than the shared one (its cpus go back to the shared pool);
@@ -105,12 +75,12 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	struct ts_state_options opts;
 	const char *id = NULL;
 	cleanup_error struct ts_error *pools_err = NULL;
-	bool hooks, force = false, settle = false;
+	bool hooks, plugins, force = false, settle = false;
 	int pools_r;
 	struct stat st;
 	int r;
 
-	if (args->command_index < 0 || scan_delete(argc, argv, args, &id, &force) != 1)
+	if (args->command_index < 0 || ts_cli_scan_delete(argc, argv, args, &id, &force) != 1)
 		return;
 	r = ts_cli_state_config_read(config, config_path, &sc, &err);
 	if (r < 0)
@@ -127,10 +97,11 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		goto out;
 	hooks = ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
 		ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
+	plugins = hooks || ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_PRE_CREATE) > 0;
 	ts_plugin_chain_free(chain);
 	if (hooks)
 		return; /* the poststop hook releases, with the record for the plugins */
-	r = ts_cmd_runtime_root(args, runtime_path, &root, &err);
+	r = ts_cli_runtime_root(args, runtime_path, &root, &err);
 	if (r < 0)
 		goto out;
 	pools_r = ts_pools_init(config, config_path, &pools, &pools_err);
@@ -143,6 +114,10 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	} else if (r > 0 && settle) {
 		/* only cpus given back change the shared pool */
 		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
+		/* and may give plain containers every cpu again: the next
+		 * plain create needs no core (state/plain.h) */
+		ts_pools_plain_refresh(&pools, &opts, ts_pools_plain_allowed(&pools, plugins),
+				       config_path);
 	}
 	ts_pools_release(&pools);
 out:

@@ -6,14 +6,19 @@
  *                       columns two spaces apart, in store order; RECORD is
  *                       the record's state (creating: reserved, the runtime
  *                       has not yet created the container; created: it
- *                       has), not the container's (ask the runtime)
+ *                       has), not the container's (ask the runtime); then
+ *                       the plain containers that may still exist (no
+ *                       request, not recorded: the journal of state/plain.h)
+ *                       with RECORD "plain" and PID "-"
  *   alloc list --json   the "allocations" array of allocations.json, pretty
  *                       (both list after learning, from the runtimes' state,
  *                       the init of every "creating" record: ts_state_learn_inits())
  *   alloc gc [--grace SECONDS]
  *                       collect stale allocations (ts_state_gc()), one line
  *                       "collected <container id>" each; the grace period
- *                       defaults to the config's "gc_grace_seconds" (60)
+ *                       defaults to the config's "gc_grace_seconds" (60);
+ *                       and drop the journal entries of plain containers
+ *                       that are gone (ts_plain_journal_compact())
  * The store is $TOPOSHIM_STATE_DIR, else the config's "state_dir", else
  * /run/toposhim.  Exit codes and message shapes follow ctl.h.
  */
@@ -30,6 +35,7 @@
 #include "cli/config.h"
 #include "cli/ctl.h"
 #include "oci/json.h"
+#include "state/plain.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 
@@ -96,23 +102,71 @@ static void print_row(const char *const cells[_COL_MAX], const size_t width[_COL
 			printf("%-*s  ", (int)width[c], cells[c]);
 }
 
+/* The cells of a plain container's row. */
+static void plain_cells(const struct ts_plain_entry *e, const char *cells[_COL_MAX])
+{
+	cells[COL_ID] = e->container_id;
+	cells[COL_STATE] = "plain";
+	cells[COL_CLASS] = e->class_name[0] ? e->class_name : "-";
+	cells[COL_CPUS] = e->cpus[0] ? e->cpus : "-";
+	cells[COL_MEMS] = e->mems[0] ? e->mems : "-";
+	cells[COL_PID] = "-";
+	cells[COL_DEVICES] = "-";
+}
+
+/* The journal's plain containers that may still exist and have no record,
+ * the last entry of each; read without taking it. */
+static int live_plain(const struct ts_state *s, struct ts_plain_entry **ret_v, size_t *ret_n)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plain_entry *v = NULL;
+	size_t n = 0, k = 0;
+
+	if (ts_plain_journal_read(ts_state_dir_fd(s), &v, &n, &err) < 0) {
+		fprintf(stderr, "toposhimctl: alloc: warning: %s: %s, ignoring\n", ts_state_dir(s),
+			err->msg);
+		n = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool later = false;
+
+		for (size_t j = i + 1; j < n && !later; j++)
+			later = strcmp(v[i].container_id, v[j].container_id) == 0 &&
+				strcmp(v[i].runtime_root, v[j].runtime_root) == 0;
+		if (later || ts_state_find(s, v[i].runtime_root, v[i].container_id) != NULL ||
+		    !ts_plain_entry_alive(ts_state_proc_root(s), &v[i])) {
+			ts_plain_entry_release(&v[i]);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*ret_v = v;
+	*ret_n = k;
+	return 0;
+}
+
 static int list_text(const struct ts_state *s)
 {
-	size_t n = ts_state_count(s);
+	size_t n = ts_state_count(s), np = 0;
+	struct ts_plain_entry *plain = NULL;
 	size_t width[_COL_MAX];
 
+	(void)live_plain(s, &plain, &np);
 	for (int c = 0; c < _COL_MAX; c++)
 		width[c] = strlen(headers[c]);
 	/* two passes: widths, then rows */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
 			print_row(headers, width);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n + np; i++) {
 			cleanup_free char *pid = NULL, *devices = NULL;
 			const char *cells[_COL_MAX];
 
-			if (!row_cells(ts_state_at(s, i), cells, &pid, &devices)) {
+			if (i >= n) {
+				plain_cells(&plain[i - n], cells);
+			} else if (!row_cells(ts_state_at(s, i), cells, &pid, &devices)) {
 				fprintf(stderr, "toposhimctl: alloc: out of memory\n");
+				ts_plain_entries_free(plain, np);
 				return 1;
 			}
 			for (int c = 0; pass == 0 && c < _COL_MAX; c++)
@@ -122,6 +176,7 @@ static int list_text(const struct ts_state *s)
 				print_row(cells, width);
 		}
 	}
+	ts_plain_entries_free(plain, np);
 	return 0;
 }
 
@@ -197,7 +252,9 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 		ts_pools_release(&pools);
 		return err != NULL ? print_error(err) : 1;
 	}
-	if (ts_state_commit(s, &err) < 0) {
+	if (ts_state_commit(s, &err) < 0 ||
+	    ts_plain_journal_compact(ts_state_dir_fd(s), ts_state_proc_root(s), NULL, NULL, &err) <
+		    0) {
 		ts_alloc_array_free(collected, n);
 		ts_plugin_chain_free(chain);
 		ts_pools_release(&pools);

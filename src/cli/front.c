@@ -8,7 +8,9 @@
  * it.  It runs those itself (ts_cli_passthrough(), the same code as the
  * core's) and execs the core, with argv and the environment unchanged, for
  * `create`, `run`, `delete` and `toposhim hook <stage>`: the commands that
- * need the topology, the CDI registry, the state and the plugins.
+ * need the topology, the CDI registry, the state and the plugins.  A
+ * create or run of a plain container, and a delete of a container without
+ * a record, it runs itself too (cli/plain.h, state/plain.h).
  *
  * The core is found by the front's own path alone (ts_cli_core_path()),
  * checked and executed through one descriptor (ts_cli_core_open()).
@@ -21,10 +23,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/config.h"
 #include "cli/core.h"
 #include "cli/log.h"
 #include "cli/passthrough.h"
+#include "cli/plain.h"
 #include "cli/scan.h"
+#include "runtime/runtime.h"
 #include "util/cleanup.h"
 
 extern char **environ;
@@ -62,6 +67,38 @@ static bool is_command(const struct ts_cli_args *args, const char *name)
 	return args->command != NULL && strcmp(args->command, name) == 0;
 }
 
+/* A create or run of a plain container, or a delete of a container with
+ * no record: the runtime's vectors, built here (cli/plain.h).  false: the
+ * core's work (it reports every problem, so none is reported here). */
+static bool plain(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
+		  char ***ret_envp)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_free char *runtime_path = NULL;
+	const char *config_path = ts_cli_config_path();
+	bool delete = is_command(args, "delete");
+	int depth;
+
+	if (ts_cli_config_load(config_path, &config, &err) < 0)
+		return false;
+	if (delete &&!ts_cli_plain_delete(argc, argv, args, config))
+		return false;
+	/* create: the configured runtime; delete: the one that keeps it */
+	if (ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, &err) < 0)
+		return false;
+	if (!delete &&!ts_cli_plain_create(args, config, config_path, runtime_path))
+		return false;
+	if (!delete) {
+		cleanup_error struct ts_error *affinity_err = NULL;
+
+		/* (void): as the core's create (main.c) */
+		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
+	}
+	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
+				     &err) >= 0;
+}
+
 int main(int argc, char **argv)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -82,6 +119,14 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	ts_log_setup(&args);
+	if ((args.rewrite || is_command(&args, "delete")) &&
+	    plain(argc, argv, &args, &runtime_argv, &runtime_envp)) {
+		ts_cli_args_release(&args);
+		execve(runtime_argv[0], runtime_argv, runtime_envp);
+		ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0],
+		       strerror(errno));
+		return EXIT_FAILURE;
+	}
 	if (is_command(&args, "create") || is_command(&args, "run") ||
 	    is_command(&args, "delete")) {
 		(void)exec_core(argv, &err);

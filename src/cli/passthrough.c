@@ -1,6 +1,9 @@
 /* passthrough.c - see passthrough.h. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/config.h"
 #include "cli/passthrough.h"
@@ -75,4 +78,30 @@ int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, ch
 	}
 	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
 				     err);
+}
+
+/* passthrough.h: the runtime root of a container. */
+int ts_cli_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+			struct ts_error **err)
+{
+	enum ts_runtime_family family = ts_runtime_family_of_path(runtime_path);
+	const char *root = args->root;
+	cleanup_free char *cwd = NULL, *fallback = NULL;
+
+	if (root == NULL) {
+		/* a wrapper of unknown family: runc's default, as before */
+		if (ts_runtime_family_default_root(
+			    family == TS_RUNTIME_FAMILY_UNKNOWN ? TS_RUNTIME_FAMILY_RUNC : family,
+			    NULL, &fallback) < 0)
+			return ts_error_set(err, ENOMEM, "--root");
+		root = fallback;
+	}
+	if (root[0] == '/')
+		*ret = strdup(root);
+	else if ((cwd = getcwd(NULL, 0)) == NULL)
+		return ts_error_set(err, errno, "--root '%s': cannot tell the current directory",
+				    root);
+	else if (asprintf(ret, "%s/%s", cwd, root) < 0)
+		*ret = NULL;
+	return *ret != NULL ? 0 : ts_error_set(err, ENOMEM, "--root");
 }

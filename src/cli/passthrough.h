@@ -54,4 +54,19 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
 		       char ***ret_envp, struct ts_error **err);
 
+/**
+ * The runtime root of a container, absolute (the runtime and its hooks run
+ * from other directories): the engine's --root (made absolute against the
+ * working directory), else the runtime's own default for this caller
+ * (runtime.h ts_runtime_family_default_root(): /run/runc or /run/crun as
+ * root, $XDG_RUNTIME_DIR/<name> for a rootless caller; runc's for a runtime
+ * of unknown family).  With the container id it names the container in the
+ * store (state.h).
+ * @param[out] ret  a new string; caller frees.
+ * @return 0; -errno of getcwd(3) "--root '<root>': cannot tell the current
+ *         directory"; -ENOMEM.
+ */
+int ts_cli_runtime_root(const struct ts_cli_args *args, const char *runtime_path, char **ret,
+			struct ts_error **err);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli/config.h"
 #include "cli/log.h"
+#include "cli/plain.h"
 #include "cli/pools.h"
 #include "oci/spec.h"
 #include "util/cleanup.h"
@@ -660,12 +661,15 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	int r;
 
 	r = ts_pools_open_store(opts, &s, err);
+	if (r >= 0)
+		r = ts_pools_load_topology(p, ts_state_dir(s), err);
+	/* the plain containers the pool no longer gives what they run on */
+	if (r >= 0)
+		r = ts_pools_take_plain(p, s, err);
 	/* the inits the runtime started since (no hook records them): the
 	 * resizes need their cgroups, and the outcomes are recorded by pid */
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
 		r = ts_state_commit(s, err);
-	if (r >= 0)
-		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	if (r >= 0)
 		r = plan_rebalance(p, s, systemd_cgroup, *skip, *nskip, &pl, err);
 	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
@@ -720,6 +724,8 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	int r;
 
 	r = ts_pools_open_store(opts, &s, err);
+	if (r >= 0)
+		r = ts_pools_take_plain(p, s, err);
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
 		r = ts_state_commit(s, err);
 	if (r >= 0)
@@ -777,6 +783,190 @@ int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, boo
 	}
 	ts_alloc_array_free(skip, nskip);
 	return r < 0 ? r : total;
+}
+
+bool ts_pools_class_needs_nothing(const struct ts_cgroup_class_limits *l)
+{
+	return l == NULL || ((l->cpu_weight == 0 || l->cpu_weight == 100) && !l->has_cpu_max &&
+			     l->cpu_idle <= 0 && l->memory_high.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_low.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_min.kind == TS_CGROUP_MEM_UNSET &&
+			     l->memory_oom_group <= 0 && l->io_weight == 0 && l->pids_max == 0);
+}
+
+bool ts_pools_plain_allowed(const struct ts_pools *p, bool plugins)
+{
+	return p->placement.enabled && !plugins && geteuid() == 0 && !ts_in_user_namespace() &&
+	       ts_json_get_path(p->config, "topology", "xml", NULL) == NULL &&
+	       !ts_cli_plain_overridden();
+}
+
+int ts_pools_plain_probe(struct ts_pools *p, const struct ts_state *s, bool *ret_ok,
+			 struct ts_plain_summary *ret, struct ts_error **err)
+{
+	struct ts_placement_request req = {0};
+	struct ts_placement_result res = {0};
+	struct ts_allocation *allocs = NULL;
+	hwloc_bitmap_t *bitmaps = NULL;
+	struct ts_plain_summary sum = {0};
+	int n, r;
+
+	*ret_ok = false;
+	n = ts_pools_views(p, s, &allocs, &bitmaps, err);
+	if (n < 0)
+		return n;
+	r = ts_placement_request_init(&req, "", err);
+	if (r >= 0)
+		r = ts_placement_place(&p->placement, p->topo, allocs, (size_t)n, &req, &res, err);
+	ts_pools_views_free(allocs, bitmaps, (size_t)n);
+	ts_placement_request_release(&req);
+	if (r < 0)
+		return r;
+	if (res.pool == TS_PLACEMENT_POOL_SHARED && !res.existing &&
+	    hwloc_bitmap_isequal(res.cpus, p->topo->online) &&
+	    ts_pools_class_needs_nothing(ts_cgroup_config_class(&p->cgroup, res.class_name))) {
+		sum.unified = p->cgroup_mode == TS_CGROUP_MODE_UNIFIED;
+		sum.class_name = strdup(res.class_name);
+		r = sum.class_name != NULL ? 0 : ts_error_set(err, ENOMEM, "plain containers");
+		if (r >= 0)
+			r = ts_cpulist_format(res.cpus, &sum.cpus, err);
+		if (r >= 0)
+			r = ts_cpulist_format(res.mems, &sum.mems, err);
+		if (r >= 0) {
+			*ret = sum;
+			*ret_ok = true;
+		} else {
+			ts_plain_summary_release(&sum);
+		}
+	}
+	ts_placement_result_release(&res);
+	return r;
+}
+
+int ts_pools_plain_update(struct ts_pools *p, struct ts_state *s, bool allowed,
+			  const char *config_path, struct ts_error **err)
+{
+	struct ts_plain_summary sum = {0};
+	struct ts_plain_host host = {0};
+	bool ok = false;
+	int r = 0;
+
+	if (allowed)
+		r = ts_pools_load_topology(p, ts_state_dir(s), err);
+	if (r >= 0 && allowed)
+		r = ts_pools_plain_probe(p, s, &ok, &sum, err);
+	if (r >= 0 && ok)
+		r = ts_plain_host_read(config_path, &host, err);
+	if (r >= 0 && ok)
+		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, &sum, err);
+	else if (r >= 0)
+		r = ts_plain_summary_invalidate(ts_state_dir_fd(s), err);
+	ts_plain_host_release(&host);
+	ts_plain_summary_release(&sum);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", ts_state_dir(s));
+	return ok ? 1 : 0;
+}
+
+void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed,
+			    const char *config_path)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	int r;
+
+	r = ts_pools_open_store(opts, &s, &err);
+	if (r >= 0)
+		r = ts_pools_plain_update(p, s, allowed, config_path, &err);
+	if (r < 0)
+		ts_log(TS_LOG_WARNING, "cannot note what plain containers get: %s, ignoring",
+		       err->msg);
+}
+
+/* A "creating" record of a journal entry: what the create would have
+ * recorded, with the create process as its pid.  NULL on ENOMEM. */
+static struct ts_alloc *record_of_entry(const struct ts_plain_entry *e)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_alloc struct ts_alloc *a = ts_alloc_new(e->container_id, &ignored);
+
+	if (a == NULL || (a->runtime_root = strdup(e->runtime_root)) == NULL ||
+	    (a->bundle = strdup(e->bundle)) == NULL ||
+	    (a->class_name = strdup(e->class_name)) == NULL ||
+	    (a->cpus_str = strdup(e->cpus)) == NULL || (a->mems_str = strdup(e->mems)) == NULL ||
+	    (a->devices = calloc(1, sizeof(*a->devices))) == NULL)
+		return NULL;
+	a->status = TS_ALLOC_CREATING;
+	a->created_usec = e->created_usec;
+	a->pid = e->pid;
+	a->pid_start_ticks = e->pid_start_ticks;
+	return TAKE_PTR(a);
+}
+
+/* Whether the pool gives some entry other cpus than it was created with. */
+static int entries_outside(struct ts_pools *p, const struct ts_state *s,
+			   const struct ts_plain_entry *v, size_t n, bool *ret,
+			   struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t pool = NULL;
+	int r = shared_pool(p, s, &pool, err);
+
+	*ret = false;
+	for (size_t i = 0; r >= 0 && i < n && !*ret; i++) {
+		cleanup_free char *cpus = NULL;
+
+		r = class_cpus(p, pool, v[i].class_name, &cpus, err);
+		*ret = r >= 0 && !str_eq(cpus, v[i].cpus);
+	}
+	return r;
+}
+
+int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err)
+{
+	cleanup_error struct ts_error *done_err = NULL;
+	struct ts_plain_entry *v = NULL;
+	size_t n = 0;
+	int fd = -EBADF, made = 0, r;
+	bool outside = false, commit = false;
+
+	r = ts_pools_load_topology(p, ts_state_dir(s), err);
+	if (r >= 0)
+		r = ts_plain_journal_take(ts_state_dir_fd(s), ts_state_proc_root(s), &fd, &v, &n,
+					  err);
+	if (r < 0)
+		return r;
+	if (fd < 0)
+		return 0;
+	/* only gone containers: the journal empties */
+	commit = n == 0;
+	if (n > 0)
+		r = entries_outside(p, s, v, n, &outside, err);
+	for (size_t i = 0; r >= 0 && outside && i < n; i++) {
+		struct ts_alloc *a;
+
+		if (ts_state_find(s, v[i].runtime_root, v[i].container_id) != NULL)
+			continue; /* recorded meanwhile (a later create of the same id) */
+		a = record_of_entry(&v[i]);
+		if (a == NULL)
+			r = ts_error_set(err, ENOMEM, "plain container '%s'", v[i].container_id);
+		else
+			r = ts_state_put(s, a, err);
+		if (r >= 0) {
+			ts_log(TS_LOG_DEBUG,
+			       "plain container '%s' recorded: the shared pool changes",
+			       v[i].container_id);
+			made++;
+		}
+	}
+	if (r >= 0 && outside) {
+		r = ts_state_commit(s, err);
+		commit = r >= 0;
+	}
+	ts_plain_entries_free(v, n);
+	if (ts_plain_journal_take_done(fd, commit, &done_err) < 0 && r >= 0)
+		/* the entries are records now: taken again later, they are skipped */
+		ts_log(TS_LOG_WARNING, "%s, ignoring", done_err->msg);
+	return r < 0 ? r : made;
 }
 
 /* Whether a later non-shared record overlaps the cpus of shared record a. */

@@ -19,6 +19,7 @@
 #include "cgroup/cgroup.h"
 #include "oci/json.h"
 #include "placement/placement.h"
+#include "state/plain.h"
 #include "state/state.h"
 #include "topology/topology.h"
 #include "util/error.h"
@@ -192,6 +193,69 @@ void ts_pools_settle_or_warn(struct ts_pools *p, const struct ts_state_options *
  */
 bool ts_pools_catch_up(struct ts_pools *p, const struct ts_state *s, const char *runtime_root,
 		       const char *container_id);
+
+/**
+ * Whether a class's cgroup limits ask for nothing the kernel does not give
+ * every cgroup anyway (cpu.weight 100 is its default); NULL (no limits)
+ * counts as nothing.
+ */
+bool ts_pools_class_needs_nothing(const struct ts_cgroup_class_limits *l);
+
+/**
+ * Whether the core may keep the plain-container summary (state/plain.h) at
+ * all: placement on, no plugin (their stages run for every container), the
+ * caller root of the initial user namespace (a rootless create judges its
+ * cgroup parent each time), the host's own topology (no "topology": {"xml"}
+ * and no TOPOSHIM_TOPOLOGY_XML) and none of the TOPOSHIM_* overrides the
+ * front refuses (cli/plain.h).
+ * @param[in] plugins  the config names any plugin.
+ */
+bool ts_pools_plain_allowed(const struct ts_pools *p, bool plugins);
+
+/**
+ * What a plain container gets now: the placement of a request that asks
+ * for nothing (class "standard", no cgroup parent) on the store's
+ * allocations.  *ret_ok tells whether that leaves it untouched: the shared
+ * pool, every online cpu, and a class that sets no cgroup value.  On
+ * *ret_ok, ret's class_name, cpus, mems and unified are filled (release
+ * with ts_plain_summary_release()).  The topology must be loaded.
+ * @return 0; errors of the placement (a hand-edited store); -ENOMEM.
+ */
+int ts_pools_plain_probe(struct ts_pools *p, const struct ts_state *s, bool *ret_ok,
+			 struct ts_plain_summary *ret, struct ts_error **err);
+
+/**
+ * Keep the summary true, on a store the caller holds (the lock): write it
+ * when allowed (ts_pools_plain_allowed()) and the probe says a plain
+ * container is left untouched, remove it otherwise.  Loads the topology.
+ * @param[in] config_path  the toposhim config file (its identity is kept).
+ * @return 1 written, 0 removed; errors of the probe, of reading the host's
+ *         facts and of the write or removal.
+ */
+int ts_pools_plain_update(struct ts_pools *p, struct ts_state *s, bool allowed,
+			  const char *config_path, struct ts_error **err);
+
+/**
+ * ts_pools_plain_update() in a store session of its own, a failure logged
+ * as a warning: after a delete gave cpus back, so that the next plain
+ * create needs no core again.
+ */
+void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed,
+			    const char *config_path);
+
+/**
+ * Take the journal's plain containers into the store (state/plain.h) when
+ * the shared pool no longer gives one of them what it was created with:
+ * each becomes a "creating" record with its create process, which the
+ * resize machinery then waits for or resizes like any other; the journal
+ * is emptied once the store is committed.  Entries of containers that are
+ * gone are dropped.  Nothing is taken while the pool still gives every one
+ * of them its cpus.  The topology must be loaded; s is the caller's,
+ * locked.
+ * @return how many records were made (>= 0); errors of the journal, the
+ *         store and the placement.
+ */
+int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err);
 
 /**
  * The poststop stage: remove a container's allocation and give its CPUs

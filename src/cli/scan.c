@@ -498,3 +498,31 @@ void ts_cli_args_release(struct ts_cli_args *args)
 	free(args->warning);
 	args->warning = NULL;
 }
+
+int ts_cli_scan_delete(int argc, char **argv, const struct ts_cli_args *args, const char **ret_id,
+		       bool *ret_force)
+{
+	const char *id = NULL;
+	bool force = false, only_args = false;
+
+	for (int i = args->command_index + 1; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (!only_args && strcmp(w, "--") == 0)
+			only_args = true;
+		else if (only_args || w[0] != '-' || w[1] == '\0') {
+			if (id != NULL)
+				return 0;
+			id = w;
+		} else if (strcmp(w, "-f") == 0 || strcmp(w, "--force") == 0 ||
+			   strcmp(w, "--force=true") == 0)
+			force = true;
+		else if (strcmp(w, "--force=false") != 0)
+			return 0;
+	}
+	if (id == NULL)
+		return 0;
+	*ret_id = id;
+	*ret_force = force;
+	return 1;
+}

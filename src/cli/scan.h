@@ -112,4 +112,17 @@ int ts_cli_scan(int argc, char **argv, struct ts_cli_args *ret, struct ts_error 
 /** Free what ts_cli_scan() allocated (the warning); argv stays untouched. */
 void ts_cli_args_release(struct ts_cli_args *args);
 
+/**
+ * The container id and --force of `delete [-f|--force] ID` (runc's and
+ * crun's options of delete, also written --force=true/false).
+ * @param[in]  argc, argv  the command line ts_cli_scan() read; borrowed.
+ * @param[in]  args        its scan; args->command is "delete".
+ * @param[out] ret_id      the id, borrowed from argv; written on 1.
+ * @param[out] ret_force   whether --force was given; written on 1.
+ * @return 1; 0 when the words say anything else (another option, no id or
+ *         more than one id): the runtime alone decides then.
+ */
+int ts_cli_scan_delete(int argc, char **argv, const struct ts_cli_args *args, const char **ret_id,
+		       bool *ret_force);
+
 #endif

@@ -102,7 +102,9 @@
  * or the createRuntime hook when plugins need one); the engine's `delete`
  * through toposhim, or the first collection after the init exited, removes
  * it (the poststop hook too, when injected).  A crash anywhere leaves a
- * record that ts_state_gc() collects at a later create.
+ * record that ts_state_gc() collects at a later create.  A plain container
+ * (no request, nothing needed from it) has no record until the shared pool
+ * shrinks: state/plain.h.
  */
 #ifndef TS_STATE_STATE_H
 #define TS_STATE_STATE_H

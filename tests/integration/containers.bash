@@ -42,6 +42,16 @@ set_annotation() {
 	mv "$1/config.json.new" "$1/config.json"
 }
 
+# plain_entry ID: the class, cpus and mems of plain container ID (no
+# request: config.json left as it is, no record) from the journal of plain
+# containers (src/state/plain.h), the last entry of that id; nothing when
+# the journal has none.
+plain_entry() {
+	[ -f "$WORK/state/plain-containers" ] || return 0
+	jq -c --arg id "$1" 'select(.id == $id) | {class, cpus, mems}' \
+		"$WORK/state/plain-containers" | tail -n 1
+}
+
 # A CDI spec exposing the host's /dev/zero as /dev/xzero, with an env
 # variable and a read-only bind mount, in $WORK/cdi.
 write_demo_spec() {

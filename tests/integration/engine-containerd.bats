@@ -343,12 +343,15 @@ classes() {
 	assert_output 1
 	sandbox_cfg=$(ls /run/containerd/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json 2>/dev/null ||
 		ls "$CTRD"/state/io.containerd.runtime.v2.task/k8s.io/"$pod"/config.json)
-	# what toposhim gave it is in its placement file; a plain sandbox's
-	# config.json is left as containerd wrote it (no cpus)
-	run jq -c --slurpfile p "${sandbox_cfg%/config.json}/toposhim-placement.json" \
-		'{type: .annotations["io.kubernetes.cri.container-type"], class: $p[0].class,
-		cpus: $p[0].cpus}' "$sandbox_cfg"
-	assert_output '{"type":"sandbox","class":"standard","cpus":"0-1"}'
+	# a plain sandbox: its config.json is left as containerd wrote it (no
+	# cpus), it has no placement file and no record, and the journal of
+	# plain containers names it with what it runs on
+	run jq -c '{type: .annotations["io.kubernetes.cri.container-type"],
+		cpus: .linux.resources.cpu.cpus}' "$sandbox_cfg"
+	assert_output '{"type":"sandbox","cpus":null}'
+	[ ! -e "${sandbox_cfg%/config.json}/toposhim-placement.json" ]
+	run jq -c --arg id "$pod" 'select(.id == $id) | {class, cpus}' "$WORK/state/plain-containers"
+	assert_output '{"class":"standard","cpus":"0-1"}'
 	# and no CDI device was injected into it
 	[ ! -e "${sandbox_cfg%/config.json}/toposhim-cdi.json" ]
 	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")

@@ -68,6 +68,12 @@ make_bundle() {
 		mv "$dir/config.json.new" "$dir/config.json"
 }
 
+# annotate DIR KEY VALUE: set an annotation in DIR/config.json.
+annotate() {
+	jq --arg k "$2" --arg v "$3" '.annotations[$k] = $v' "$1/config.json" >"$1/config.json.new" &&
+		mv "$1/config.json.new" "$1/config.json"
+}
+
 # The runc state root of this test; containers made here are listed in
 # $BATS_TEST_TMPDIR/containers and deleted by ts_teardown_containers.
 runc_root() {

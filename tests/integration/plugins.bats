@@ -223,6 +223,8 @@ PLUGIN
 state_with_one_container() {
 	write_config
 	make_bundle "$WORK/a" '["sleep","60"]'
+	# a request: a recorded container (a plain one is not)
+	set_annotation "$WORK/a" toposhim.io/class standard
 	"$TOPOSHIM" create --bundle "$WORK/a" "$ID-a" </dev/null >/dev/null 2>&1
 	# the store learns the init from runc's state (no hook records it)
 	"$TOPOSHIMCTL" alloc list >/dev/null

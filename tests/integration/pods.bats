@@ -52,13 +52,20 @@ create_start() {
 }
 
 # placed NAME: the cpus and class toposhim gave container NAME (its
-# placement file: a plain container's config.json carries no cpus) and the
-# devices its CDI record says were injected (null: no record).
+# placement file) and the devices its CDI record says were injected (null:
+# no record); for a plain container (no placement file, no cpus in its
+# config.json, not recorded) its journal entry, marked "plain".
 placed() {
 	local rec="$WORK/$1/toposhim-cdi.json" cdi=null
 	[ ! -e "$rec" ] || cdi=$(jq -c '.devices | join(",")' "$rec")
-	jq -c --argjson cdi "$cdi" '{cpus: .cpus, class: .class, cdi: $cdi}' \
-		"$WORK/$1/toposhim-placement.json"
+	if [ -e "$WORK/$1/toposhim-placement.json" ]; then
+		jq -c --argjson cdi "$cdi" '{cpus: .cpus, class: .class, cdi: $cdi}' \
+			"$WORK/$1/toposhim-placement.json"
+		return
+	fi
+	[ "$(jq -c '.linux.resources.cpu.cpus // null' "$WORK/$1/config.json")" = null ] || return 1
+	[ "$(alloc_json | jq --arg id "$ID-$1" '[.[] | select(.id == $id)] | length')" = 0 ] || return 1
+	plain_entry "$ID-$1" | jq -c --argjson cdi "$cdi" '{cpus, class, cdi: $cdi, plain: true}'
 }
 
 POD=(cdi.k8s.io/test=toposhim.test/dev=zero toposhim.io/class=critical)
@@ -69,7 +76,7 @@ POD=(cdi.k8s.io/test=toposhim.test/dev=zero toposhim.io/class=critical)
 	# the shared pool: every CPU, as no container holds one exclusively
 	[ "$(cat "$WORK/sandbox.out")" = "0-1
 ls: /dev/xzero: No such file or directory" ]
-	[ "$(placed sandbox)" = '{"cpus":"0-1","class":"standard","cdi":null}' ]
+	[ "$(placed sandbox)" = '{"cpus":"0-1","class":"standard","cdi":null,"plain":true}' ]
 	[ ! -s "$WORK/sandbox.err" ]
 }
 
@@ -78,7 +85,7 @@ ls: /dev/xzero: No such file or directory" ]
 	pod_bundle sandbox sandbox "" toposhim.io/class=critical toposhim.io/numa=bogus \
 		toposhim.io/cpus.Bad_Name=1
 	create_start sandbox
-	[ "$(placed sandbox)" = '{"cpus":"0-1","class":"standard","cdi":null}' ]
+	[ "$(placed sandbox)" = '{"cpus":"0-1","class":"standard","cdi":null,"plain":true}' ]
 }
 
 @test "pods: after the sandbox, the app container gets the device and CPU 1" {
@@ -117,7 +124,7 @@ ls: /dev/xzero: No such file or directory" ]
 	grep -Fx "toposhim: debug: container 'app' of a pod (io.kubernetes.cri.container-name)" "$WORK/app.err"
 	grep -Fx "toposhim: debug: annotation 'toposhim.io/class.wroker' is another container's request, ignoring" "$WORK/app.err"
 	grep -Fx "toposhim: debug: annotation 'toposhim.io/cpus.wroker' is another container's request, ignoring" "$WORK/app.err"
-	[ "$(placed app)" = '{"cpus":"0-1","class":"standard","cdi":null}' ]
+	[ "$(placed app)" = '{"cpus":"0-1","class":"standard","cdi":null,"plain":true}' ]
 }
 
 @test "pods: a scoped annotation that is no container name fails the app container, config.json byte-identical" {
@@ -150,7 +157,7 @@ ls: /dev/xzero: No such file or directory" ]
 	create_start infra
 	[ "$(cat "$WORK/infra.out")" = "0-1
 ls: /dev/xzero: No such file or directory" ]
-	[ "$(placed infra)" = '{"cpus":"0-1","class":"standard","cdi":null}' ]
+	[ "$(placed infra)" = '{"cpus":"0-1","class":"standard","cdi":null,"plain":true}' ]
 	# the same config with ContainerType "container" (podman's app
 	# containers of a pod) is an app container: it takes them
 	make_bundle "$WORK/app" '["/catatonit","-P"]'
@@ -205,7 +212,25 @@ parent_bundle() {
 	rm_parent
 	[ "$out" = "1
 ls: /dev/xzero: No such file or directory" ]
+	# no request on a node that holds nothing: left as it is, it runs on
+	# its parent's cpus as it would without toposhim
+	[ "$cfg" = '{"cpus":"0-1","class":"standard","cdi":null,"plain":true}' ]
+}
+
+@test "pods: a parent narrowed to CPU 1: a class-annotated standard container gets cpus 1 written" {
+	make_parent 1
+	parent_bundle app "/$PARENT/burstable/pod1/$ID-app" toposhim.io/class=standard
+	create_start app || { rm_parent; false; }
+	local out cfg cpus
+	out=$(cat "$WORK/app.out")
+	cfg=$(placed app)
+	cpus=$(jq -r .linux.resources.cpu.cpus "$WORK/app/config.json")
+	delete_test_containers
+	rm_parent
+	[ "$out" = "1
+ls: /dev/xzero: No such file or directory" ]
 	[ "$cfg" = '{"cpus":"1","class":"standard","cdi":null}' ]
+	[ "$cpus" = 1 ]
 }
 
 @test "pods: exclusive cpus outside the parent are refused in one line, config.json byte-identical" {

@@ -220,18 +220,78 @@ plain_shrunk_and_grown() {
 	create_start plain
 	[ "$("${RPFX[@]}" "$RT" state "$ID-plain" | jq -r .status)" = running ] ||
 		fail "$RT does not run $ID-plain"
-	# no request, a shared pool of every CPU: nothing of toposhim's in it
+	# no request, a shared pool of every CPU: nothing of toposhim's in it,
+	# not recorded; the journal of plain containers names it
 	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	[ ! -e "$WORK/plain/toposhim-placement.json" ]
 	[ "$(cat "$WORK/plain.out")" = 0-1 ]
 	run alloc_json
-	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	[ "$output" = '[]' ]
+	[ "$(plain_entry "$ID-plain")" = '{"class":"standard","cpus":"0-1","mems":"0"}' ]
 	bundle crit critical 1
 	create_start crit
+	# the critical create took it into the store and shrank it
 	[ "$(seen_by plain)" = "0 0 0 " ]
 	[ "$(host_cpuset plain)" = 0 ]
+	[ ! -s "$WORK/state/plain-containers" ]
 	"${RPFX[@]}" "$TOPOSHIM" delete --force "$ID-crit"
 	[ "$(seen_by plain)" = "0-1 0-1 0-1 " ]
 	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
 	run alloc_json
 	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	# its delete releases the record
+	"${RPFX[@]}" "$TOPOSHIM" delete --force "$ID-plain"
+	run alloc_json
+	[ "$output" = '[]' ]
+}
+
+@test "resize: a plain container whose create is in flight when CPU 1 is taken starts on 0" {
+	# the front creates it (the summary says plain containers need nothing)
+	# through a runtime slow to start; the critical create withdraws the
+	# summary, takes the plain container's journal entry and waits for its
+	# init before it resizes it: it never starts on CPU 1
+	printf '#!/bin/sh\ncase " $* " in *" create "*) sleep 2 ;; esac\nexec %s "$@"\n' \
+		"$(command -v runc)" >"$WORK/slow"
+	chmod 0755 "$WORK/slow"
+	make_bundle "$WORK/first" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	create_start first
+	[ "$(jq -r .valid "$WORK/state/plain.json")" = 1 ] || fail "no summary: $(cat "$WORK/state/plain.json")"
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	cp "$WORK/plain/config.json" "$WORK/plain.orig"
+	env TOPOSHIM_RUNTIME="$WORK/slow" "$TOPOSHIM" --debug create --bundle "$WORK/plain" "$ID-plain" \
+		</dev/null >"$WORK/plain.out" 2>"$WORK/plain.err" 3>&- &
+	local bg=$! i
+	for i in $(seq 50); do
+		[ -n "$(plain_entry "$ID-plain")" ] && break
+		sleep 0.1
+	done
+	[ -n "$(plain_entry "$ID-plain")" ] || fail "no journal entry"
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	[ "$(jq -r .valid "$WORK/state/plain.json")" = 0 ]
+	wait "$bg" || { cat "$WORK/plain.err"; false; }
+	grep -q "toposhim: debug: create '$ID-plain': plain, config.json left as it is" "$WORK/plain.err" ||
+		fail "not the front's create: $(cat "$WORK/plain.err")"
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	"$TOPOSHIM" start "$ID-plain"
+	wait_for_file "$WORK/plain.out"
+	[ "$(cat "$WORK/plain.out")" = 0 ]
+	[ "$(host_cpuset plain)" = 0 ]
+	[ "$(host_cpuset first)" = 0 ]
+	# a plain create now, with CPU 1 held: the core writes the shared pool
+	make_bundle "$WORK/late" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	create_start late
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/late/config.json")" = 0 ]
+	[ "$(cat "$WORK/late.out")" = 0 ]
+	# CPU 1 back: the summary is valid again, the next plain create skips the core
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(jq -r .valid "$WORK/state/plain.json")" = 1 ]
+	make_bundle "$WORK/again" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	cp "$WORK/again/config.json" "$WORK/again.orig"
+	"$TOPOSHIM" --debug create --bundle "$WORK/again" "$ID-again" </dev/null >"$WORK/again.out" \
+		2>"$WORK/again.err" 3>&-
+	grep -q "toposhim: debug: create '$ID-again': plain, config.json left as it is" "$WORK/again.err" ||
+		fail "not the front's create: $(cat "$WORK/again.err")"
+	cmp "$WORK/again.orig" "$WORK/again/config.json"
 }
