@@ -7,12 +7,17 @@
  * uses (cpus, mems, shares, quota, period, memory limit, an env entry, an annotation) and
  * the hook injection; when a setter succeeds its getter must give back the value, the
  * tree must still serialise and parse, and a second injection must not add hooks (a
- * retried create).  Failures carry a message.
+ * retried create).  Failures carry a message.  The front's verdict that a config.json is
+ * plain (src/cli/plain.c) must be one the core agrees with: no request annotation, no cpu
+ * quota or cpuset, and a translation of its cgroup values (src/cgroup/translate.c) on this
+ * kind of host that changes nothing.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup/cgroup.h"
 #include "cli/cmd-hook.h"
+#include "cli/plain.h"
 #include "fuzz.h"
 #include "oci/json.h"
 #include "oci/spec.h"
@@ -125,6 +130,43 @@ static size_t count_hooks(const struct ts_json *c)
 	return n;
 }
 
+/* When the front calls c plain, the core would leave it as it is. */
+static void plain_agrees(const struct ts_json *c, bool unified)
+{
+	static const struct ts_cgroup_translate_options hosts[] = {
+		{.mode = TS_CGROUP_MODE_HYBRID},
+		{.mode = TS_CGROUP_MODE_LEGACY, .systemd = true},
+		{.mode = TS_CGROUP_MODE_UNIFIED, .runtime_is_crun = true},
+		{.mode = TS_CGROUP_MODE_UNIFIED, .systemd = true},
+	};
+	cleanup_error struct ts_error *err = NULL;
+	const char *why = NULL, *s = NULL;
+	int64_t quota = 0;
+
+	if (!ts_cli_plain_config(c, unified, &why)) {
+		fuzz_check(why != NULL, "not plain without a reason");
+		return;
+	}
+	fuzz_check(ts_oci_annotation_get(c, "toposhim.io/class", &s, &err) == 0 &&
+			   ts_oci_annotation_get(c, "toposhim.io/cpus", &s, &err) == 0,
+		   "plain with a request annotation");
+	fuzz_check(ts_oci_cpu_get_quota(c, &quota, &err) >= 0 && quota == 0, "plain with a quota");
+	fuzz_check(ts_oci_cpu_get_cpus(c, &s, &err) == 0 || (s != NULL && s[0] == '\0'),
+		   "plain with cpus");
+	for (size_t i = 0; i < ARRAY_SIZE(hosts); i++) {
+		cleanup_json struct ts_json *copy = NULL;
+		cleanup_strv char **msgs = NULL;
+
+		if ((hosts[i].mode == TS_CGROUP_MODE_UNIFIED) != unified)
+			continue;
+		copy = ts_json_dup(c);
+		fuzz_check(copy != NULL, "out of memory");
+		fuzz_check(ts_cgroup_translate(copy, "config.json", &hosts[i], &msgs, &err) >= 0,
+			   "plain, but the translation fails");
+		fuzz_check(ts_json_equal(copy, c), "plain, but the translation changes it");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -137,6 +179,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    config->type != TS_JSON_OBJECT)
 		return 0;
 	getters(config);
+	plain_agrees(config, false);
+	plain_agrees(config, true);
 	copy = ts_json_dup(config);
 	fuzz_check(copy != NULL, "out of memory");
 	setters(copy);

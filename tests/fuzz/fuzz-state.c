@@ -9,12 +9,21 @@
  * 0 set: the rest (FUZZ_SEP, then allocations.json.prev) is put into a state dir and read with
  * ts_state_open() + ts_state_load(), the create path's reader, with an empty proc root (no
  * container is alive); then committed and loaded again, which must find the file sound.
+ * Bits 0 and 1 set: the files of plain containers (src/state/plain.c): the rest (FUZZ_SEP,
+ * then the journal) is the summary plain.json and the journal plain-containers; a summary
+ * read must have every member, every journal entry a runc id and an absolute root, a take
+ * and a compaction must keep only entries that read back, and the delete's question on the
+ * summary's text as allocations.json must answer.
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 #include "state/internal.h"
+#include "state/plain.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 
@@ -104,6 +113,69 @@ static void load(const uint8_t *data, size_t size)
 	fuzz_parts_free(parts, 2);
 }
 
+static void check_entries(const struct ts_plain_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fuzz_check(v[i].runtime_root != NULL && v[i].runtime_root[0] == '/' &&
+				   ts_plain_container_id_valid(v[i].container_id) &&
+				   v[i].bundle != NULL && v[i].class_name != NULL &&
+				   v[i].cpus != NULL && v[i].mems != NULL && v[i].pid > 0,
+			   "plain: an entry read that is not sound");
+}
+
+static void plain_files(const uint8_t *data, size_t size)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plain_summary sum = {0};
+	struct ts_plain_entry *v = NULL;
+	char *parts[2];
+	char dir[4096];
+	size_t n = 0, n2 = 0, kept = 0, dropped = 0;
+	int dfd, fd = -1;
+
+	fuzz_split(data, size, parts, 2);
+	snprintf(dir, sizeof(dir), "%s", fuzz_path("state"));
+	fuzz_rmtree(dir);
+	fuzz_mkdir(dir);
+	fuzz_mkdir(fuzz_path("proc"));
+	fuzz_write(fuzz_path("state/" TS_PLAIN_SUMMARY_FILE), parts[0], strlen(parts[0]));
+	fuzz_write(fuzz_path("state/" TS_PLAIN_JOURNAL_FILE), parts[1], strlen(parts[1]));
+	fuzz_write(fuzz_path("state/allocations.json"), parts[0], strlen(parts[0]));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fuzz_check(dfd >= 0, "plain: cannot open the state dir");
+	if (ts_plain_summary_read(dfd, &sum, &fd) == 1) {
+		fuzz_check(sum.config_path != NULL && sum.boot_id != NULL && sum.online != NULL &&
+				   sum.class_name != NULL && sum.cpus != NULL && sum.mems != NULL,
+			   "plain: a summary read without a member");
+		fuzz_check(ts_plain_summary_still_valid(dfd, fd),
+			   "plain: a summary read is not valid");
+		fuzz_check(ts_plain_summary_invalidate(dfd, &err) == 0, "plain: cannot withdraw");
+		fuzz_check(!ts_plain_summary_still_valid(dfd, fd), "plain: withdrawn, still valid");
+		close(fd);
+		ts_plain_summary_release(&sum);
+	}
+	(void)ts_plain_maybe_recorded(dfd, "fuzz");
+	(void)ts_plain_maybe_recorded(dfd, "a");
+	fuzz_check(ts_plain_journal_read(dfd, &v, &n, &err) == 0, "plain: journal read failed");
+	check_entries(v, n);
+	ts_plain_entries_free(v, n);
+	/* nothing is alive under the empty proc root but what names a runtime dir */
+	fuzz_check(ts_plain_journal_compact(dfd, fuzz_path("proc"), &kept, &dropped, &err) == 0,
+		   "plain: compaction failed");
+	fuzz_check(ts_plain_journal_read(dfd, &v, &n2, &err) == 0 && n2 == kept,
+		   "plain: the compacted journal does not read back");
+	check_entries(v, n2);
+	ts_plain_entries_free(v, n2);
+	fuzz_check(ts_plain_journal_take(dfd, fuzz_path("proc"), &fd, &v, &n, &err) == 0 &&
+			   n <= kept,
+		   "plain: take failed");
+	check_entries(v, n);
+	ts_plain_entries_free(v, n);
+	fuzz_check(ts_plain_journal_take_done(fd, true, &err) == 0, "plain: take not done");
+	close(dfd);
+	fuzz_parts_free(parts, 2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cleanup_free char *buf = NULL;
@@ -113,8 +185,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((data[0] & 1) == 0) {
 		buf = fuzz_strndup(data + 1, size - 1);
 		roundtrip(buf, size - 1);
-	} else {
+	} else if ((data[0] & 2) == 0) {
 		load(data + 1, size - 1);
+	} else {
+		plain_files(data + 1, size - 1);
 	}
 	return 0;
 }
