@@ -145,7 +145,7 @@ bool ts_cli_plain_config(const struct ts_json *oci, bool unified, const char **r
 bool ts_cli_plain_overridden(void)
 {
 	static const char *const vars[] = {"TOPOSHIM_TOPOLOGY_XML", "TOPOSHIM_CGROUP_ROOT",
-					   "TOPOSHIM_SYSFS_ROOT", "TOPOSHIM_PROC_ROOT",
+					   "TOPOSHIM_SYSFS_ROOT",   "TOPOSHIM_PROC_ROOT",
 					   "TOPOSHIM_TEST_KILL_AT", "TOPOSHIM_TEST_SLEEP_AT"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(vars); i++)
@@ -249,7 +249,8 @@ bool ts_cli_plain_create(const struct ts_cli_args *args, const struct ts_json *c
 	off_t size = 0;
 	bool plain = false;
 
-	if (!args->rewrite || ts_cli_plain_overridden() || !ts_plain_container_id_valid(args->container_id))
+	if (!args->rewrite || ts_cli_plain_overridden() ||
+	    !ts_plain_container_id_valid(args->container_id))
 		return false;
 	state_fd = open_state_dir(config);
 	if (state_fd < 0 || ts_plain_summary_read(state_fd, &sum, &sum_fd) != 1)
@@ -284,8 +285,7 @@ bool ts_cli_plain_create(const struct ts_cli_args *args, const struct ts_json *c
 	       "%s '%s': plain, config.json left as it is (runtime '%s', config '%s'%s, class "
 	       "'%s', cpus %s)",
 	       args->command, args->container_id, runtime_path, config_path,
-	       host.config_present ? "" : " (absent: built-in defaults)", sum.class_name,
-	       sum.cpus);
+	       host.config_present ? "" : " (absent: built-in defaults)", sum.class_name, sum.cpus);
 	plain = true;
 out:
 	ts_plain_host_release(&host);
@@ -308,8 +308,7 @@ bool ts_cli_plain_delete(int argc, char **argv, const struct ts_cli_args *args,
 	if (v != NULL && (v->type != TS_JSON_STRING || v->u.string[0] != '/'))
 		return false;
 	/* no state dir: nothing was ever recorded on this node */
-	if (stat(ts_state_dir_resolve(v != NULL ? v->u.string : NULL), &st) < 0 &&
-	    errno == ENOENT)
+	if (stat(ts_state_dir_resolve(v != NULL ? v->u.string : NULL), &st) < 0 && errno == ENOENT)
 		return true;
 	state_fd = open_state_dir(config);
 	if (state_fd < 0 || ts_plain_maybe_recorded(state_fd, id))

@@ -248,7 +248,8 @@ int ts_plain_summary_write(int state_dir_fd, const struct ts_plain_host *h,
 	fd = openat(state_dir_fd, TS_PLAIN_SUMMARY_FILE,
 		    O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd >= 0 && owned_regular(fd, NULL) &&
-	    ts_read_fd(fd, TS_PLAIN_SUMMARY_FILE, SUMMARY_MAX_BYTES, &old, &old_len, &ignored) >= 0 &&
+	    ts_read_fd(fd, TS_PLAIN_SUMMARY_FILE, SUMMARY_MAX_BYTES, &old, &old_len, &ignored) >=
+		    0 &&
 	    old_len == len && old_len > SUMMARY_VALID_AT) {
 		old[SUMMARY_VALID_AT] = '1';
 		if (memcmp(old, text, len) == 0 && set_valid(fd, '1'))
@@ -323,7 +324,8 @@ int ts_plain_summary_read(int state_dir_fd, struct ts_plain_summary *ret, int *r
 		    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || !owned_regular(fd, NULL) ||
 	    ts_read_fd(fd, TS_PLAIN_SUMMARY_FILE, SUMMARY_MAX_BYTES, &buf, &len, &ignored) < 0 ||
-	    len <= SUMMARY_VALID_AT || memcmp(buf, SUMMARY_VALID_PREFIX "1", SUMMARY_VALID_AT + 1) != 0 ||
+	    len <= SUMMARY_VALID_AT ||
+	    memcmp(buf, SUMMARY_VALID_PREFIX "1", SUMMARY_VALID_AT + 1) != 0 ||
 	    ts_json_parse(buf, len, TS_PLAIN_SUMMARY_FILE, &o, &ignored) < 0)
 		return 0;
 	if (!summary_from_json(o, &s)) {
@@ -444,8 +446,8 @@ static bool entry_parse(const char *line, size_t len, struct ts_plain_entry *ret
 }
 
 /* Every sound line of buf (len bytes), in order. */
-static int entries_parse(const char *buf, size_t len, struct ts_plain_entry **ret_v,
-			 size_t *ret_n, struct ts_error **err)
+static int entries_parse(const char *buf, size_t len, struct ts_plain_entry **ret_v, size_t *ret_n,
+			 struct ts_error **err)
 {
 	struct ts_plain_entry *v = NULL;
 	size_t n = 0, cap = 0;
@@ -573,8 +575,7 @@ static void keep_live(const char *proc_root, struct ts_plain_entry *v, size_t *n
 	*n = k;
 }
 
-static int read_locked(int fd, struct ts_plain_entry **ret_v, size_t *ret_n,
-		       struct ts_error **err)
+static int read_locked(int fd, struct ts_plain_entry **ret_v, size_t *ret_n, struct ts_error **err)
 {
 	cleanup_free char *buf = NULL;
 	size_t len = 0;

@@ -15,15 +15,12 @@
  *                     be left untouched, and withdrawn (its "valid" byte set
  *                     to 0 in place, under the same lock) before it commits
  *                     any allocation that changes that (an exclusive,
- *                     NUMA-exclusive or reserved one).  It holds what the verdict depends on that can
- *                     change without the core knowing: the config file's
- *                     identity (path, device, inode, size, mtime, ctime, or
- *                     its absence), the boot id and the online cpus; and
- *                     what a plain container gets (class, cpus, mems) and
- *                     whether the host is cgroup v2 (where engine-set
- *                     shares are translated, so a config.json with shares
- *                     is not plain).  The front trusts it only when all of
- *                     those still match (ts_plain_summary_current()).
+ *                     NUMA-exclusive or reserved one).  It holds what the verdict depends on that
+ * can change without the core knowing: the config file's identity (path, device, inode, size,
+ * mtime, ctime, or its absence), the boot id and the online cpus; and what a plain container gets
+ * (class, cpus, mems) and whether the host is cgroup v2 (where engine-set shares are translated, so
+ * a config.json with shares is not plain).  The front trusts it only when all of those still match
+ * (ts_plain_summary_current()).
  *
  *   plain-containers  the journal: one line (a JSON object) per plain
  *                     container created, appended with O_APPEND under a
@@ -83,15 +80,15 @@
 /* What the verdict "a plain container is left untouched" depends on, and
  * what such a container gets.  Strings are owned. */
 struct ts_plain_summary {
-	char *config_path;	/* the toposhim config file, as the core named it */
-	bool config_present;	/* false: the file was absent (built-in defaults) */
-	struct stat config_st;	/* with config_present: dev, ino, size, mtime, ctime */
-	char *boot_id;		/* TS_PLAIN_BOOT_ID_FILE, without the newline */
-	char *online;		/* TS_PLAIN_ONLINE_FILE as the kernel wrote it, no newline */
-	bool unified;		/* cgroup v2: shares in config.json are translated */
-	char *class_name;	/* the class a plain container is in */
-	char *cpus;		/* the cpus it runs on (the whole shared pool), a list */
-	char *mems;		/* the NUMA nodes of those, a list */
+	char *config_path;     /* the toposhim config file, as the core named it */
+	bool config_present;   /* false: the file was absent (built-in defaults) */
+	struct stat config_st; /* with config_present: dev, ino, size, mtime, ctime */
+	char *boot_id;	       /* TS_PLAIN_BOOT_ID_FILE, without the newline */
+	char *online;	       /* TS_PLAIN_ONLINE_FILE as the kernel wrote it, no newline */
+	bool unified;	       /* cgroup v2: shares in config.json are translated */
+	char *class_name;      /* the class a plain container is in */
+	char *cpus;	       /* the cpus it runs on (the whole shared pool), a list */
+	char *mems;	       /* the NUMA nodes of those, a list */
 };
 
 /* What the summary is checked against: this boot and this config file. */
@@ -172,13 +169,13 @@ bool ts_plain_summary_still_valid(int state_dir_fd, int fd);
 
 /* One journal entry: a plain container's create.  Strings owned. */
 struct ts_plain_entry {
-	char *runtime_root;	  /* absolute --root of the runtime */
+	char *runtime_root; /* absolute --root of the runtime */
 	char *container_id;
-	char *bundle;		  /* absolute bundle directory */
+	char *bundle;			/* absolute bundle directory */
 	char *class_name, *cpus, *mems; /* what it was given (the summary's) */
-	pid_t pid;		  /* the create process (the runtime after the exec) */
-	uint64_t pid_start_ticks; /* field 22 of /proc/<pid>/stat */
-	uint64_t created_usec;	  /* CLOCK_REALTIME, microseconds */
+	pid_t pid;			/* the create process (the runtime after the exec) */
+	uint64_t pid_start_ticks;	/* field 22 of /proc/<pid>/stat */
+	uint64_t created_usec;		/* CLOCK_REALTIME, microseconds */
 };
 
 /** Free what e owns and zero it. */

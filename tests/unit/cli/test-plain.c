@@ -52,8 +52,8 @@ static void test_plain_configs(void **state)
 			  "\"\", \"mems\": \"\", \"quota\": null}}}}",
 			  false, NULL));
 	assert_true(plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 0}}}}", true, NULL));
-	assert_true(plain("{\"linux\": {\"resources\": {\"cpu\": {}, \"hugepageLimits\": []}}}", true,
-			  NULL));
+	assert_true(plain("{\"linux\": {\"resources\": {\"cpu\": {}, \"hugepageLimits\": []}}}",
+			  true, NULL));
 	assert_true(plain("{\"linux\": {\"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", "
 			  "\"major\": 10, \"minor\": 229}]}}",
 			  false, NULL));
@@ -64,7 +64,8 @@ static void test_not_plain(void **state)
 	const char *why = NULL;
 
 	(void)state;
-	assert_false(plain("{\"annotations\": {\"toposhim.io/class\": \"standard\"}}", false, &why));
+	assert_false(
+		plain("{\"annotations\": {\"toposhim.io/class\": \"standard\"}}", false, &why));
 	assert_string_equal(why, "toposhim.io/class");
 	assert_false(plain("{\"annotations\": {\"toposhim.io/cpus.web\": \"1\"}}", false, &why));
 	assert_string_equal(why, "toposhim.io/cpus.web");
@@ -75,30 +76,36 @@ static void test_not_plain(void **state)
 			   false, &why));
 	assert_string_equal(why, "a TOPOSHIM_ variable in process.env");
 	/* what the core translates */
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 1024}}}}", true, &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 1024}}}}", true, &why));
 	assert_string_equal(why, "cpu shares the core translates");
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 1}}}}", false, &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 1}}}}", false, &why));
 	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": 300000}}}}", false,
 			   &why));
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": \"2\"}}}}", false,
-			   &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"shares\": \"2\"}}}}", false, &why));
 	assert_false(plain("{\"linux\": {\"resources\": {\"unified\": {}}}}", false, &why));
 	assert_string_equal(why, "linux.resources.unified");
-	assert_false(plain("{\"linux\": {\"resources\": {\"hugepageLimits\": [{\"pageSize\": \"2MB\", "
-			   "\"limit\": 1}]}}}",
-			   false, &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"hugepageLimits\": [{\"pageSize\": \"2MB\", "
+		      "\"limit\": 1}]}}}",
+		      false, &why));
 	assert_string_equal(why, "linux.resources.hugepageLimits");
 	/* a request of its own */
 	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"quota\": 100000, \"period\": "
 			   "100000, \"shares\": 1024}}}}",
 			   false, &why));
 	assert_string_equal(why, "a cpu quota");
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"quota\": -1}}}}", false, &why));
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"0-1\"}}}}", false, &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"quota\": -1}}}}", false, &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"0-1\"}}}}", false, &why));
 	assert_string_equal(why, "a cpuset of its own");
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"mems\": \"0\"}}}}", false, &why));
-	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"realtimeRuntime\": 5}}}}", false,
-			   &why));
+	assert_false(
+		plain("{\"linux\": {\"resources\": {\"cpu\": {\"mems\": \"0\"}}}}", false, &why));
+	assert_false(plain("{\"linux\": {\"resources\": {\"cpu\": {\"realtimeRuntime\": 5}}}}",
+			   false, &why));
 	assert_string_equal(why, "a cpu member toposhim does not judge here");
 	/* shapes the core judges (and reports) */
 	assert_false(plain("[]", false, &why));
