@@ -709,12 +709,28 @@ static int quiet_load(hwloc_topology_t h)
 	return r;
 }
 
+/* No hwloc plugin is loaded (HWLOC_PLUGINS_PATH "" while hwloc's
+ * components start, at the first topology of the process): the XML loads
+ * need none (see ts_topology_load_xml()), and a host's PCI and OS devices
+ * come from hwloc's built-in Linux backend, which reads them from sysfs as
+ * the pci plugin (libpciaccess) does.  So every toposhim process sees the
+ * same topology, whether its hwloc is a shared library or linked into a
+ * static core (configure --enable-static-core), where loading a plugin
+ * (itself linked against the shared libhwloc) cannot work; and a cache
+ * miss costs no dlopen of four plugins (about 7 M instructions). */
 static int new_hwloc(hwloc_topology_t *ret, const char *what, struct ts_error **err)
 {
+	struct env_override o;
 	hwloc_topology_t h;
+	int r, e;
 
-	if (hwloc_topology_init(&h) < 0)
-		return ts_error_set(err, errno ? errno : ENOMEM, "%s: hwloc init failed", what);
+	if (env_push(&o, "HWLOC_PLUGINS_PATH", "") < 0)
+		return ts_error_set(err, ENOMEM, "%s: out of memory", what);
+	r = hwloc_topology_init(&h);
+	e = errno;
+	env_pop(&o);
+	if (r < 0)
+		return ts_error_set(err, e ? e : ENOMEM, "%s: hwloc init failed", what);
 	(void)hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	/* placement never looks below L3 (see topology.h) */
 	(void)hwloc_topology_set_type_filter(h, HWLOC_OBJ_L1CACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -874,13 +890,9 @@ int ts_topology_load_host(struct ts_topology **ret, struct ts_error **err)
 	r = new_hwloc(&h, "host topology", err);
 	if (r < 0)
 		return r;
-	/* Displays (gl: probes X servers) and OpenCL devices (opencl: runs the
-	 * ICD loader) give nothing placement uses, cost milliseconds, and both
-	 * plugins leave memory behind after hwloc_topology_destroy() (seen with
-	 * valgrind and LeakSanitizer, hwloc 2.9).  PCI and OS devices, which
-	 * locality does use, come from the pci plugin and the Linux backend. */
-	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
-	(void)hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+	/* no plugin (new_hwloc()): no gl (probes X servers) or opencl (runs the
+	 * ICD loader), which cost milliseconds and leak (valgrind, hwloc 2.9);
+	 * PCI and OS devices, which locality uses, come from the Linux backend */
 	return finish_load(h, "host topology", "discovery failed", ret, err);
 }
 
