@@ -363,12 +363,17 @@ static int leave_untouched(struct ts_pools *pools, const struct ts_state *s,
 }
 
 /* A plain container's create under the store's lock: its journal entry,
- * and the summary that lets the next one skip the core (when allowed). */
-static int note_plain(const struct ts_cli_args *args, const char *root,
-		      const struct ts_oci_bundle *b, const struct ts_state *s,
-		      const struct ts_pools *pools, const struct ts_plain_summary *probe,
-		      bool allowed, struct ts_error **err)
+ * and the summary that lets the next one skip the core (when allowed).
+ * Never fails the create: a journal that cannot take the entry (a full
+ * disk, a file put in its place) leaves the container to be recorded as
+ * any other (*ret_recorded), a summary that cannot be written only costs
+ * the next plain create the core; each said in one warning. */
+static void note_plain(const struct ts_cli_args *args, const char *root,
+		       const struct ts_oci_bundle *b, const struct ts_state *s,
+		       const struct ts_pools *pools, const struct ts_plain_summary *probe,
+		       bool allowed, bool *ret_recorded)
 {
+	cleanup_error struct ts_error *err = NULL;
 	struct ts_plain_host host = {0};
 	cleanup_free char *root_copy = strdup(root), *id = strdup(args->container_id);
 	struct ts_plain_entry e = {
@@ -381,20 +386,36 @@ static int note_plain(const struct ts_cli_args *args, const char *root,
 		.pid = getpid(),
 		.created_usec = ts_state_now_usec(),
 	};
-	int r;
+	int r = 0;
 
+	*ret_recorded = false;
 	if (root_copy == NULL || id == NULL)
-		return ts_error_set(err, ENOMEM, "plain container");
-	r = ts_state_proc_start_ticks(NULL, e.pid, &e.pid_start_ticks, NULL, err);
+		r = ts_error_set(&err, ENOMEM, "plain container");
 	if (r >= 0)
-		r = ts_plain_journal_append(ts_state_dir_fd(s), &e, NULL, err);
-	if (r < 0 || !allowed)
-		return r < 0 ? ts_error_prefix(err, "%s", ts_state_dir(s)) : 0;
-	r = ts_plain_host_read(pools->config_path, &host, err);
+		r = ts_state_proc_start_ticks(NULL, e.pid, &e.pid_start_ticks, NULL, &err);
 	if (r >= 0)
-		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, probe, err);
+		r = ts_plain_journal_append(ts_state_dir_fd(s), &e, NULL, &err);
+	if (r < 0) {
+		cleanup_free char *msg = ts_error_format(err);
+
+		ts_log(TS_LOG_WARNING,
+		       "cannot name plain container '%s' in %s: %s; recorded instead",
+		       args->container_id, ts_state_dir(s), msg != NULL ? msg : err->msg);
+		*ret_recorded = true;
+		return;
+	}
+	if (!allowed)
+		return;
+	r = ts_plain_host_read(pools->config_path, &host, &err);
+	if (r >= 0)
+		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, probe, &err);
 	ts_plain_host_release(&host);
-	return r < 0 ? ts_error_prefix(err, "%s", ts_state_dir(s)) : 0;
+	if (r < 0) {
+		cleanup_free char *msg = ts_error_format(err);
+
+		ts_log(TS_LOG_WARNING, "%s: %s, ignoring", ts_state_dir(s),
+		       msg != NULL ? msg : err->msg);
+	}
 }
 
 /* Whether an allocation from this pool shrinks the shared pool. */
@@ -683,14 +704,19 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	if (rv->untouched) {
 		ts_log(TS_LOG_DEBUG, "placement of '%s': no request, config.json left as it is",
 		       args->container_id);
-		if (rv->journal)
-			r = note_plain(args, root, b, s, pools, &probe, rv->plain_allowed, err);
+		if (rv->journal) {
+			bool recorded = false;
+
+			note_plain(args, root, b, s, pools, &probe, rv->plain_allowed, &recorded);
+			rv->journal = !recorded;
+		}
 	} else {
 		r = apply_placement(b, pools, res, &tr, err);
 		/* before the commit: a plain create that saw the summary has
 		 * its journal entry in by now (state/plain.h) */
-		if (r >= 0 && shrinks_shared(res->pool))
-			r = ts_plain_summary_invalidate(ts_state_dir_fd(s), err);
+		if (r >= 0 && shrinks_shared(res->pool) &&
+		    ts_plain_summary_invalidate(ts_state_dir_fd(s), err) < 0)
+			r = ts_error_prefix(err, "%s", ts_state_dir(s));
 	}
 	if (r >= 0 && !res->existing && !rv->journal)
 		r = record_allocation(s, args, runtime_path, root, b, res, injected, rv->untouched,

@@ -276,6 +276,10 @@ bool ts_cli_plain_create(const struct ts_cli_args *args, const struct ts_json *c
 		goto out;
 	if (!ts_plain_summary_still_valid(state_fd, sum_fd))
 		goto out; /* an allocation came meanwhile: the core places it */
+	/* a journal past what a take reads whole (never so by our creates):
+	 * the core, whose take reads its newest lines, this one among them */
+	if (size > (off_t)TS_PLAIN_JOURNAL_MAX_BYTES)
+		goto out;
 	/* an earlier create of this bundle's placement would be adopted with it */
 	(void)unlinkat(bundle_fd, TS_STATE_PLACEMENT_FILE, 0);
 	if (size > (off_t)TS_PLAIN_JOURNAL_COMPACT_BYTES &&

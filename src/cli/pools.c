@@ -923,18 +923,29 @@ static int entries_outside(struct ts_pools *p, const struct ts_state *s,
 
 int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err)
 {
-	cleanup_error struct ts_error *done_err = NULL;
+	cleanup_error struct ts_error *done_err = NULL, *take_err = NULL;
 	struct ts_plain_entry *v = NULL;
 	size_t n = 0;
 	int fd = -EBADF, made = 0, r;
 	bool outside = false, commit = false;
 
 	r = ts_pools_load_topology(p, ts_state_dir(s), err);
-	if (r >= 0)
-		r = ts_plain_journal_take(ts_state_dir_fd(s), ts_state_proc_root(s), &fd, &v, &n,
-					  err);
 	if (r < 0)
 		return r;
+	r = ts_plain_journal_take(ts_state_dir_fd(s), ts_state_proc_root(s), &fd, &v, &n,
+				  &take_err);
+	if (r < 0) {
+		/* what is in the journal stays out of this settle; the recorded
+		 * containers are resized all the same */
+		if (!p->plain_warned) {
+			cleanup_free char *msg = ts_error_format(take_err);
+
+			ts_log(TS_LOG_WARNING, "%s: %s, ignoring", ts_state_dir(s),
+			       msg != NULL ? msg : take_err->msg);
+		}
+		p->plain_warned = true;
+		return 0;
+	}
 	if (fd < 0)
 		return 0;
 	/* only gone containers: the journal empties */

@@ -32,6 +32,7 @@ struct ts_pools {
 	struct ts_topology *topo;     /* NULL until ts_pools_load_topology() */
 	const char *config_path;      /* the toposhim config file, for messages; borrowed */
 	const struct ts_json *config; /* the toposhim config root; borrowed */
+	bool plain_warned;	      /* the journal could not be taken, said once */
 };
 
 /**
@@ -250,9 +251,10 @@ void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *o
  * resize machinery then waits for or resizes like any other; the journal
  * is emptied once the store is committed.  Entries of containers that are
  * gone are dropped.  Nothing is taken while the pool still gives every one
- * of them its cpus.  The topology must be loaded; s is the caller's,
- * locked.
- * @return how many records were made (>= 0); errors of the journal, the
+ * of them its cpus.  s is the caller's, locked.  A journal that cannot be
+ * taken (not a file of ours, unreadable) is one warning per process and
+ * no record: the recorded containers are resized all the same.
+ * @return how many records were made (>= 0); errors of the topology, the
  *         store and the placement.
  */
 int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err);

@@ -260,9 +260,16 @@ int ts_plain_summary_write(int state_dir_fd, const struct ts_plain_host *h,
 
 int ts_plain_summary_invalidate(int state_dir_fd, struct ts_error **err)
 {
-	cleanup_close int fd = openat(state_dir_fd, TS_PLAIN_SUMMARY_FILE,
-				      O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	cleanup_close int fd = -EBADF;
+	struct stat st;
 
+	/* what is not a regular file of ours, the front never reads as a
+	 * summary (ts_plain_summary_read()): nothing to withdraw */
+	if (fstatat(state_dir_fd, TS_PLAIN_SUMMARY_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return 0;
+	fd = openat(state_dir_fd, TS_PLAIN_SUMMARY_FILE,
+		    O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return 0;
 	if (fd >= 0 && set_valid(fd, '0'))
@@ -402,13 +409,18 @@ static int entry_line(const struct ts_plain_entry *e, char **ret, size_t *ret_le
 		r = ts_json_serialize(o, false, &buf, &len, err);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", TS_PLAIN_JOURNAL_FILE);
-	line = realloc(buf, len + 2);
+	/* "\n" first too: a line an earlier append left cut short (a full
+	 * disk) ends there and is skipped, instead of swallowing this one */
+	line = malloc(len + 3);
 	if (line == NULL) {
 		free(buf);
 		return ts_error_set(err, ENOMEM, "%s", TS_PLAIN_JOURNAL_FILE);
 	}
-	line[len++] = '\n';
-	line[len] = '\0';
+	line[0] = '\n';
+	memcpy(line + 1, buf, len);
+	free(buf);
+	line[++len] = '\n';
+	line[++len] = '\0';
 	*ret = line;
 	*ret_len = len;
 	return 0;
@@ -482,26 +494,34 @@ static int entries_parse(const char *buf, size_t len, struct ts_plain_entry **re
 }
 
 /* Open the journal and take its flock (op), opening it again when a
- * compaction replaced it meanwhile (the file we hold has no name left). */
+ * compaction replaced it meanwhile (the file we hold has no name left).
+ * O_NONBLOCK: a FIFO put there must not hold a create (ENXIO, or refused
+ * below).  A file of ours that others may write (the state dir, 0700,
+ * keeps them out anyway) is made 0600 again rather than refused. */
 static int journal_open_locked(int state_dir_fd, int flags, int op, int *ret_fd,
 			       struct ts_error **err)
 {
 	for (int tries = 0; tries < 8; tries++) {
-		cleanup_close int fd = openat(state_dir_fd, TS_PLAIN_JOURNAL_FILE,
-					      flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+		cleanup_close int fd =
+			openat(state_dir_fd, TS_PLAIN_JOURNAL_FILE,
+			       flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
 		struct stat st;
 
 		if (fd < 0)
 			return ts_error_set(err, errno, "%s: cannot open", TS_PLAIN_JOURNAL_FILE);
+		if (fstat(fd, &st) < 0)
+			return ts_error_set(err, errno, "%s: cannot stat", TS_PLAIN_JOURNAL_FILE);
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			return ts_error_set(err, EPERM, "%s: not a regular file of uid %u",
+					    TS_PLAIN_JOURNAL_FILE, (unsigned)geteuid());
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && fchmod(fd, 0600) < 0)
+			return ts_error_set(err, errno, "%s: writable by others (mode %04o)",
+					    TS_PLAIN_JOURNAL_FILE, (unsigned)(st.st_mode & 07777));
 		while (flock(fd, op) < 0)
 			if (errno != EINTR)
 				return ts_error_set(err, errno, "%s: cannot lock",
 						    TS_PLAIN_JOURNAL_FILE);
-		if (!owned_regular(fd, &st))
-			return ts_error_set(err, EPERM,
-					    "%s: not a regular file of uid %u writable by it alone",
-					    TS_PLAIN_JOURNAL_FILE, (unsigned)geteuid());
-		if (st.st_nlink > 0) {
+		if (fstat(fd, &st) == 0 && st.st_nlink > 0) {
 			*ret_fd = TAKE_FD(fd);
 			return 0;
 		}
@@ -575,17 +595,26 @@ static void keep_live(const char *proc_root, struct ts_plain_entry *v, size_t *n
 	*n = k;
 }
 
+/* The journal's lines; of one larger than TS_PLAIN_JOURNAL_MAX_BYTES (no
+ * create lets it grow so: ts_plain_journal_compact()) the last that many
+ * bytes, from their first line on: the newest entries. */
 static int read_locked(int fd, struct ts_plain_entry **ret_v, size_t *ret_n, struct ts_error **err)
 {
 	cleanup_free char *buf = NULL;
-	size_t len = 0;
+	struct stat st;
+	off_t from = 0;
+	size_t len = 0, skip = 0;
 	int r;
 
-	if (lseek(fd, 0, SEEK_SET) < 0)
+	if (fstat(fd, &st) < 0)
+		return ts_error_set(err, errno, "%s: cannot read", TS_PLAIN_JOURNAL_FILE);
+	if (st.st_size > (off_t)TS_PLAIN_JOURNAL_MAX_BYTES)
+		from = st.st_size - (off_t)TS_PLAIN_JOURNAL_MAX_BYTES;
+	if (lseek(fd, from, SEEK_SET) < 0)
 		return ts_error_set(err, errno, "%s: cannot read", TS_PLAIN_JOURNAL_FILE);
 	r = ts_read_fd(fd, TS_PLAIN_JOURNAL_FILE, TS_PLAIN_JOURNAL_MAX_BYTES, &buf, &len, err);
 	if (r == -EFBIG) {
-		/* a journal no create would write: nothing in it is trusted */
+		/* grew while read: what was there is read the next time */
 		ts_error_clear(err);
 		*ret_v = NULL;
 		*ret_n = 0;
@@ -593,7 +622,12 @@ static int read_locked(int fd, struct ts_plain_entry **ret_v, size_t *ret_n, str
 	}
 	if (r < 0)
 		return r;
-	return entries_parse(buf, len, ret_v, ret_n, err);
+	if (from > 0) {
+		const char *nl = memchr(buf, '\n', len);
+
+		skip = nl != NULL ? (size_t)(nl - buf) : len;
+	}
+	return entries_parse(buf + skip, len - skip, ret_v, ret_n, err);
 }
 
 int ts_plain_journal_take(int state_dir_fd, const char *proc_root, int *ret_fd,
@@ -698,21 +732,20 @@ int ts_plain_journal_compact(int state_dir_fd, const char *proc_root, size_t *re
 int ts_plain_journal_read(int state_dir_fd, struct ts_plain_entry **ret_v, size_t *ret_n,
 			  struct ts_error **err)
 {
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	int r;
+	cleanup_close int fd = -EBADF;
+	struct stat st;
 
 	*ret_v = NULL;
 	*ret_n = 0;
-	r = ts_read_file_at(state_dir_fd, TS_PLAIN_JOURNAL_FILE, TS_PLAIN_JOURNAL_MAX_BYTES, &buf,
-			    &len, err);
-	if (r == -ENOENT) {
-		ts_error_clear(err);
+	fd = openat(state_dir_fd, TS_PLAIN_JOURNAL_FILE,
+		    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
 		return 0;
-	}
-	if (r < 0)
-		return r;
-	return entries_parse(buf, len, ret_v, ret_n, err);
+	if (fd < 0)
+		return ts_error_set(err, errno, "%s: cannot open", TS_PLAIN_JOURNAL_FILE);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ts_error_set(err, EINVAL, "%s: not a regular file", TS_PLAIN_JOURNAL_FILE);
+	return read_locked(fd, ret_v, ret_n, err);
 }
 
 /* ---- the delete's question ------------------------------------------- */

@@ -245,6 +245,46 @@ plain_shrunk_and_grown() {
 	[ "$output" = '[]' ]
 }
 
+@test "resize: a plain container the journal cannot name is recorded, and still shrinks" {
+	# a directory where the journal goes: one warning, the create goes
+	# on, the container is recorded as any other
+	mkdir -m 0700 -p "$WORK/state/plain-containers"
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	cp "$WORK/plain/config.json" "$WORK/plain.orig"
+	create_start plain
+	[ "$(cat "$WORK/plain.err")" = "toposhim: warning: cannot name plain container '$ID-plain' in $WORK/state: plain-containers: cannot open: Is a directory; recorded instead" ] ||
+		{ echo "stderr"; cat "$WORK/plain.err"; false; }
+	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-plain","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	# the settle cannot take the journal: said once, the recorded
+	# containers are resized all the same
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.err")" = "toposhim: warning: $WORK/state: cannot take the plain containers: plain-containers: cannot open: Is a directory, ignoring" ] ||
+		{ echo "stderr"; cat "$WORK/crit.err"; false; }
+	[ "$(host_cpuset plain)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(host_cpuset plain)" = 0-1 ]
+}
+
+@test "resize: a summary that cannot be written costs a warning, nothing else" {
+	mkdir -m 0700 -p "$WORK/state/plain.json"
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	create_start plain
+	[ "$(cat "$WORK/plain.err")" = "toposhim: warning: $WORK/state: plain.json: cannot replace: Is a directory, ignoring" ] ||
+		{ echo "stderr"; cat "$WORK/plain.err"; false; }
+	[ "$(plain_entry "$ID-plain")" = '{"class":"standard","cpus":"0-1","mems":"0"}' ]
+	# the front does not take a directory for a summary; the exclusive
+	# create has nothing to withdraw, and shrinks the plain container
+	bundle crit critical 1
+	create_start crit
+	[ ! -s "$WORK/crit.err" ] || { echo "stderr"; cat "$WORK/crit.err"; false; }
+	[ "$(host_cpuset plain)" = 0 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(host_cpuset plain)" = 0-1 ]
+}
+
 @test "resize: a plain container whose create is in flight when CPU 1 is taken starts on 0" {
 	# the front creates it (the summary says plain containers need nothing)
 	# through a runtime slow to start; the critical create withdraws the
@@ -255,7 +295,7 @@ plain_shrunk_and_grown() {
 	chmod 0755 "$WORK/slow"
 	make_bundle "$WORK/first" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
 	create_start first
-	[ "$(jq -r .valid "$WORK/state/plain.json")" = 1 ] || fail "no summary: $(cat "$WORK/state/plain.json")"
+	[ "$(jq -r .valid "$WORK/state/plain.json")" = 1 ] || { echo "no summary"; cat "$WORK/state/plain.json"; false; }
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
 	cp "$WORK/plain/config.json" "$WORK/plain.orig"
 	env TOPOSHIM_RUNTIME="$WORK/slow" "$TOPOSHIM" --debug create --bundle "$WORK/plain" "$ID-plain" \
@@ -265,14 +305,14 @@ plain_shrunk_and_grown() {
 		[ -n "$(plain_entry "$ID-plain")" ] && break
 		sleep 0.1
 	done
-	[ -n "$(plain_entry "$ID-plain")" ] || fail "no journal entry"
+	[ -n "$(plain_entry "$ID-plain")" ] || { echo "no journal entry"; false; }
 	bundle crit critical 1
 	create_start crit
 	[ "$(cat "$WORK/crit.out")" = 1 ]
 	[ "$(jq -r .valid "$WORK/state/plain.json")" = 0 ]
 	wait "$bg" || { cat "$WORK/plain.err"; false; }
 	grep -q "toposhim: debug: create '$ID-plain': plain, config.json left as it is" "$WORK/plain.err" ||
-		fail "not the front's create: $(cat "$WORK/plain.err")"
+		{ echo "not the front's create"; cat "$WORK/plain.err"; false; }
 	cmp "$WORK/plain.orig" "$WORK/plain/config.json"
 	"$TOPOSHIM" start "$ID-plain"
 	wait_for_file "$WORK/plain.out"
@@ -292,6 +332,6 @@ plain_shrunk_and_grown() {
 	"$TOPOSHIM" --debug create --bundle "$WORK/again" "$ID-again" </dev/null >"$WORK/again.out" \
 		2>"$WORK/again.err" 3>&-
 	grep -q "toposhim: debug: create '$ID-again': plain, config.json left as it is" "$WORK/again.err" ||
-		fail "not the front's create: $(cat "$WORK/again.err")"
+		{ echo "not the front's create"; cat "$WORK/again.err"; false; }
 	cmp "$WORK/again.orig" "$WORK/again/config.json"
 }

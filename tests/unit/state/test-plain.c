@@ -352,6 +352,87 @@ static void test_journal_take(void **state)
 	assert_string_equal(text, "");
 }
 
+/* What others may have left in the journal's place: a line cut short (a
+ * full disk) does not swallow the next append; a file of ours that others
+ * may write is made 0600 again; a FIFO or a directory is refused at once,
+ * never waited on. */
+static void test_journal_damage(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plain_entry *v = NULL, e;
+	cleanup_free char *dir = NULL;
+	struct stat st;
+	size_t n = 0;
+
+	assert_true(asprintf(&dir, "%s/live", f->root) > 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(
+		th_write(f->sdir, TS_PLAIN_JOURNAL_FILE, "{\"version\":1,\"root\":\"/r\",\"id"), 0);
+	e = entry(f->root, id_live, 7, 1);
+	assert_int_equal(ts_plain_journal_append(f->dfd, &e, NULL, &err), 0);
+	assert_int_equal(ts_plain_journal_read(f->dfd, &v, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].container_id, "live");
+	ts_plain_entries_free(v, n);
+
+	assert_int_equal(fchmodat(f->dfd, TS_PLAIN_JOURNAL_FILE, 0666, 0), 0);
+	assert_int_equal(ts_plain_journal_append(f->dfd, &e, NULL, &err), 0);
+	assert_int_equal(fstatat(f->dfd, TS_PLAIN_JOURNAL_FILE, &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	assert_int_equal(unlinkat(f->dfd, TS_PLAIN_JOURNAL_FILE, 0), 0);
+	assert_int_equal(mkfifoat(f->dfd, TS_PLAIN_JOURNAL_FILE, 0600), 0);
+	assert_int_equal(ts_plain_journal_append(f->dfd, &e, NULL, &err), -ENXIO);
+	ts_error_clear(&err);
+	assert_true(ts_plain_journal_read(f->dfd, &v, &n, &err) < 0);
+	ts_error_clear(&err);
+	assert_int_equal(unlinkat(f->dfd, TS_PLAIN_JOURNAL_FILE, 0), 0);
+	assert_int_equal(mkdirat(f->dfd, TS_PLAIN_JOURNAL_FILE, 0700), 0);
+	assert_true(ts_plain_journal_append(f->dfd, &e, NULL, &err) < 0);
+	assert_non_null(strstr(err->msg, "plain-containers"));
+}
+
+/* A journal larger than a take reads whole: its newest lines are read. */
+static void test_journal_oversized(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_plain_entry *v = NULL, e;
+	cleanup_free char *dir = NULL, *line = NULL;
+	size_t n = 0;
+	off_t size = 0;
+	int fd;
+
+	assert_true(asprintf(&dir, "%s/live", f->root) > 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	e = entry(f->root, id_live, 7, 1);
+	assert_int_equal(ts_plain_journal_append(f->dfd, &e, NULL, &err), 0);
+	/* 17 MiB of junk lines after it, then a second live entry */
+	fd = openat(f->dfd, TS_PLAIN_JOURNAL_FILE, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	line = malloc(1024);
+	assert_non_null(line);
+	memset(line, 'x', 1023);
+	line[1023] = '\n';
+	for (int i = 0; i < 17 * 1024; i++)
+		assert_int_equal(ts_write_all(fd, line, 1024), 0);
+	close(fd);
+	e = entry(f->root, id_later, 8, 1);
+	{
+		cleanup_free char *later = NULL;
+
+		assert_true(asprintf(&later, "%s/later", f->root) > 0);
+		assert_int_equal(mkdir(later, 0700), 0);
+	}
+	assert_int_equal(ts_plain_journal_append(f->dfd, &e, &size, &err), 0);
+	assert_true(size > (off_t)TS_PLAIN_JOURNAL_MAX_BYTES);
+	assert_int_equal(ts_plain_journal_read(f->dfd, &v, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].container_id, "later");
+	ts_plain_entries_free(v, n);
+}
+
 /* A compaction keeps the live entries, in a new file with the same lines;
  * an append after it goes to the new file. */
 static void test_journal_compact(void **state)
@@ -451,6 +532,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_summary_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_take, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_journal_compact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_damage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_journal_oversized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_maybe_recorded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ids_and_dirs, setup, teardown),
 	};
