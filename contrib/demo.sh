@@ -44,20 +44,23 @@ cat >"$work/toposhim.json" <<CONF
 {
   "cdi": { "spec_dirs": ["$work/cdi"] },
   "placement": { $reserved },
-  "policy": { "unscoped": { "devices": ["toposhim.example/*"] } },
+  "policy": { "unscoped": { "devices": ["toposhim.example/*"], "classes": ["critical"] } },
   "state_dir": "$work/state"
 }
 CONF
 
-# A busybox bundle asking for the device and one exclusive CPU, with a CPU
-# limit of 1 equal to its request (quota = period, shares = 1024).
+# A busybox bundle asking for the device and one exclusive CPU by its
+# annotations (the policy above grants them), with no cpu values of its
+# own: the critical class writes its cpu.weight 1000 (shares 10240 on a v1
+# host).  (An engine's own shares would be kept over the class's, with a
+# warning; kubelet's rule, a limit equal to the request, also gives the
+# critical class: see docs/toposhim.1, POLICY.)
 mkdir -p "$work/bundle/rootfs/bin"
 cp /bin/busybox "$work/bundle/rootfs/bin/"
 for c in sh ls cat grep; do ln -s busybox "$work/bundle/rootfs/bin/$c"; done
 (cd "$work/bundle" && runc spec)
 jq '.process.terminal = false
   | .process.args = ["sh", "-c", "ls -l /dev/xzero; grep -E \"^(Cpus|Mems)_allowed_list\" /proc/self/status; echo DEMO_DEVICE=$DEMO_DEVICE; cat /etc/demo-hostname >/dev/null && echo mount /etc/demo-hostname present"]
-  | .linux.resources.cpu = {"quota": 100000, "period": 100000, "shares": 1024}
   | .annotations = {"cdi.k8s.io/demo": "toposhim.example/demo=zero",
                     "toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
 	"$work/bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$work/bundle/config.json"
@@ -69,4 +72,4 @@ echo "### what toposhim wrote into config.json:"
 jq -c '{devices: .linux.devices, cpus: .linux.resources.cpu.cpus, mems: .linux.resources.cpu.mems,
         env: [.process.env[] | select(startswith("DEMO"))]}' "$work/bundle/config.json"
 echo "### and what toposhim recorded of it, next to config.json:"
-jq -c . "$work/bundle/toposhim-cdi.json"
+jq -c . "$work/bundle/toposhim-placement.json"

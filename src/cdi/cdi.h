@@ -58,12 +58,6 @@
 
 /** Prefix of the OCI annotations that request CDI devices. */
 #define TS_CDI_ANNOTATION_PREFIX "cdi.k8s.io/"
-/**
- * toposhim's record of the CDI devices it injected, in the bundle next to
- * config.json (never in config.json, whose annotations the runtime publishes
- * in `state` and on every hook's stdin); see ts_cdi_record_write().
- */
-#define TS_CDI_RECORD_FILE "toposhim-cdi.json"
 /** Container env var read as a request channel when ts_cdi_options.env_requests is set. */
 #define TS_CDI_ENV_REQUEST "TOPOSHIM_CDI_DEVICES"
 /** The env of a CDI hook whose spec gives none (absent, null or []); see ts_cdi_edits_apply(). */
@@ -362,7 +356,7 @@ size_t ts_cdi_registry_devices(const struct ts_cdi_registry *reg, const char *co
  * Spec-level edits are applied once per spec file, before the first device
  * of that spec; the merged edits are applied in CDI order.  Nothing of
  * toposhim's own is written into the config (no annotation): the caller
- * keeps ret->names with ts_cdi_record_write().  A device whose edits are all
+ * keeps ret->names in the bundle's placement file (state.h).  A device whose edits are all
  * in the config already (the engine injected it, or an earlier create of
  * this bundle did) is skipped (see engine_injected).
  * @param[in]     reg          the registry; NULL counts as empty (so a caller
@@ -409,36 +403,13 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 
 /**
  * Whether an injection found the config as an earlier create of this bundle
- * left it: nothing had to be applied and the CDI record names exactly these
- * devices.
+ * left it: nothing had to be applied and the bundle's record of what
+ * toposhim injected names exactly these devices.
  * @param[in] inj       ts_cdi_inject()'s result (NULL: false).
- * @param[in] recorded  the names ts_cdi_record_read() returned (NULL: false).
+ * @param[in] recorded  the names the bundle's placement file holds (state.h
+ *                      ts_state_placement_devices(); NULL: false).
  */
 bool ts_cdi_injection_retried(const struct ts_cdi_injection *inj, const char *recorded);
-
-/**
- * Write the CDI record TS_CDI_RECORD_FILE atomically (temp file, rename,
- * no fsync: ts_write_file_replace_at(); mode 0644): {"version": 1, "id": container id, "devices":
- * the sorted qualified names}.
- * @param[in] bundle_fd     the bundle directory.
- * @param[in] container_id  the container the record is for.
- * @param[in] inj           what was injected; its names are written.
- * @return 0; -errno of the write with "toposhim-cdi.json: ..."; -ENOMEM.
- */
-int ts_cdi_record_write(int bundle_fd, const char *container_id, const struct ts_cdi_injection *inj,
-			struct ts_error **err);
-
-/**
- * Read <bundle>/TS_CDI_RECORD_FILE.
- * @param[in]  dirfd         what a relative bundle is relative to (AT_FDCWD).
- * @param[in]  bundle        the bundle directory.
- * @param[in]  container_id  only a record of this container counts.
- * @param[out] ret_names     the sorted names, comma-joined; caller frees.
- * @return 1 when a sound record of this container was read; 0 when there is
- *         none, it is of another container or does not parse (never an
- *         error: a retried create then applies what is missing); -ENOMEM.
- */
-int ts_cdi_record_read(int dirfd, const char *bundle, const char *container_id, char **ret_names);
 
 /* --- YAML output -------------------------------------------------------------- */
 

@@ -184,10 +184,14 @@ static int index_in_state_dir(const struct ts_json *config, const char *config_p
 	return 0;
 }
 
-/* Resolve the requested CDI devices and apply their edits to the tree. */
+/* Resolve the requested CDI devices and apply their edits to the tree.
+ * *ret_record: the devices toposhim injected, now or in an earlier create
+ * of this bundle (its placement file says so), comma-joined, for the
+ * placement file (save_placement()); NULL when none (the engine's own are
+ * not ours to record). */
 static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 		      const struct ts_json *config, const char *config_path,
-		      struct ts_cdi_injection **ret, struct ts_error **err)
+		      struct ts_cdi_injection **ret, char **ret_record, struct ts_error **err)
 {
 	struct ts_cdi_options opts = {0};
 	cleanup_free char *recorded = NULL;
@@ -225,12 +229,17 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 			ts_log(TS_LOG_DEBUG, "CDI device '%s' resolved by '%s'", d->qualified_name,
 			       d->spec_path);
 	}
-	/* what toposhim injected goes to its own file, not into config.json */
-	if ((*ret)->applied)
-		r = ts_cdi_record_write(b->bundle_fd, container_id, *ret, err);
-	else if (ts_cdi_record_read(b->bundle_fd, ".", container_id, &recorded) == 1 &&
-		 ts_cdi_injection_retried(*ret, recorded))
+	/* what toposhim injected goes to its own file, not into config.json:
+	 * the placement file, written with config.json */
+	if ((*ret)->applied) {
+		*ret_record = strdup((*ret)->names != NULL ? (*ret)->names : "");
+		if (*ret_record == NULL)
+			r = ts_error_set(err, ENOMEM, "%s", b->config_path);
+	} else if (ts_state_placement_devices(b->bundle_fd, ".", container_id, &recorded) == 1 &&
+		   ts_cdi_injection_retried(*ret, recorded)) {
 		ts_log(TS_LOG_INFO, "CDI devices already injected (retried create)");
+		*ret_record = TAKE_PTR(recorded);
+	}
 out:
 	ts_cdi_options_release(&opts);
 	return r;
@@ -887,7 +896,7 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
  * create of this bundle left goes. */
 static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
 			  const struct ts_placement_result *res, bool pinned,
-			  const struct reservation *rv, struct ts_error **err)
+			  const struct reservation *rv, const char *devices, struct ts_error **err)
 {
 	const char *cpus = NULL, *mems = NULL;
 	struct ts_state_placement p = {
@@ -918,8 +927,29 @@ static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bu
 	}
 	p.container_id = strdup(args->container_id);
 	p.class_name = strdup(res->class_name);
+	p.devices = devices != NULL ? strdup(devices) : NULL;
 	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
-	    p.mems_str == NULL)
+	    p.mems_str == NULL || (devices != NULL && p.devices == NULL))
+		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
+	else
+		r = ts_state_placement_write(b->bundle_fd, &p, err);
+	ts_state_placement_release(&p);
+	return r;
+}
+
+/* Without placement: the placement file holds only the CDI devices
+ * toposhim injected (class "": never adopted by a rebuild); none, none. */
+static int save_devices(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
+			const char *devices, struct ts_error **err)
+{
+	struct ts_state_placement p = {0};
+	int r;
+
+	if (devices == NULL)
+		return 0;
+	p.container_id = strdup(args->container_id);
+	p.devices = strdup(devices);
+	if (p.container_id == NULL || p.devices == NULL)
 		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
 	else
 		r = ts_state_placement_write(b->bundle_fd, &p, err);
@@ -933,7 +963,8 @@ static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bu
 static int place_and_save(const struct ts_cli_args *args, const char *config_path,
 			  const char *runtime_path, const char *root, struct ts_pools *pools,
 			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
-			  const struct ts_cdi_injection *injected, struct ts_error **err)
+			  const struct ts_cdi_injection *injected, const char *devices,
+			  struct ts_error **err)
 {
 	struct ts_cli_state_config sc = {0};
 	cleanup_result struct ts_placement_result res = {0};
@@ -966,7 +997,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)
-		r = save_placement(args, b, &res, pinned, &rv, err);
+		r = save_placement(args, b, &res, pinned, &rv, devices, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {
@@ -1030,7 +1061,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_injection struct ts_cdi_injection *injected = NULL;
 	cleanup_pools struct ts_pools pools = {0};
 	cleanup_chain struct ts_plugin_chain *chain = NULL;
-	cleanup_free char *root = NULL, *why = NULL;
+	cleanup_free char *root = NULL, *why = NULL, *devices = NULL;
 	int r;
 
 	r = check_container_id(args->container_id, err);
@@ -1043,7 +1074,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	if (r < 0)
 		return r;
 	log_role(b);
-	r = inject_cdi(b, args->container_id, config, config_path, &injected, err);
+	r = inject_cdi(b, args->container_id, config, config_path, &injected, &devices, err);
 	if (r < 0)
 		return r;
 	r = ts_pools_init(config, config_path, &pools, err);
@@ -1062,7 +1093,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	}
 	if (pools.placement.enabled)
 		return place_and_save(args, config_path, runtime_path, root, &pools, chain, b,
-				      injected, err);
+				      injected, devices, err);
 	struct ts_plugin_report rep = {0};
 
 	r = check_policy(config, config_path, b, NULL, NULL, injected, err);
@@ -1071,6 +1102,8 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	ts_plugin_report_release(&rep);
 	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, NULL, config_path, root, err);
+	if (r >= 0)
+		r = save_devices(args, b, devices, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	return r < 0 ? r : 0;

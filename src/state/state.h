@@ -390,17 +390,21 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
  * One JSON object: "version" (TS_STATE_FORMAT_VERSION), "id" (the
  * container id), "class", "cpus" and "mems" (what the container runs
  * with, lists, "" for none), "cpus_written" (whether toposhim wrote cpus
- * into config.json: false for a plain container left untouched),
- * "pinned" and "numa_exclusive" (as in allocations.json).  Create writes
- * it atomically before config.json; a rebuild of a damaged store reads it
- * to adopt running containers, and a retried create to tell the cpus it
- * wrote from a user's.
+ * into config.json: false for a recorded container left untouched),
+ * "pinned" and "numa_exclusive" (as in allocations.json), and, when
+ * toposhim injected CDI devices, "devices": their qualified names, sorted.
+ * Create writes it atomically before config.json; a rebuild of a damaged
+ * store reads it to adopt running containers, and a retried create to
+ * tell the cpus it wrote from a user's and the devices it injected from
+ * the engine's.  Without placement (off, or rootless without a cpuset) it
+ * holds only the devices, with class "": never adopted.
  */
 struct ts_state_placement {
 	char *container_id;
 	char *class_name;
 	char *cpus_str;
 	char *mems_str;
+	char *devices; /* the CDI devices toposhim injected, comma-joined; NULL: none */
 	bool cpus_written;
 	bool pinned;
 	bool numa_exclusive;
@@ -429,6 +433,18 @@ int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_place
 
 /** Free what a placement owns and zero it. */
 void ts_state_placement_release(struct ts_state_placement *p);
+
+/**
+ * The CDI devices the placement file of <bundle> says toposhim injected
+ * into container_id, whether or not it placed the container.
+ * @param[out] ret_names  comma-joined, sorted; caller frees.
+ * @return 1 when a sound file of this container names devices; 0 when
+ *         there is none, it is another container's, names none or does not
+ *         parse (never an error: a retried create applies what is
+ *         missing); -ENOMEM.
+ */
+int ts_state_placement_devices(int dirfd, const char *bundle, const char *container_id,
+			       char **ret_names);
 
 struct ts_json;
 

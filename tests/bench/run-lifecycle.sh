@@ -129,10 +129,13 @@ INNER
 echo "-- peak RSS of toposhim's own paths (runtime /bin/true)"
 "$bench" -r 1 -k 5 -p state -i none \
 	"passthrough state=TOPOSHIM_CONFIG=$work/small.json TOPOSHIM_RUNTIME=/bin/true $shim" | tail -n +2
+# (each create's ratio is to the first row, the floor's exec of /bin/true)
 "$creat" -n 10 -b "$work/plain" -r /bin/true \
+	"create, exec floor=EXEC_FLOOR_RUNTIME=/bin/true $floor" \
 	"create plain=TOPOSHIM_CONFIG=$work/small.json TOPOSHIM_RUNTIME=/bin/true $shim" \
 	| tail -n +2
 "$creat" -n 10 -b "$work/dev" -r /bin/true \
+	"create, exec floor=EXEC_FLOOR_RUNTIME=/bin/true $floor" \
 	"create dev+excl=TOPOSHIM_CONFIG=$work/small.json TOPOSHIM_RUNTIME=/bin/true $shim" \
 	"create dev+excl big=TOPOSHIM_CONFIG=$work/big.json TOPOSHIM_RUNTIME=/bin/true $shim" \
 	| tail -n +2
@@ -154,7 +157,11 @@ if command -v valgrind >/dev/null; then
 		printf '%-34s %12s\n' "$label" "$n"
 	}
 	count "passthrough state" small "" state bench-x
-	count "create plain" small plain create --bundle "$work/plain" cg-plain
+	# a plain create in a state dir of its own: the first is the core's
+	# (it writes the summary), the next ones the front's alone
+	echo "{\"state_dir\": \"$work/state-cg\", $policy}" >"$work/cg.json"
+	count "create plain, first (core)" cg plain create --bundle "$work/plain" cg-plain0
+	count "create plain (front)" cg plain create --bundle "$work/plain" cg-plain
 	count "create dev+excl" small dev create --bundle "$work/dev" cg-dev
 	count "create dev+excl big" big dev create --bundle "$work/dev" cg-big
 fi

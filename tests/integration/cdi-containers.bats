@@ -42,9 +42,11 @@ teardown() {
 	[ "$output" = '{"fileMode":438,"major":1,"minor":5,"path":"/dev/xzero","type":"c"}' ]
 	run jq -cS '.linux.resources.devices[-1]' "$WORK/b/config.json"
 	[ "$output" = '{"access":"rwm","allow":true,"major":1,"minor":5,"type":"c"}' ]
-	# what toposhim injected is in its own record, not in config.json
-	run jq -c . "$WORK/b/toposhim-cdi.json"
+	# what toposhim injected is in its own file (the placement file), not in
+	# config.json
+	run jq -c '{version, id, devices}' "$WORK/b/toposhim-placement.json"
 	[ "$output" = "{\"version\":1,\"id\":\"$ID\",\"devices\":[\"toposhim.test/dev=zero\"]}" ]
+	[ ! -e "$WORK/b/toposhim-cdi.json" ]
 	run jq -c '.annotations' "$WORK/b/config.json"
 	[ "$output" = '{"cdi.k8s.io/test":"toposhim.test/dev=zero"}' ]
 }
@@ -135,7 +137,7 @@ state_and_hooks() {
 	run jq -r '.id + " " + .status' "$WORK/hook.json"
 	[ "$output" = "$ID $2" ]
 	# toposhim's record of the injection is its own file
-	run jq -c '.devices' "$WORK/b/toposhim-cdi.json"
+	run jq -c '.devices' "$WORK/b/toposhim-placement.json"
 	[ "$output" = '["toposhim.test/dev=zero"]' ]
 }
 

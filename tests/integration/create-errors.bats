@@ -102,7 +102,7 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "toposhim: warning: CDI registry: $WORK/cdi/broken.yaml: "*", ignoring" ]]
-	run jq -c '.devices' "$WORK/b/toposhim-cdi.json"
+	run jq -c '.devices' "$WORK/b/toposhim-placement.json"
 	[ "$output" = '["toposhim.test/dev=zero"]' ]
 }
 

@@ -353,7 +353,7 @@ classes() {
 	run jq -c --arg id "$pod" 'select(.id == $id) | {class, cpus}' "$WORK/state/plain-containers"
 	assert_output '{"class":"standard","cpus":"0-1"}'
 	# and no CDI device was injected into it
-	[ ! -e "${sandbox_cfg%/config.json}/toposhim-cdi.json" ]
+	[ "$(jq -c '.linux.devices // [] | map(select(.path == "/dev/xzero"))' "$sandbox_cfg")" = '[]' ]
 	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
 	cri start "$app"
 	run inside "$app"

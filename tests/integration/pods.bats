@@ -51,15 +51,15 @@ create_start() {
 	sleep 0.2
 }
 
-# placed NAME: the cpus and class toposhim gave container NAME (its
-# placement file) and the devices its CDI record says were injected (null:
-# no record); for a plain container (no placement file, no cpus in its
-# config.json, not recorded) its journal entry, marked "plain".
+# placed NAME: the cpus and class toposhim gave container NAME and the CDI
+# devices it injected (null: none), from its placement file; for a plain
+# container (no placement file, no cpus in its config.json, not recorded)
+# its journal entry, marked "plain".
 placed() {
-	local rec="$WORK/$1/toposhim-cdi.json" cdi=null
-	[ ! -e "$rec" ] || cdi=$(jq -c '.devices | join(",")' "$rec")
+	local cdi=null
+	[ ! -e "$WORK/$1/toposhim-cdi.json" ] || return 1 # the file of before
 	if [ -e "$WORK/$1/toposhim-placement.json" ]; then
-		jq -c --argjson cdi "$cdi" '{cpus: .cpus, class: .class, cdi: $cdi}' \
+		jq -c '{cpus: .cpus, class: .class, cdi: (.devices // null | if . then join(",") else null end)}' \
 			"$WORK/$1/toposhim-placement.json"
 		return
 	fi

@@ -279,36 +279,6 @@ static void test_e1_unresolvable_and_retry(void **state)
 	ts_cdi_registry_free(reg);
 }
 
-/* The CDI record: written next to config.json, read back only for its container. */
-static void test_record(void **state)
-{
-	struct fixture *f = *state;
-	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *text = NULL, *path = NULL, *names = NULL, *none = NULL;
-	struct ts_cdi_injection inj = {.names = (char *)"a.com/b=c,a.com/b=d", .applied = true};
-	int fd = open(f->dirs[1], O_DIRECTORY | O_CLOEXEC);
-
-	assert_true(fd >= 0);
-	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
-	assert_int_equal(ts_cdi_record_write(fd, "c1", &inj, &err), 0);
-	assert_true(asprintf(&path, "%s/toposhim-cdi.json", f->dirs[1]) > 0);
-	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &text, NULL, &err), 0);
-	assert_string_equal(
-		text, "{\"version\":1,\"id\":\"c1\",\"devices\":[\"a.com/b=c\",\"a.com/b=d\"]}");
-	assert_int_equal(ts_cdi_record_read(AT_FDCWD, f->dirs[1], "c1", &names), 1);
-	assert_string_equal(names, "a.com/b=c,a.com/b=d");
-	/* another container's record, or one that does not parse, is none */
-	assert_int_equal(ts_cdi_record_read(fd, ".", "c2", &none), 0);
-	write_file(f->dirs[1], "toposhim-cdi.json", "{\"version\":1,\"id\":\"c1\",\"devices\":[1]}",
-		   0644);
-	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
-	write_file(f->dirs[1], "toposhim-cdi.json", "{\"version\":2,\"id\":\"c1\",\"devices\":[]}",
-		   0644);
-	assert_int_equal(ts_cdi_record_read(fd, ".", "c1", &none), 0);
-	assert_null(none);
-	close(fd);
-}
-
 /* E2: two files of one dir define dev1: it is unavailable, both files reported. */
 static void test_e2_conflict_in_one_dir(void **state)
 {
@@ -865,7 +835,6 @@ int main(void)
 						 teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test(test_options_from_config), TS_NEEDS_NOTHING},
-		{cmocka_unit_test_setup_teardown(test_record, setup, teardown), TS_NEEDS_NOTHING},
 	};
 	return ts_run_selected("test-registry", tests, ARRAY_SIZE(tests));
 }

@@ -71,6 +71,17 @@ static char *read_alloc_file(const struct fixture *f)
 	return buf;
 }
 
+static char *read_file_in(const char *dir, const char *name)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *path = NULL;
+	char *buf = NULL;
+
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
+	return buf;
+}
+
 static void write_alloc_file(const struct fixture *f, const char *text)
 {
 	assert_int_equal(th_write(f->sdir, "allocations.json", text), 0);
@@ -411,6 +422,58 @@ static void test_previous_copy(void **state)
 		assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &prev, NULL, &err), 0);
 	}
 	assert_string_equal(prev, v1);
+}
+
+/* The placement file keeps the CDI devices toposhim injected, read back
+ * only for its container; a devices-only file (no placement) is never
+ * read as a placement. */
+static void test_placement_devices(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *names = NULL, *none = NULL, *dir = NULL;
+	struct ts_state_placement p = {0}, got = {0};
+	char id[] = "c1", cls[] = "critical", cpus[] = "2", mems[] = "0",
+	     devs[] = "a.com/b=c,a.com/b=d";
+	int fd;
+
+	assert_true(asprintf(&dir, "%s/b", f->top) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fd = open(dir, O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ts_state_placement_devices(fd, ".", "c1", &none), 0);
+	p = (struct ts_state_placement){.container_id = id,
+					.class_name = cls,
+					.cpus_str = cpus,
+					.mems_str = mems,
+					.devices = devs,
+					.cpus_written = true};
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_string_equal(text,
+			    "{\"version\":1,\"id\":\"c1\",\"class\":\"critical\",\"cpus\":\"2\","
+			    "\"mems\":\"0\",\"cpus_written\":true,\"pinned\":false,"
+			    "\"numa_exclusive\":false,\"devices\":[\"a.com/b=c\",\"a.com/b=d\"]}");
+	assert_int_equal(ts_state_placement_devices(AT_FDCWD, dir, "c1", &names), 1);
+	assert_string_equal(names, "a.com/b=c,a.com/b=d");
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 1);
+	assert_string_equal(got.devices, "a.com/b=c,a.com/b=d");
+	ts_state_placement_release(&got);
+	/* another container's file, or devices that are not names: none */
+	assert_int_equal(ts_state_placement_devices(fd, ".", "c2", &none), 0);
+	assert_int_equal(th_write(dir, "toposhim-placement.json",
+				  "{\"version\":1,\"id\":\"c1\",\"devices\":[1]}"),
+			 0);
+	assert_int_equal(ts_state_placement_devices(fd, ".", "c1", &none), 0);
+	/* devices only (placement off): the devices, never a placement */
+	p = (struct ts_state_placement){.container_id = id, .devices = devs};
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	free(TAKE_PTR(names));
+	assert_int_equal(ts_state_placement_devices(fd, ".", "c1", &names), 1);
+	assert_string_equal(names, "a.com/b=c,a.com/b=d");
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 0);
+	assert_null(none);
+	close(fd);
 }
 
 /* The encoder refuses empty and duplicate container ids, naming the later
@@ -1250,6 +1313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_from_runtime_state, setup, teardown),
