@@ -77,7 +77,7 @@ cat >"$scratch/want" <<LIST
 /usr/share/doc/toposhim/README.gz
 /usr/share/doc/toposhim/changelog.gz
 /usr/share/doc/toposhim/copyright
-/usr/share/doc/toposhim/design.md
+/usr/share/doc/toposhim/design.md.gz
 /usr/share/doc/toposhim/examples/containerd/conf.d/toposhim-v2.toml
 /usr/share/doc/toposhim/examples/containerd/conf.d/toposhim-v3.toml
 /usr/share/doc/toposhim/examples/containerd/config-v2.toml
@@ -93,6 +93,7 @@ cat >"$scratch/want" <<LIST
 /usr/share/doc/toposhim/examples/podman/containers.conf
 /usr/share/doc/toposhim/placement-cases.md.gz
 /usr/share/doc/toposhim/security.md.gz
+/usr/share/lintian/overrides/toposhim
 /usr/share/man/man1/toposhim.1.gz
 /usr/share/man/man1/toposhimctl.1.gz
 /usr/share/man/man7/toposhim-plugin.7.gz
