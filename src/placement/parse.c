@@ -9,6 +9,7 @@
 #include "oci/spec.h"
 #include "placement/internal.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 /* Strict positive decimal below 65536. */
 static int parse_count(const char *s, unsigned *ret)
@@ -120,8 +121,8 @@ static int read_class(const struct ts_json *config, const struct ts_oci_containe
 	if (r == 0)
 		return derive_from_cpu(config, file, req, ret_limit, err);
 	if (ts_placement_config_class(cfg, v) == NULL)
-		return ts_error_set(err, 0, "%s: '%s': unknown class '%s'", file, req->class_field,
-				    v);
+		return ts_error_set(err, 0, "%s: '%s': unknown class '" TS_CLIP_FMT "'", file,
+				    req->class_field, TS_CLIP_ARGS(v));
 	req->class_annotated = true;
 	free(req->class_name);
 	req->class_name = strdup(v);
@@ -156,9 +157,10 @@ static int read_numa_and_tier(const struct ts_json *config, const struct ts_oci_
 				req->numa = (enum ts_placement_numa)i;
 		if ((int)req->numa < 0)
 			return ts_error_set(err, 0,
-					    "%s: '%s': invalid numa policy '%s' (prefer, "
+					    "%s: '%s': invalid numa policy '" TS_CLIP_FMT
+					    "' (prefer, "
 					    "single or exclusive)",
-					    file, req->numa_field, v);
+					    file, req->numa_field, TS_CLIP_ARGS(v));
 	}
 	r = get_annotation(config, c, file, "memory-tier", &v, &req->tier_field, err);
 	if (r < 0)
@@ -167,9 +169,9 @@ static int read_numa_and_tier(const struct ts_json *config, const struct ts_oci_
 		req->memory_tier = ts_memory_tier_from_string(v);
 		if ((int)req->memory_tier < 0)
 			return ts_error_set(err, 0,
-					    "%s: '%s': invalid memory tier '%s' "
+					    "%s: '%s': invalid memory tier '" TS_CLIP_FMT "' "
 					    "(dram, hbm, cxl, pmem or gpu)",
-					    file, req->tier_field, v);
+					    file, req->tier_field, TS_CLIP_ARGS(v));
 	}
 	return 0;
 }
@@ -195,8 +197,10 @@ static int read_user_sets(const struct ts_json *config, const char *file,
 
 		if (ts_cpulist_parse(s, &req->user_mems, &e) < 0)
 			return ts_error_set(
-				err, 0, "%s: '/linux/resources/cpu/mems': invalid mems list '%s'",
-				file, s);
+				err, 0,
+				"%s: '/linux/resources/cpu/mems': invalid mems list '" TS_CLIP_FMT
+				"'",
+				file, TS_CLIP_ARGS(s));
 	}
 	return 0;
 }
@@ -231,8 +235,8 @@ int ts_placement_request_from_config(const struct ts_json *config, const char *c
 	if (r == 0)
 		r = get_annotation(config, &c, file, "cpus", &v, &req.cpus_field, err);
 	if (r == 1 && parse_count(v, &req.cpus) < 0)
-		r = ts_error_set(err, 0, "%s: '%s': invalid cpu count '%s'", file, req.cpus_field,
-				 v);
+		r = ts_error_set(err, 0, "%s: '%s': invalid cpu count '" TS_CLIP_FMT "'", file,
+				 req.cpus_field, TS_CLIP_ARGS(v));
 	else if (r == 1)
 		req.cpus_annotated = true;
 	else if (r == 0 && limit > 0) {

@@ -17,6 +17,16 @@
  */
 char **ts_split_lines(char *text, size_t *ret_n);
 
+/*
+ * A value quoted in an error message, clipped: at most TS_CLIP_BYTES bytes
+ * of it, then "..." when there was more (an annotation of 100,000 bytes
+ * must not become 100 KB in an engine's log and a pod's events at each
+ * retry).  Use as printf("'" TS_CLIP_FMT "'", TS_CLIP_ARGS(s)); s not NULL.
+ */
+#define TS_CLIP_BYTES 64
+#define TS_CLIP_FMT "%.64s%s"
+#define TS_CLIP_ARGS(s) (s), (strlen(s) > TS_CLIP_BYTES ? "..." : "")
+
 /**
  * Whether s is a cpuset list as the kernel and the OCI spec write it: ""
  * or comma-separated N or N-M (N <= M), decimal, each below 65536, no

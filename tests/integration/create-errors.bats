@@ -214,3 +214,25 @@ CONF
 		{ echo "$output"; false; }
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
+
+@test "create: a 100,000-byte request value is quoted clipped, config.json untouched" {
+	local long x64
+	long=$(head -c 100000 /dev/zero | tr '\0' x)
+	x64=$(head -c 64 /dev/zero | tr '\0' x)
+	for key in cpus class numa memory-tier; do
+		cp "$WORK/orig.json" "$WORK/b/config.json"
+		set_annotation "$WORK/b" "toposhim.io/$key" "$long"
+		cp "$WORK/b/config.json" "$WORK/before.json"
+		run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+		[ "$status" -eq 1 ]
+		case $key in
+		cpus) want="invalid cpu count '$x64...'" ;;
+		class) want="unknown class '$x64...'" ;;
+		numa) want="invalid numa policy '$x64...' (prefer, single or exclusive)" ;;
+		memory-tier) want="invalid memory tier '$x64...' (dram, hbm, cxl, pmem or gpu)" ;;
+		esac
+		[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1$key': $want" ] ||
+			{ echo "$key: ${output:0:300}"; false; }
+		cmp "$WORK/before.json" "$WORK/b/config.json"
+	done
+}
