@@ -66,11 +66,13 @@ bool ts_cli_plain_create(const struct ts_cli_args *args, const struct ts_json *c
 			 const char *config_path, const char *runtime_path);
 
 /**
- * The front's delete: true when the core has nothing to do, because
- * allocations.json cannot hold a record of the container id
- * (ts_plain_maybe_recorded()) and no plugin needs its delete stage.
- * The argv must name exactly one container ("delete [-f|--force] ID"),
- * else the core decides.
+ * The front's delete: true when the core has nothing to do, because the
+ * state dir does not exist or its allocations.json cannot hold a record of
+ * the container id (ts_plain_maybe_recorded()): the core's delete of a
+ * container without a record changes nothing either (with plugins, the
+ * poststop hook releases, not the delete).  The argv must name exactly
+ * one container ("delete [-f|--force] ID", a runc id), else the core
+ * decides.
  * @param[in] argc, argv  toposhim's command line.
  * @param[in] args        its scan; args->command is "delete".
  * @param[in] config      the toposhim config (ts_cli_config_load()).
