@@ -44,6 +44,7 @@
 #include "policy/policy.h"
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 #include "util/fileio.h"
 #include "util/testpoint.h"
 
@@ -383,7 +384,6 @@ static void note_plain(const struct ts_cli_args *args, const char *root,
 		       bool allowed, bool *ret_recorded)
 {
 	cleanup_error struct ts_error *err = NULL;
-	struct ts_plain_host host = {0};
 	cleanup_free char *root_copy = strdup(root), *id = strdup(args->container_id);
 	struct ts_plain_entry e = {
 		.runtime_root = root_copy,
@@ -415,10 +415,7 @@ static void note_plain(const struct ts_cli_args *args, const char *root,
 	}
 	if (!allowed)
 		return;
-	r = ts_plain_host_read(pools->config_path, &host, &err);
-	if (r >= 0)
-		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, probe, &err);
-	ts_plain_host_release(&host);
+	r = ts_pools_plain_write(pools, s, probe, &err);
 	if (r < 0) {
 		cleanup_free char *msg = ts_error_format(err);
 
@@ -1043,14 +1040,11 @@ static void log_role(const struct ts_oci_bundle *b)
  * runtime would reject from holding CPUs. */
 static int check_container_id(const char *id, struct ts_error **err)
 {
-	size_t n = id != NULL ? strlen(id) : 0;
-
-	if (n == 0)
+	if (id == NULL || id[0] == '\0')
 		return ts_error_set(err, 0, "container id: missing");
-	if (n > NAME_MAX || strcmp(id, ".") == 0 || strcmp(id, "..") == 0 ||
-	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.") != n)
-		return ts_error_set(err, 0, "container id: invalid '%.*s%s'", 64, id,
-				    n > 64 ? "..." : "");
+	if (!ts_plain_container_id_valid(id))
+		return ts_error_set(err, 0, "container id: invalid '" TS_CLIP_FMT "'",
+				    TS_CLIP_ARGS(id));
 	return 0;
 }
 

@@ -116,8 +116,7 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
 		/* and may give plain containers every cpu again: the next
 		 * plain create needs no core (state/plain.h) */
-		ts_pools_plain_refresh(&pools, &opts, ts_pools_plain_allowed(&pools, plugins),
-				       config_path);
+		ts_pools_plain_refresh(&pools, &opts, ts_pools_plain_allowed(&pools, plugins));
 	}
 	ts_pools_release(&pools);
 out:

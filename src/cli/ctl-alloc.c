@@ -127,14 +127,9 @@ static int live_plain(const struct ts_state *s, struct ts_plain_entry **ret_v, s
 			err->msg);
 		n = 0;
 	}
+	n = ts_plain_entries_keep_live(ts_state_proc_root(s), v, n);
 	for (size_t i = 0; i < n; i++) {
-		bool later = false;
-
-		for (size_t j = i + 1; j < n && !later; j++)
-			later = strcmp(v[i].container_id, v[j].container_id) == 0 &&
-				strcmp(v[i].runtime_root, v[j].runtime_root) == 0;
-		if (later || ts_state_find(s, v[i].runtime_root, v[i].container_id) != NULL ||
-		    !ts_plain_entry_alive(ts_state_proc_root(s), &v[i])) {
+		if (ts_state_find(s, v[i].runtime_root, v[i].container_id) != NULL) {
 			ts_plain_entry_release(&v[i]);
 			continue;
 		}

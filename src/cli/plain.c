@@ -177,7 +177,10 @@ static int open_state_dir(const struct ts_json *config)
 	return fd;
 }
 
-/* The bundle's config, parsed; NULL for anything the core should see. */
+/* The bundle's config, parsed; NULL for anything the core should see,
+ * and, before any parse, for a text that names a request prefix anywhere
+ * (most creates that ask for something: no parse, no host read for them;
+ * an escaped key still meets ts_cli_plain_config()). */
 static struct ts_json *read_bundle_config(int bundle_fd, const char *name)
 {
 	cleanup_error struct ts_error *ignored = NULL;
@@ -186,6 +189,8 @@ static struct ts_json *read_bundle_config(int bundle_fd, const char *name)
 	size_t len = 0;
 
 	if (ts_read_file_at(bundle_fd, name, TS_OCI_CONFIG_MAX_BYTES, &buf, &len, &ignored) < 0 ||
+	    memmem(buf, len, "toposhim.io/", 12) != NULL ||
+	    memmem(buf, len, "cdi.k8s.io/", 11) != NULL ||
 	    ts_json_parse(buf, len, name, &j, &ignored) < 0)
 		return NULL;
 	return j;
@@ -255,16 +260,14 @@ bool ts_cli_plain_create(const struct ts_cli_args *args, const struct ts_json *c
 	state_fd = open_state_dir(config);
 	if (state_fd < 0 || ts_plain_summary_read(state_fd, &sum, &sum_fd) != 1)
 		return false;
-	if (ts_plain_host_read(config_path, &host, &err) < 0 ||
-	    !ts_plain_summary_current(&sum, &host))
-		goto out;
 	bundle_fd = open(args->bundle != NULL && args->bundle[0] != '\0' ? args->bundle : ".",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (bundle_fd < 0)
 		goto out;
 	oci = read_bundle_config(bundle_fd,
 				 args->config_file != NULL ? args->config_file : "config.json");
-	if (oci == NULL)
+	if (oci == NULL || ts_plain_host_read(config_path, &host, &err) < 0 ||
+	    !ts_plain_summary_current(&sum, &host))
 		goto out;
 	if (!ts_cli_plain_config(oci, sum.unified, &why)) {
 		ts_log(TS_LOG_DEBUG, "%s '%s': not plain (%s): the core decides", args->command,

@@ -53,6 +53,8 @@ bool ts_cli_plain_overridden(void);
  * journal entry, check the summary is still valid, and remove a placement file an
  * earlier create of this bundle left.  The caller then resets the CPU
  * affinity and execs the runtime with argv unchanged.
+ * A config.json whose text names "toposhim.io/" or "cdi.k8s.io/" anywhere
+ * goes to the core unparsed (the common request costs the front one read).
  * Not taken when TOPOSHIM_TOPOLOGY_XML, TOPOSHIM_CGROUP_ROOT,
  * TOPOSHIM_SYSFS_ROOT, TOPOSHIM_PROC_ROOT or a TOPOSHIM_TEST_* variable is
  * set (what the core would read differently from the summary's host).

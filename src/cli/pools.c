@@ -843,11 +843,22 @@ int ts_pools_plain_probe(struct ts_pools *p, const struct ts_state *s, bool *ret
 	return r;
 }
 
+int ts_pools_plain_write(const struct ts_pools *p, const struct ts_state *s,
+			 const struct ts_plain_summary *probe, struct ts_error **err)
+{
+	struct ts_plain_host host = {0};
+	int r = ts_plain_host_read(p->config_path, &host, err);
+
+	if (r >= 0)
+		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, probe, err);
+	ts_plain_host_release(&host);
+	return r;
+}
+
 int ts_pools_plain_update(struct ts_pools *p, struct ts_state *s, bool allowed,
-			  const char *config_path, struct ts_error **err)
+			  struct ts_error **err)
 {
 	struct ts_plain_summary sum = {0};
-	struct ts_plain_host host = {0};
 	bool ok = false;
 	int r = 0;
 
@@ -856,20 +867,16 @@ int ts_pools_plain_update(struct ts_pools *p, struct ts_state *s, bool allowed,
 	if (r >= 0 && allowed)
 		r = ts_pools_plain_probe(p, s, &ok, &sum, err);
 	if (r >= 0 && ok)
-		r = ts_plain_host_read(config_path, &host, err);
-	if (r >= 0 && ok)
-		r = ts_plain_summary_write(ts_state_dir_fd(s), &host, &sum, err);
+		r = ts_pools_plain_write(p, s, &sum, err);
 	else if (r >= 0)
 		r = ts_plain_summary_invalidate(ts_state_dir_fd(s), err);
-	ts_plain_host_release(&host);
 	ts_plain_summary_release(&sum);
 	if (r < 0)
 		return ts_error_prefix(err, "%s", ts_state_dir(s));
 	return ok ? 1 : 0;
 }
 
-void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed,
-			    const char *config_path)
+void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_state struct ts_state *s = NULL;
@@ -877,7 +884,7 @@ void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *o
 
 	r = ts_pools_open_store(opts, &s, &err);
 	if (r >= 0)
-		r = ts_pools_plain_update(p, s, allowed, config_path, &err);
+		r = ts_pools_plain_update(p, s, allowed, &err);
 	if (r < 0)
 		ts_log(TS_LOG_WARNING, "cannot note what plain containers get: %s, ignoring",
 		       err->msg);

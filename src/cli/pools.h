@@ -226,23 +226,32 @@ int ts_pools_plain_probe(struct ts_pools *p, const struct ts_state *s, bool *ret
 			 struct ts_plain_summary *ret, struct ts_error **err);
 
 /**
+ * Write the summary of what a plain container gets (probe, from
+ * ts_pools_plain_probe()) with this host's facts and the identity of
+ * p->config_path (state/plain.h ts_plain_host_read()), on a store the
+ * caller holds (the lock).
+ * @return 0; errors of ts_plain_host_read() and ts_plain_summary_write().
+ */
+int ts_pools_plain_write(const struct ts_pools *p, const struct ts_state *s,
+			 const struct ts_plain_summary *probe, struct ts_error **err);
+
+/**
  * Keep the summary true, on a store the caller holds (the lock): write it
- * when allowed (ts_pools_plain_allowed()) and the probe says a plain
- * container is left untouched, remove it otherwise.  Loads the topology.
- * @param[in] config_path  the toposhim config file (its identity is kept).
- * @return 1 written, 0 removed; errors of the probe, of reading the host's
- *         facts and of the write or removal.
+ * (ts_pools_plain_write()) when allowed (ts_pools_plain_allowed()) and the
+ * probe says a plain container is left untouched, withdraw it otherwise.
+ * Loads the topology.
+ * @return 1 written, 0 withdrawn; errors of the probe, of reading the
+ *         host's facts and of the write or withdrawal.
  */
 int ts_pools_plain_update(struct ts_pools *p, struct ts_state *s, bool allowed,
-			  const char *config_path, struct ts_error **err);
+			  struct ts_error **err);
 
 /**
  * ts_pools_plain_update() in a store session of its own, a failure logged
  * as a warning: after a delete gave cpus back, so that the next plain
  * create needs no core again.
  */
-void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed,
-			    const char *config_path);
+void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *opts, bool allowed);
 
 /**
  * Take the journal's plain containers into the store (state/plain.h) when

@@ -558,32 +558,28 @@ int ts_plain_journal_append(int state_dir_fd, const struct ts_plain_entry *e, of
 
 bool ts_plain_entry_alive(const char *proc_root, const struct ts_plain_entry *e)
 {
-	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_free char *dir = NULL;
-	uint64_t ticks = 0;
-	bool alive = false;
-	struct stat st;
-	int r;
+	/* the store's own test of a "creating" record (proc.c): the create
+	 * process first, the runtime dir second; in doubt, alive */
+	struct ts_alloc a = {
+		.container_id = e->container_id,
+		.runtime_root = e->runtime_root,
+		.status = TS_ALLOC_CREATING,
+		.created_usec = e->created_usec,
+		.pid = e->pid,
+		.pid_start_ticks = e->pid_start_ticks,
+	};
 
-	if (asprintf(&dir, "%s/%s", e->runtime_root, e->container_id) < 0)
-		return true;
-	if (stat(dir, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
-		return true;
-	r = ts_state_proc_start_ticks(proc_root, e->pid, &ticks, &alive, &ignored);
-	if (r == -ENOENT || r == -ESRCH)
-		return false;
-	return r < 0 || (alive && ticks == e->pid_start_ticks);
+	return !ts_state_alloc_is_stale(proc_root, &a, e->created_usec, UINT64_MAX);
 }
 
-/* The live entries of v, the last of each (root, id); v is consumed. */
-static void keep_live(const char *proc_root, struct ts_plain_entry *v, size_t *n)
+size_t ts_plain_entries_keep_live(const char *proc_root, struct ts_plain_entry *v, size_t n)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < *n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		bool later = false;
 
-		for (size_t j = i + 1; j < *n && !later; j++)
+		for (size_t j = i + 1; j < n && !later; j++)
 			later = strcmp(v[i].container_id, v[j].container_id) == 0 &&
 				strcmp(v[i].runtime_root, v[j].runtime_root) == 0;
 		if (later || !ts_plain_entry_alive(proc_root, &v[i])) {
@@ -592,7 +588,7 @@ static void keep_live(const char *proc_root, struct ts_plain_entry *v, size_t *n
 		}
 		v[k++] = v[i];
 	}
-	*n = k;
+	return k;
 }
 
 /* The journal's lines; of one larger than TS_PLAIN_JOURNAL_MAX_BYTES (no
@@ -653,7 +649,7 @@ int ts_plain_journal_take(int state_dir_fd, const char *proc_root, int *ret_fd,
 		r = read_locked(fd, &v, &n, err);
 	if (r < 0)
 		return ts_error_prefix(err, "cannot take the plain containers");
-	keep_live(proc_root, v, &n);
+	n = ts_plain_entries_keep_live(proc_root, v, n);
 	*ret_fd = TAKE_FD(fd);
 	*ret_v = v;
 	*ret_n = n;
@@ -695,7 +691,7 @@ int ts_plain_journal_compact(int state_dir_fd, const char *proc_root, size_t *re
 	if (r < 0)
 		return ts_error_prefix(err, "cannot compact the plain containers");
 	all = n;
-	keep_live(proc_root, v, &n);
+	n = ts_plain_entries_keep_live(proc_root, v, n);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		cleanup_free char *line = NULL;
 		size_t k = 0;

@@ -197,12 +197,21 @@ int ts_plain_journal_append(int state_dir_fd, const struct ts_plain_entry *e, of
 			    struct ts_error **err);
 
 /**
- * Whether an entry's container may still exist: its runtime keeps a dir
- * <root>/<id>, or its create process still runs (same start time).  When
- * in doubt (a read fails for another reason than absence) it is kept.
+ * Whether an entry's container may still exist: its create process still
+ * runs (same start time), or its runtime keeps a dir <root>/<id> — the
+ * store's test of a "creating" record (ts_state_gc()).  When in doubt (a
+ * read fails for another reason than absence) it is kept.
  * @param[in] proc_root  "/proc" or a fake tree; NULL = "/proc".
  */
 bool ts_plain_entry_alive(const char *proc_root, const struct ts_plain_entry *e);
+
+/**
+ * Keep, of n entries in journal order, those whose container may still
+ * exist (ts_plain_entry_alive()), the last one of each (root, id), in
+ * place; the others are released.
+ * @return how many are kept (at the front of v).
+ */
+size_t ts_plain_entries_keep_live(const char *proc_root, struct ts_plain_entry *v, size_t n);
 
 /**
  * Take the journal: every entry whose container may still exist, the last
