@@ -14,3 +14,7 @@ load live
 @test "live: a standard container created meanwhile catches up once its runtime names its init (runc)" {
 	check_hook_catch_up toposhim-runc
 }
+
+@test "live: plain containers stay byte-identical and unrecorded, shrink for a critical one and grow back (runc)" {
+	check_plain_shrink_grow toposhim-runc
+}

@@ -116,6 +116,55 @@ check_critical_shrink_grow()
 	assert_live s "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)"
 }
 
+# Two plain containers (no request) on pure cgroup v2 with nothing held:
+# config.json byte-identical, no record, the journal of plain containers
+# names each with every PU (the first create is the core's and writes the
+# summary, the second the front's alone).  A critical container withdraws
+# the summary, takes them into the store and shrinks them to the rest; its
+# delete grows them back to every PU and makes the summary valid again.
+check_plain_shrink_grow()
+{
+	local variant=$1 rest n
+	ts_runtime "$variant"
+	for n in p q; do
+		ts_bundle_new "$variant" "$n"
+		# the args ts_start_reporting writes, written first (jq writes the
+		# same bytes again): the copy is what toposhim is given
+		ts_config '.process.args = ["sh", "-c", $script]' --arg script \
+			"grep -E '^(Cpus|Mems)_allowed_list:' /proc/self/status; echo ready; exec sleep 600"
+		cp "$BUNDLE/config.json" "$BUNDLE/config.json.before"
+		ts_start_reporting "$variant"
+		cmp "$BUNDLE/config.json.before" "$BUNDLE/config.json" || fail "$n: config.json changed"
+		[ ! -e "$BUNDLE/toposhim-placement.json" ] || fail "$n: a placement file"
+		IDS[$n]=$CONTAINER_ID
+		PIDS[$n]=$(ts_container_pid "$variant")
+		run jq -r --arg id "$CONTAINER_ID" 'select(.id == $id) | .cpus' /run/toposhim/plain-containers
+		assert_output "$TS_VM_CPU_LIST"
+		run jq -r .valid /run/toposhim/plain.json
+		assert_output 1
+	done
+	[ ! -e /run/toposhim/allocations.json ] ||
+		[ "$(jq --arg p "${IDS[p]}" --arg q "${IDS[q]}" \
+			'[.allocations[] | select(.container_id == $p or .container_id == $q)] | length' \
+			/run/toposhim/allocations.json)" = 0 ] || fail "a plain container was recorded"
+	assert_live p "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)" noexec
+
+	live_start c "$variant" '{"toposhim.io/class": "critical", "toposhim.io/cpus": "2",
+		"toposhim.io/numa": "single"}'
+	[ "$CPUS" = 0-1 ] || fail "critical got cpus '$CPUS', want '0-1'"
+	run jq -r .valid /run/toposhim/plain.json
+	assert_output 0
+	rest=$(ts_list_minus "$TS_VM_CPU_LIST" 0-1)
+	assert_live p "$variant" "$rest" "$(ts_nodes_of "$rest")"
+	assert_live q "$variant" "$rest" "$(ts_nodes_of "$rest")" noexec
+
+	live_stop c "$variant"
+	assert_live p "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)" noexec
+	assert_live q "$variant" "$TS_VM_CPU_LIST" "$(all_nodes)" noexec
+	run jq -r .valid /run/toposhim/plain.json
+	assert_output 1
+}
+
 # numa=exclusive with the CDI disk takes every PU and the memory of the
 # disk's NUMA node (node 1 on the default layout: the device pulls it there;
 # without a device the tie would go to node 0).  A standard container
