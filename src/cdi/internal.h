@@ -168,6 +168,16 @@ int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_j
 int ts_cdi_spec_validate(struct ts_json *doc, const char *spec_path, char **ret_kind,
 			 struct ts_error **err);
 
+/**
+ * The "kind" a spec file's text names, valid or not, without validating
+ * anything else: for messages about a file the registry ignored.
+ * @param[in]  buf, len, spec_path  as for ts_cdi_spec_parse().
+ * @param[out] ret_kind  the "kind" member when the text parses and it is a
+ *                       string, else NULL; caller frees.
+ * @return 0 (also when there is no kind); -ENOMEM.
+ */
+int ts_cdi_spec_peek_kind(const char *buf, size_t len, const char *spec_path, char **ret_kind);
+
 /* Validate k8s-style annotations (keys and total size) in place. */
 int ts_cdi_annotations_validate(struct ts_json *annotations, const char *spec_path,
 				struct ts_cdi_ptr *ptr, struct ts_error **err);

@@ -871,6 +871,42 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	return r;
 }
 
+/* Which ignored spec file the "unresolvable" line names: the first problem
+ * of a file whose text says "kind": @kind (it meant to define the device asked
+ * for and was rejected for another field), else the first problem.  A
+ * problem names its file first ("<path>: ..."); the file is read again,
+ * which only this error path pays.  @return the problem's index; -ENOMEM. */
+static ssize_t problem_to_name(const struct ts_cdi_registry *reg, const char *qualified_name)
+{
+	const char *eq = strchr(qualified_name, '=');
+	size_t klen = eq != NULL ? (size_t)(eq - qualified_name) : strlen(qualified_name);
+
+	for (size_t i = 0; i < reg->n_problems; i++) {
+		const char *msg = reg->problems[i], *colon = strstr(msg, ": ");
+		cleanup_free char *path = NULL, *buf = NULL, *kind = NULL;
+		cleanup_close int fd = -EBADF;
+		struct stat st;
+		size_t len = 0;
+
+		if (msg[0] != '/' || colon == NULL)
+			continue;
+		path = strndup(msg, (size_t)(colon - msg));
+		if (path == NULL)
+			return -ENOMEM;
+		/* as load_file() opens it: a FIFO must not block this */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    ts_cdi_read_fd(fd, &buf, &len) < 0)
+			continue;
+		if (ts_cdi_spec_peek_kind(buf, len, path, &kind) < 0)
+			return -ENOMEM;
+		if (kind != NULL && strlen(kind) == klen &&
+		    strncmp(kind, qualified_name, klen) == 0)
+			return (ssize_t)i;
+	}
+	return 0;
+}
+
 /* The create path's "unresolvable" line (cdi.h, ts_cdi_inject_requested()):
  * where the first unresolved name was asked for, where it was looked up and
  * what was ignored.  @return 0 when every name resolves; -EINVAL; -ENOMEM. */
@@ -896,9 +932,12 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 		count++;
 	}
 	if (reg != NULL && reg->n_problems > 0) {
-		int r = reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
-						       reg->problems[0], reg->n_problems - 1)
-					    : asprintf(&ignored, "; ignored: %s", reg->problems[0]);
+		ssize_t k = problem_to_name(reg, names[first]);
+		int r = k < 0 ? -1
+			: reg->n_problems > 1
+				? asprintf(&ignored, "; ignored: %s (and %zu more)",
+					   reg->problems[k], reg->n_problems - 1)
+				: asprintf(&ignored, "; ignored: %s", reg->problems[k]);
 
 		if (r < 0)
 			return ts_error_set(err, ENOMEM, "out of memory");

@@ -945,6 +945,27 @@ static bool is_yaml_name(const char *path)
 	return len >= 5 && strcmp(path + len - 5, ".yaml") == 0;
 }
 
+int ts_cdi_spec_peek_kind(const char *buf, size_t len, const char *spec_path, char **ret_kind)
+{
+	cleanup_json struct ts_json *doc = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	const char *kind;
+	int r;
+
+	*ret_kind = NULL;
+	if (is_yaml_name(spec_path))
+		r = ts_cdi_yaml_parse(buf, len, spec_path, &doc, &err);
+	else
+		r = ts_json_parse(buf, len, spec_path, &doc, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || doc->type != TS_JSON_OBJECT ||
+	    (kind = ts_json_get_string(doc, "kind")) == NULL)
+		return 0;
+	*ret_kind = strdup(kind);
+	return *ret_kind != NULL ? 0 : -ENOMEM;
+}
+
 /* Fill device_names from the validated document. */
 static int collect_names(struct ts_cdi_spec *spec)
 {

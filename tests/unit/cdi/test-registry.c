@@ -482,6 +482,47 @@ static void test_e6_crio(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* Of several ignored files, the line names the one whose kind was asked for
+ * (here the second in scan order), else the first. */
+static void test_unresolvable_names_the_kind_file(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=x\"}}");
+	cleanup_json struct ts_json *other =
+		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"w.com/c=x\"}}");
+	cleanup_free char *fifo = NULL;
+	char ignored[512];
+
+	write_file(f->dirs[0], "a.json", "{\"cdiVersion\": ", 0644);
+	write_file(f->dirs[0], "b.yaml", "cdiVersion: 0.3.0\nkind: u.com/c\ndevices: 1\n", 0644);
+	write_file(f->dirs[0], "c.yaml", "cdiVersion: 0.3.0\nkind: v.com/c\ndevices: {}\n", 0644);
+	/* a FIFO is not read again (it would block) */
+	assert_true(asprintf(&fifo, "%s/d.json", f->dirs[1]) > 0);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 4);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	snprintf(ignored, sizeof(ignored),
+		 "; ignored: %s/c.yaml: '/devices': expected array, got object (and 3 more)",
+		 f->dirs[0]);
+	assert_string_equal(err->msg, msg_with_dirs(f,
+						    "config.json: '/annotations/cdi.k8s.io~1a': "
+						    "unresolvable CDI devices v.com/c=x",
+						    "it", ignored));
+	/* no ignored file says w.com/c: the first one is named */
+	ts_error_free(TAKE_PTR(err));
+	assert_int_equal(ts_cdi_inject_requested(reg, other, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err->msg, "; ignored: "));
+	assert_non_null(strstr(err->msg, "/a.json: "));
+	assert_non_null(strstr(err->msg, " (and 3 more))"));
+	ts_cdi_registry_free(reg);
+}
+
 /* A failure half-way (second device's host node missing) leaves config untouched. */
 static void test_all_or_nothing(void **state)
 {
@@ -820,6 +861,9 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_e5_podman_mount, setup, teardown),
 		 TS_NEEDS_CORPUS},
 		{cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown), TS_NEEDS_CORPUS},
+		{cmocka_unit_test_setup_teardown(test_unresolvable_names_the_kind_file, setup,
+						 teardown),
+		 0},
 		{cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
