@@ -11,8 +11,10 @@ base="build-essential autoconf automake libtool pkg-config git
 	python3-grpcio python3-grpc-tools clang-14 libclang-rt-14-dev"
 # (python3-grpcio, python3-grpc-tools: the CRI test client tests/cri/cri.py;
 # clang-14, libclang-rt-14-dev: the libFuzzer targets of tests/fuzz)
-# The qemu test guest (tests/vm): emulator and a Debian kernel with modules.
-vm="qemu-system-x86 linux-image-amd64"
+# The qemu test guest (tests/vm): emulator and a Debian kernel with modules;
+# systemd and dbus-daemon go into the guest for guest/systemd.bats (nothing
+# starts them here).
+vm="qemu-system-x86 linux-image-amd64 systemd dbus-daemon"
 # Deployment (issue 12): Docker for tests/integration/engine-docker.bats,
 # and what dpkg-buildpackage and lintian need for the package (debian/).
 deploy="docker.io debhelper lintian dpkg-dev fakeroot"

@@ -301,6 +301,51 @@ install_runtimes()
 	install_program "$builddir/toposhim-core" /usr/libexec/toposhim/toposhim-core
 }
 
+# systemd and systemctl, when the host has them, for guest/systemd.bats
+# (the runtimes' systemd cgroup driver against a real systemd, started there
+# as PID 1 of its own pid namespace).  Its units are ours: ts-vm.target and
+# the D-Bus ones (-.slice, system.slice and init.scope are built into
+# systemd).
+install_systemd()
+{
+	local sd=/lib/systemd/systemd
+	[ -x "$sd" ] && command -v systemctl >/dev/null || return 0
+	install_program "$sd" /usr/lib/systemd/systemd
+	install_program "$(command -v systemctl)" /usr/bin/systemctl
+	mkdir -p "$root/etc/systemd/system"
+	printf '[Unit]\nDescription=toposhim test guest\n' >"$root/etc/systemd/system/ts-vm.target"
+	install_dbus
+}
+
+# A D-Bus system bus under that systemd, for crun's systemd driver (sd-bus
+# asks systemd over the bus; runc uses systemd's private socket): dbus-daemon
+# started by systemd from units of ours, with a test-only policy that lets
+# root do anything (the guest has no messagebus user).
+install_dbus()
+{
+	local u=$root/etc/systemd/system
+	command -v dbus-daemon >/dev/null || return 0
+	install_program "$(command -v dbus-daemon)" /usr/bin/dbus-daemon
+	cat >"$root/etc/ts-vm-dbus.conf" <<-'EOF'
+		<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+		 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+		<busconfig>
+		  <type>system</type>
+		  <auth>EXTERNAL</auth>
+		  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+		  <policy context="default">
+		    <allow user="root"/>
+		    <allow own="*"/>
+		    <allow send_destination="*"/>
+		    <allow receive_sender="*"/>
+		  </policy>
+		</busconfig>
+	EOF
+	printf '[Unit]\nDescription=D-Bus system bus socket\n[Socket]\nListenStream=/run/dbus/system_bus_socket\n' >"$u/dbus.socket"
+	printf '[Unit]\nDescription=D-Bus system bus\nRequires=dbus.socket\n[Service]\nType=notify\nExecStart=/usr/bin/dbus-daemon --config-file=/etc/ts-vm-dbus.conf --address=systemd: --nofork --nopidfile --systemd-activation\n' >"$u/dbus.service"
+	printf 'Wants=dbus.socket dbus.service\nAfter=dbus.service\n' >>"$u/ts-vm.target"
+}
+
 # Kernel modules for the virtio disk, in load order, as NN-name.ko so the
 # guest's init loads them by glob order.  Built-in ones are skipped.
 install_modules()
@@ -379,6 +424,7 @@ build_initramfs()
 	install_busybox
 	install_bats
 	install_runtimes
+	install_systemd
 	install_modules
 	install_bundle
 	install_tests
