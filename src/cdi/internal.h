@@ -101,7 +101,12 @@ bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
  */
 int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
 
-/* The record of a file, NULL when the index does not know it. */
+/* Sort the records by path for ts_cdi_index_lookup(), which a scan needs and
+ * the fresh path does not.  @return 0; -ENOMEM. */
+int ts_cdi_index_sort(struct ts_cdi_index *idx);
+
+/* The record of a file, NULL when the index does not know it (or was not
+ * sorted by ts_cdi_index_sort()). */
 const struct ts_cdi_index_file *ts_cdi_index_lookup(const struct ts_cdi_index *idx,
 						    const char *path);
 

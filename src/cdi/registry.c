@@ -473,6 +473,8 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 			r = 0;
 		}
 	}
+	if (r >= 0 && scan && idx != NULL)
+		r = ts_cdi_index_sort(idx);
 	if (r >= 0 && scan) {
 		for (unsigned i = 0;
 		     r >= 0 && opts->spec_dirs != NULL && opts->spec_dirs[i] != NULL; i++)

@@ -162,6 +162,28 @@ static void test_index_used_when_valid(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* A file dated before 1970 (a negative mtime in its stat line) still leaves
+ * the index usable. */
+static void test_index_used_with_time_before_1970(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec t[2] = {{.tv_sec = -86400, .tv_nsec = 5}, {.tv_sec = -86400, .tv_nsec = 5}};
+	struct ts_cdi_registry *reg;
+	cleanup_free char *path = NULL, *buf = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(asprintf(&path, "%s/a.yaml", f->etc) > 0);
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+	age(f->etc, NULL);
+	ts_cdi_registry_free(load(f, false));
+	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+	assert_non_null(strstr(buf, " -86400 5 "));
+	mark_index(f);
+	reg = load(f, false);
+	assert_string_equal(problem(reg, 1), "marker");
+	ts_cdi_registry_free(reg);
+}
+
 static void test_index_rebuilt_on_change(void **state)
 {
 	struct fixture *f = *state;
@@ -364,6 +386,9 @@ static void test_index_inconsistent_rebuilt(void **state)
 int main(void)
 {
 	const struct ts_test tests[] = {
+		{cmocka_unit_test_setup_teardown(test_index_used_with_time_before_1970, setup,
+						 teardown),
+		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),

@@ -863,7 +863,7 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_e6_crio, setup, teardown), TS_NEEDS_CORPUS},
 		{cmocka_unit_test_setup_teardown(test_unresolvable_names_the_kind_file, setup,
 						 teardown),
-		 0},
+		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
