@@ -1,7 +1,7 @@
 /*
  * fuzz-cdi-index.c - the persistent CDI index (src/cdi/index.c): ts_cdi_index_read(),
- * ts_cdi_index_fresh(), ts_cdi_index_lookup(), and ts_cdi_registry_load() with the index,
- * which fills the registry from its result lines and reads a spec file on lookup.
+ * ts_cdi_index_fresh(), ts_cdi_index_sort(), ts_cdi_index_lookup(), and ts_cdi_registry_load() with
+ * the index, which fills the registry from its result lines and reads a spec file on lookup.
  *
  * The input is the index text.  So that the fuzzer can write an index that is still valid
  * (a "stat" line must match the dir's and the file's real dev, inode and times), the
@@ -114,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check(r >= 0, "index: read failed (not a stale index)");
 	if (r == 1) {
 		(void)ts_cdi_index_fresh(idx);
+		fuzz_check(ts_cdi_index_sort(idx) == 0, "index: sort failed");
 		(void)ts_cdi_index_lookup(idx, file);
 		(void)ts_cdi_index_lookup(idx, dir);
 		ts_cdi_index_free(idx);
