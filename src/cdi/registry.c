@@ -874,8 +874,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 }
 
 /* Which ignored spec file the "unresolvable" line names: the first problem
- * of a file whose text says "kind": @kind (it meant to define the device asked
- * for and was rejected for another field), else the first problem.  A
+ * of a file whose "kind" is that of @qualified_name (it meant to define the
+ * device asked for and was rejected for another field), else the first.  A
  * problem names its file first ("<path>: ..."); the file is read again,
  * which only this error path pays.  @return the problem's index; -ENOMEM. */
 static ssize_t problem_to_name(const struct ts_cdi_registry *reg, const char *qualified_name)
