@@ -48,7 +48,9 @@ uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len);
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
 
 /**
- * Serialise records into the text of allocations.json (pretty, '\n' at the end).
+ * Serialise records into the text of allocations.json: compact JSON on one
+ * line, '\n' at the end (toposhim before 2026-12-05 indented it; the
+ * decoders read either).
  * @param[in] path  file name for messages.
  * @return 0; -EINVAL for a record with an empty container id or a duplicate
  *         ("<path>: '/allocations/<i>/container_id': ..."); -ENOMEM.
@@ -91,7 +93,8 @@ int ts_state_format_normalize(struct ts_alloc *a);
 /**
  * The checksum a text of allocations.json written by
  * ts_state_format_encode() states, without parsing it: the "checksum"
- * member is always the second, in the first line after "version".
+ * member is always the second, after "version", in the first 64 bytes
+ * (compact, or indented as before 2026-12-05).
  * @param[out] ret  the 64-bit value.
  * @return 0; -EINVAL when the text has no such member there.
  */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "oci/json.h"
 #include "state/internal.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -172,9 +173,25 @@ static void test_missing_file_is_empty(void **state)
 	assert_int_equal(th_exists(f->sdir, "lock"), 1);
 }
 
-/* allocations.json of put_sample(); the checksums were cross-checked with an
- * independent Python implementation of the canonical stream (state.h) */
+/* allocations.json of put_sample(): compact, one line; the checksums were
+ * cross-checked with an independent Python implementation of the canonical
+ * stream (state.h) */
 static const char expected_file[] =
+	"{\"version\":1,\"checksum\":\"fnv1a64:48a8a67fccce8c1d\",\"allocations\":["
+	"{\"container_id\":\"web-1\",\"runtime_root\":\"/run/containerd/runc/"
+	"default\",\"bundle\":\"/run/containerd/io.containerd.runtime.v2.task/default/"
+	"web-1\",\"class\":\"critical\",\"cpus\":\"2-3,10\",\"mems\":\"0\",\"devices\":[\"nvidia."
+	"com/gpu=0\",\"vendor.com/"
+	"nic=eth1\"],\"pinned\":false,\"numa_exclusive\":true,\"state\":\"created\",\"created_"
+	"usec\":1764466140123456,\"pid\":31337,\"pid_start_ticks\":18446744073709551615,\"cgroup_"
+	"path\":\"/default/web-1\"},"
+	"{\"container_id\":\"batch "
+	"\\\"2\\\"\",\"runtime_root\":\"/run/containerd/runc/default\",\"bundle\":\"/"
+	"b\",\"class\":\"batch\",\"cpus\":\"\",\"mems\":\"\",\"devices\":[],\"pinned\":true,\"numa_"
+	"exclusive\":false,\"state\":\"creating\",\"created_usec\":1}]}\n";
+/* the same as toposhim wrote it before 2026-12-05 (indented), which it
+ * still reads */
+static const char indented_file[] =
 	"{\n"
 	"    \"version\": 1,\n"
 	"    \"checksum\": \"fnv1a64:48a8a67fccce8c1d\",\n"
@@ -275,6 +292,38 @@ static void test_round_trip_exact(void **state)
 	assert_null(b->cgroup_path);
 }
 
+/* The indented file of toposhim before 2026-12-05 loads as sound (its
+ * stated checksum read as the compact one's), and its next commit is the
+ * compact text. */
+static void test_indented_file_still_read(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+	char *warning = NULL;
+	uint64_t a = 0, b = 0;
+
+	assert_int_equal(ts_state_format_stated_checksum(indented_file, strlen(indented_file), &a),
+			 0);
+	assert_int_equal(ts_state_format_stated_checksum(expected_file, strlen(expected_file), &b),
+			 0);
+	assert_true(a == 0x48a8a67fccce8c1dull && b == a);
+	write_alloc_file(f, indented_file);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 2);
+	assert_string_equal(ts_state_at(s, 0)->cpus_str, "2-3,10");
+	/* one change, one commit: the whole store in the compact form */
+	assert_int_equal(ts_state_remove(s, "/run/containerd/runc/default", "batch \"2\"", NULL),
+			 1);
+	put_sample(s, "/run/containerd/runc/default");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	text = read_alloc_file(f);
+	assert_string_equal(text, expected_file);
+}
+
 /* Load with a warning expected; returns it (caller frees). */
 static char *load_warn(struct ts_state *s)
 {
@@ -341,7 +390,7 @@ static void test_truncated_file(void **state)
 	write_alloc_file(f, text);
 	warning = load_warn(s);
 	assert_true(asprintf(&want,
-			     "%s/allocations.json: does not parse (line 6 column 6: parse error: "
+			     "%s/allocations.json: does not parse (line 1 column 101: parse error: "
 			     "premature EOF): store rebuilt from live containers, kept 0 of 0 "
 			     "allocations",
 			     f->sdir) > 0);
@@ -1226,7 +1275,7 @@ static void test_fast_decode_matches_tree(void **state)
 {
 	struct fixture *f = *state;
 	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *base = NULL;
+	cleanup_free char *base = NULL, *indented = NULL;
 	struct ts_state *s = NULL;
 	const char *const edits[][2] = {
 		{NULL, NULL}, /* the file as written */
@@ -1263,10 +1312,19 @@ static void test_fast_decode_matches_tree(void **state)
 	assert_int_equal(ts_state_commit(s, &err), 0);
 	s = ts_state_close(s);
 	base = read_alloc_file(f);
+	/* the edits are written against the indented layout of toposhim before
+	 * 2026-12-05 (the decoders read both): edit 0 is the compact file as
+	 * written, the others edit its indented form */
+	{
+		cleanup_json struct ts_json *tree = NULL;
+
+		assert_int_equal(ts_json_parse(base, strlen(base), "a", &tree, &err), 0);
+		assert_int_equal(ts_json_serialize(tree, true, &indented, NULL, &err), 0);
+	}
 	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
 		cleanup_free char *text = edits[i][0] == NULL
 						  ? strdup(base)
-						  : replaced(base, edits[i][0], edits[i][1]);
+						  : replaced(indented, edits[i][0], edits[i][1]);
 		cleanup_free char *p1 = NULL, *p2 = NULL, *e1 = NULL, *e2 = NULL;
 		struct ts_alloc **v1 = NULL, **v2 = NULL;
 		size_t n1 = 0, n2 = 0, l1 = 0, l2 = 0;
@@ -1306,6 +1364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_file_is_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insecure_state_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_indented_file_still_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_same_and_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_hands_records_to_next_load, setup,
 						teardown),
