@@ -873,40 +873,38 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	return r;
 }
 
-/* Which ignored spec file the "unresolvable" line names: the first problem
- * of a file whose "kind" is that of @qualified_name (it meant to define the
- * device asked for and was rejected for another field), else the first.  A
- * problem names its file first ("<path>: ..."); the file is read again,
- * which only this error path pays.  @return the problem's index; -ENOMEM. */
-static ssize_t problem_to_name(const struct ts_cdi_registry *reg, const char *qualified_name)
+/* The ignored file the "unresolvable" line names: the problem of the first
+ * scanned file (path and problem side by side, cold scan or index alike)
+ * whose "kind" is that of @qualified_name (it meant to define the device
+ * asked for and was rejected for another field), else the first problem.
+ * The files are read again, which only this error path pays.
+ * @return the message, borrowed from reg; NULL on -ENOMEM. */
+static const char *problem_to_name(const struct ts_cdi_registry *reg, const char *qualified_name)
 {
 	const char *eq = strchr(qualified_name, '=');
 	size_t klen = eq != NULL ? (size_t)(eq - qualified_name) : strlen(qualified_name);
 
-	for (size_t i = 0; i < reg->n_problems; i++) {
-		const char *msg = reg->problems[i], *colon = strstr(msg, ": ");
-		cleanup_free char *path = NULL, *buf = NULL, *kind = NULL;
+	for (size_t i = 0; i < reg->n_scanned; i++) {
+		const struct ts_cdi_scanned *rec = &reg->scanned[i];
+		cleanup_free char *buf = NULL, *kind = NULL;
 		cleanup_close int fd = -EBADF;
 		struct stat st;
 		size_t len = 0;
 
-		if (msg[0] != '/' || colon == NULL)
+		if (rec->problem == NULL || !rec->exists)
 			continue;
-		path = strndup(msg, (size_t)(colon - msg));
-		if (path == NULL)
-			return -ENOMEM;
 		/* as load_file() opens it: a FIFO must not block this */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    ts_cdi_read_fd(fd, &buf, &len) < 0)
 			continue;
-		if (ts_cdi_spec_peek_kind(buf, len, path, &kind) < 0)
-			return -ENOMEM;
+		if (ts_cdi_spec_peek_kind(buf, len, rec->path, &kind) < 0)
+			return NULL;
 		if (kind != NULL && strlen(kind) == klen &&
 		    strncmp(kind, qualified_name, klen) == 0)
-			return (ssize_t)i;
+			return rec->problem;
 	}
-	return 0;
+	return reg->problems[0];
 }
 
 /* The create path's "unresolvable" line (cdi.h, ts_cdi_inject_requested()):
@@ -934,12 +932,11 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 		count++;
 	}
 	if (reg != NULL && reg->n_problems > 0) {
-		ssize_t k = problem_to_name(reg, names[first]);
-		int r = k < 0 ? -1
-			: reg->n_problems > 1
-				? asprintf(&ignored, "; ignored: %s (and %zu more)",
-					   reg->problems[k], reg->n_problems - 1)
-				: asprintf(&ignored, "; ignored: %s", reg->problems[k]);
+		const char *named = problem_to_name(reg, names[first]);
+		int r = named == NULL	      ? -1
+			: reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
+							 named, reg->n_problems - 1)
+					      : asprintf(&ignored, "; ignored: %s", named);
 
 		if (r < 0)
 			return ts_error_set(err, ENOMEM, "out of memory");
