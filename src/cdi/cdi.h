@@ -393,8 +393,11 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
  *         "<config_name>: '<request_field of the first>': unresolvable CDI
  *         devices <a>, <b> (no spec file in <dir>, <dir> defines them)",
  *         "defines it" for one, and when spec files were ignored (the
- *         registry's problems) "...; ignored: <first problem>" and
- *         " (and N more)"; "... (no spec dir)" when reg is NULL or has
+ *         registry's problems) "...; ignored: <problem>" and " (and N
+ *         more)", the problem of the first ignored file whose "kind" is
+ *         that of the first unresolved name (the file is read again on
+ *         this path), else the first problem; "... (no spec dir)" when reg
+ *         is NULL or has
  *         none; 0 with an empty *ret when nothing is requested.
  */
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
