@@ -397,8 +397,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
  *         more)", the problem of the first ignored file whose "kind" is
  *         that of the first unresolved name (the file is read again on
  *         this path), else the first problem; "... (no spec dir)" when reg
- *         is NULL or has
- *         none; 0 with an empty *ret when nothing is requested.
+ *         is NULL or has none; 0 with an empty *ret when nothing is
+ *         requested.
  */
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,
