@@ -627,9 +627,9 @@ struct reservation {
 	bool plain_allowed; /* the summary may be kept (ts_pools_plain_allowed()) */
 };
 
-static struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
+static const struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
 {
-	struct ts_alloc *a = ts_state_find(s, rv->runtime_root, rv->container_id);
+	const struct ts_alloc *a = ts_state_find(s, rv->runtime_root, rv->container_id);
 
 	return a != NULL && a->created_usec == rv->created_usec && a->pid == getpid() ? a : NULL;
 }
@@ -820,7 +820,8 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 	cleanup_hwloc_bitmap hwloc_bitmap_t cpus = NULL, mems = NULL;
 	cleanup_free char *overlap = NULL;
 	const char *cpus_str = NULL, *mems_str = NULL;
-	struct ts_alloc *own, *copy;
+	const struct ts_alloc *own;
+	struct ts_alloc *copy;
 	int r;
 
 	if (!rv->made || !(rep->adjust_fields & (TS_PLUGIN_ADJUST_CPUS | TS_PLUGIN_ADJUST_MEMS)))

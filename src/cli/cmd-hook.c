@@ -119,7 +119,7 @@ int ts_hook_state_parse(const char *buf, size_t len, struct ts_hook_state *ret,
 }
 
 /* The record of the hook's container (ts_state_lookup()). */
-static struct ts_alloc *find_record(const struct ts_state *s, const struct ts_hook_state *st)
+static const struct ts_alloc *find_record(const struct ts_state *s, const struct ts_hook_state *st)
 {
 	return ts_state_lookup(s, st->runtime_root, st->container_id, st->bundle);
 }

@@ -259,8 +259,15 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 /** Number of records in the store. */
 size_t ts_state_count(const struct ts_state *s);
 
-/** Record at index i (0 ≤ i < count), in insertion order; borrowed. NULL when out of range. */
-struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i);
+/**
+ * Record at index i (0 ≤ i < count), in insertion order; borrowed. NULL when
+ * out of range.  The records this and ts_state_find()/ts_state_lookup()
+ * lend are read-only, strings included: a change goes through a copy
+ * (ts_alloc_dup()) and ts_state_put(), which marks the store dirty.  A store
+ * closed unchanged hands its records to the next load of the same bytes in
+ * this process as they are, without checking them against the file again.
+ */
+const struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i);
 
 /**
  * Whether a is the record of the container (runtime_root, container_id).
@@ -272,8 +279,8 @@ struct ts_alloc *ts_state_at(const struct ts_state *s, size_t i);
 bool ts_alloc_is(const struct ts_alloc *a, const char *runtime_root, const char *container_id);
 
 /** Record of the container (runtime_root, container_id), borrowed; NULL when there is none. */
-struct ts_alloc *ts_state_find(const struct ts_state *s, const char *runtime_root,
-			       const char *container_id);
+const struct ts_alloc *ts_state_find(const struct ts_state *s, const char *runtime_root,
+				     const char *container_id);
 
 /**
  * The record of a container as a hook names it: ts_state_find() when
@@ -283,8 +290,8 @@ struct ts_alloc *ts_state_find(const struct ts_state *s, const char *runtime_roo
  * two bundles.
  * @return the record, borrowed; NULL when none matches.
  */
-struct ts_alloc *ts_state_lookup(const struct ts_state *s, const char *runtime_root,
-				 const char *container_id, const char *bundle);
+const struct ts_alloc *ts_state_lookup(const struct ts_state *s, const char *runtime_root,
+				       const char *container_id, const char *bundle);
 
 /**
  * Insert a record, replacing (and freeing) any record of the same container
