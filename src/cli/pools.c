@@ -105,6 +105,12 @@ static int parse_set(const struct ts_state *s, const struct ts_alloc *a, const c
 	return 0;
 }
 
+/* Whether list a differs from b (NULL as ""). */
+static bool list_differs(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
+}
+
 int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 		   struct ts_allocation **ret_allocs, hwloc_bitmap_t **ret_bitmaps,
 		   struct ts_error **err)
@@ -120,10 +126,23 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_alloc *a = ts_state_at(s, i);
-		int r = parse_set(s, a, a->cpus_str, &bitmaps[2 * i], err);
+		const struct ts_alloc *prev = i > 0 ? ts_state_at(s, i - 1) : NULL;
+		int r;
 
-		if (r >= 0)
-			r = parse_set(s, a, a->mems_str, &bitmaps[2 * i + 1], err);
+		/* the shared pool's containers mostly share one list: a copy of
+		 * the previous record's sets is a fifth of a parse */
+		if (prev != NULL && !list_differs(a->cpus_str, prev->cpus_str) &&
+		    !list_differs(a->mems_str, prev->mems_str)) {
+			bitmaps[2 * i] = hwloc_bitmap_dup(bitmaps[2 * i - 2]);
+			bitmaps[2 * i + 1] = hwloc_bitmap_dup(bitmaps[2 * i - 1]);
+			r = bitmaps[2 * i] != NULL && bitmaps[2 * i + 1] != NULL
+				    ? 0
+				    : ts_error_set(err, ENOMEM, "allocations");
+		} else {
+			r = parse_set(s, a, a->cpus_str, &bitmaps[2 * i], err);
+			if (r >= 0)
+				r = parse_set(s, a, a->mems_str, &bitmaps[2 * i + 1], err);
+		}
 		if (r < 0) {
 			ts_pools_views_free(allocs, bitmaps, n);
 			return r;

@@ -929,16 +929,18 @@ int ts_cpulist_parse(const char *s, hwloc_bitmap_t *ret, struct ts_error **err)
 	/* Decimal, as ts_cpulist_valid() checked: not hwloc_bitmap_list_sscanf(),
 	 * whose strtoul base 0 reads "010" as cpu 8 and "08" as cpu 0. */
 	for (const char *p = s; *p != '\0';) {
-		char *end;
-		unsigned long first = strtoul(p, &end, 10), last = first;
+		unsigned first = 0, last;
 
-		if (*end == '-')
-			last = strtoul(end + 1, &end, 10);
-		if (hwloc_bitmap_set_range(b, (unsigned)first, (int)last) < 0) {
+		p = ts_cpulist_number(p, &first);
+		last = first;
+		if (*p == '-')
+			p = ts_cpulist_number(p + 1, &last);
+		if (hwloc_bitmap_set_range(b, first, (int)last) < 0) {
 			hwloc_bitmap_free(b);
 			return ts_error_set(err, ENOMEM, "out of memory");
 		}
-		p = *end == ',' ? end + 1 : end;
+		if (*p == ',')
+			p++;
 	}
 	*ret = b;
 	return 0;

@@ -36,4 +36,14 @@ char **ts_split_lines(char *text, size_t *ret_n);
  */
 bool ts_cpulist_valid(const char *s);
 
+/**
+ * Read the decimal number of a cpuset list item at p: one or more digits
+ * (leading zeros allowed, "010" is 10), below 65536.
+ * @param[in] p       NUL-terminated; borrowed.
+ * @param[out] ret    the number; untouched on failure.
+ * @return the first byte after the digits; NULL when p does not start with
+ *         a digit or the number is 65536 or more.
+ */
+const char *ts_cpulist_number(const char *p, unsigned *ret);
+
 #endif
