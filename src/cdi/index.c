@@ -314,14 +314,17 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 	return 1;
 }
 
-/* Is qualified_name "<kind>=<device name>" of spec's device i, and a valid one? */
+/* Is qualified_name "<kind>=<device name>" of spec's device i?  Not
+ * validated again: a "dev" line is written only for a name the scan
+ * validated, and the index is as trusted as the spec dirs (its owner and
+ * mode are checked at read).  The check was a third of the fill at 1000
+ * files. */
 static bool names_device(const struct ts_cdi_spec *spec, size_t i, const char *qualified_name)
 {
 	size_t klen = strlen(spec->kind);
 
 	return strncmp(qualified_name, spec->kind, klen) == 0 && qualified_name[klen] == '=' &&
-	       strcmp(qualified_name + klen + 1, spec->device_names[i]) == 0 &&
-	       ts_cdi_qualified_name_is_valid(qualified_name);
+	       strcmp(qualified_name + klen + 1, spec->device_names[i]) == 0;
 }
 
 int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg)

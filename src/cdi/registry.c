@@ -114,13 +114,27 @@ int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
 	return ts_read_fd(fd, "spec", SPEC_MAX_BYTES, ret_buf, ret_len, &err);
 }
 
+/* v with room for element n (n elements of size in it): grown to twice its
+ * size when n reaches a power of two from 8 up, the capacity the array has
+ * when it only ever grows through here.  A realloc per element copied the
+ * whole array at each of the 1000 files of a large spec dir. */
+static void *grow_for(void *v, size_t n, size_t size)
+{
+	size_t cap;
+
+	if (n != 0 && (n < 8 || (n & (n - 1)) != 0))
+		return v;
+	cap = n == 0 ? 8 : 2 * n;
+	return reallocarray(v, cap, size);
+}
+
 int ts_cdi_registry_add_spec(struct ts_cdi_registry *reg, struct ts_cdi_spec *spec)
 {
 	struct ts_cdi_spec **v;
 
 	if (spec == NULL)
 		return -ENOMEM;
-	v = realloc(reg->specs, (reg->n_specs + 1) * sizeof(*v));
+	v = grow_for(reg->specs, reg->n_specs, sizeof(*v));
 	if (v == NULL) {
 		ts_cdi_spec_free(spec);
 		return -ENOMEM;
@@ -385,7 +399,7 @@ int ts_cdi_registry_finish(struct ts_cdi_registry *reg)
 int ts_cdi_registry_add_scanned(struct ts_cdi_registry *reg, const char *path,
 				const struct stat *st)
 {
-	struct ts_cdi_scanned *v = realloc(reg->scanned, (reg->n_scanned + 1) * sizeof(*v));
+	struct ts_cdi_scanned *v = grow_for(reg->scanned, reg->n_scanned, sizeof(*v));
 
 	if (v == NULL)
 		return -ENOMEM;
