@@ -1101,6 +1101,7 @@ int ts_json_parse(const char *buf, size_t len, const char *filename, struct ts_j
 struct events_ctx {
 	const struct ts_json_events *ev;
 	void *ctx;
+	yajl_handle h; /* for the offsets */
 	size_t depth;
 	bool stopped; /* a callback said stop */
 };
@@ -1180,10 +1181,19 @@ static int ev_close(struct events_ctx *e, bool (*cb)(void *))
 	return 0;
 }
 
+/* The offset of the token yajl just read: it counts the bytes consumed
+ * through that token, whitespace before it included. */
+static void ev_offset(struct events_ctx *e)
+{
+	if (e->ev->offset != NULL && e->h != NULL)
+		*e->ev->offset = yajl_get_bytes_consumed(e->h) - 1;
+}
+
 static int ev_start_map(void *c)
 {
 	struct events_ctx *e = c;
 
+	ev_offset(e);
 	return ev_open(e, e->ev->start_map);
 }
 
@@ -1191,6 +1201,7 @@ static int ev_end_map(void *c)
 {
 	struct events_ctx *e = c;
 
+	ev_offset(e);
 	return ev_close(e, e->ev->end_map);
 }
 
@@ -1222,7 +1233,6 @@ static const yajl_callbacks event_callbacks = {
 
 int ts_json_parse_events(const char *buf, size_t len, const struct ts_json_events *ev, void *ctx)
 {
-	cleanup_yajl_handle yajl_handle h = NULL;
 	struct events_ctx e = {.ev = ev, .ctx = ctx};
 	const char *bad = NULL;
 	size_t pos;
@@ -1230,7 +1240,11 @@ int ts_json_parse_events(const char *buf, size_t len, const struct ts_json_event
 
 	if (buf == NULL || is_blank(buf, len) || find_bad_text(buf, len, &bad) < len)
 		return -EINVAL;
-	r = run_yajl(&event_callbacks, &e, buf, len, &h, &pos);
+	/* the handle is in e before the first callback (run_yajl() sets it
+	 * first) */
+	r = run_yajl(&event_callbacks, &e, buf, len, &e.h, &pos);
+	if (e.h != NULL)
+		yajl_free(e.h);
 	if (r == 0 || r == -ENOMEM)
 		return r;
 	return e.stopped ? -ECANCELED : -EINVAL;

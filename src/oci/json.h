@@ -96,6 +96,10 @@ struct ts_json_events {
 	bool (*end_map)(void *ctx);
 	bool (*start_array)(void *ctx);
 	bool (*end_array)(void *ctx);
+	/* When non-NULL: set, before start_map and end_map are called, to the
+	 * offset in the text of the '{' or '}' (state/format.c keeps where
+	 * each record's text is, to copy it when it writes the file again). */
+	size_t *offset;
 };
 
 /**

@@ -58,10 +58,32 @@ uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
 int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
 			   size_t *ret_len, struct ts_error **err);
 
+/** Where a record's text is in a text of allocations.json (ts_alloc.text_at). */
+struct ts_state_span {
+	size_t at, len;
+};
+
+/**
+ * ts_state_format_encode(), copying the text of each record that has one
+ * in src (ts_alloc.text_at/text_len, checked to be in bounds and braced)
+ * instead of generating it: the caller vouches that such a record is
+ * unchanged since src was decoded or written.  The result is the same
+ * text when src is a compact file this code wrote.
+ * @param[in] src, src_len  the text the records' spans refer to; NULL: none.
+ * @param[out] spans        n entries, or NULL: where each record is in the
+ *                          new text, for the caller to set on the records
+ *                          once the text is written.
+ */
+int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char *path,
+				const char *src, size_t src_len, struct ts_state_span *spans,
+				char **ret_buf, size_t *ret_len, struct ts_error **err);
+
 /**
  * Parse the text of allocations.json.
  * @param[out] ret_v, ret_n   every record that is individually valid (all of
- *                            them for a sound file); caller frees.
+ *                            them for a sound file); caller frees.  Records
+ *                            of a sound compact file carry where their
+ *                            text is in buf (text_at, text_len); others 0.
  * @param[out] ret_problem    NULL for a sound file, else why it cannot be
  *                            trusted, e.g. "checksum mismatch (stored 'x',
  *                            computed 'y')"; caller frees.

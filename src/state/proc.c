@@ -190,6 +190,7 @@ size_t ts_state_learn_inits(struct ts_state *s)
 				a->pid = 0;
 				a->pid_start_ticks = 0;
 				a->status = TS_ALLOC_CREATED;
+				a->text_len = 0; /* its text in the file is stale */
 				learned++;
 			}
 			continue;
@@ -202,6 +203,7 @@ size_t ts_state_learn_inits(struct ts_state *s)
 		a->pid = pid;
 		a->pid_start_ticks = start;
 		a->status = TS_ALLOC_CREATED;
+		a->text_len = 0;
 		learned++;
 	}
 	if (learned > 0)

@@ -118,6 +118,7 @@ struct ts_alloc *ts_alloc_dup(const struct ts_alloc *a)
 	if (d == NULL)
 		return NULL;
 	*d = *a;
+	d->text_at = d->text_len = 0; /* a copy is written from its members */
 	d->container_id = dup_or_null(a->container_id, &ok);
 	d->runtime_root = dup_or_null(a->runtime_root, &ok);
 	d->runtime_path = dup_or_null(a->runtime_path, &ok);
@@ -408,6 +409,7 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 
 	if (a == NULL || a->container_id == NULL || a->container_id[0] == '\0')
 		return ts_error_set(err, 0, "allocation: empty container id");
+	a->text_at = a->text_len = 0; /* its text, if any, is another file's */
 	i = find_index(s, a->runtime_root, a->container_id);
 	if (i >= 0) {
 		ts_alloc_free(s->allocs[i]);
@@ -576,6 +578,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 {
 	cleanup_free char *path = NULL;
 	cleanup_free char *buf = NULL;
+	cleanup_free struct ts_state_span *spans = NULL;
 	size_t len = 0;
 	int r;
 
@@ -583,7 +586,13 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return 0;
 	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", TS_STATE_ALLOC_FILE);
-	r = ts_state_format_encode(s->allocs, s->n_allocs, path, &buf, &len, err);
+	spans = calloc(s->n_allocs + 1, sizeof(*spans));
+	if (spans == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+	/* the records left as they were read are copied from file_buf (the
+	 * bytes they were decoded from or last written as) */
+	r = ts_state_format_encode_from(s->allocs, s->n_allocs, path, s->file_buf, s->file_len,
+					spans, &buf, &len, err);
 	if (r < 0)
 		return r;
 	if (commit_swap(s, buf, len) == 0) {
@@ -598,6 +607,10 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	free(s->file_buf);
 	s->file_buf = TAKE_PTR(buf);
 	s->file_len = len;
+	for (size_t i = 0; i < s->n_allocs; i++) {
+		s->allocs[i]->text_at = spans[i].at;
+		s->allocs[i]->text_len = spans[i].len;
+	}
 	remember_roots(s);
 	return 0;
 }
@@ -638,6 +651,7 @@ static void fill_from_bundle(struct ts_alloc *a)
 	struct ts_state_placement p = {0};
 	const char *value = NULL;
 
+	a->text_len = 0; /* (a rebuild writes every record from its members) */
 	if (a->bundle == NULL || (a->cpus_str != NULL && a->mems_str != NULL && a->class_name))
 		return;
 	if (ts_state_placement_read(AT_FDCWD, a->bundle, &p) == 1 &&

@@ -154,6 +154,11 @@ struct ts_alloc {
 	pid_t pid;		  /* init pid in the runtime's pid namespace; 0 = not yet known */
 	uint64_t pid_start_ticks; /* field 22 of /proc/<pid>/stat; valid when pid > 0 */
 	char *cgroup_path;	  /* valid when pid > 0; may be NULL */
+	/* The state module's own: where this record's JSON object is in the
+	 * text of allocations.json the store last read or wrote (text_len 0:
+	 * nowhere, or changed since); a commit copies that text instead of
+	 * generating it again.  Zero in a new record and in a copy. */
+	size_t text_at, text_len;
 };
 
 struct ts_state;

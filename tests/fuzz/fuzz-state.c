@@ -52,6 +52,35 @@ static void same_as_tree(const char *buf, size_t len, struct ts_alloc *const *v,
 	ts_alloc_array_free(tv, tn);
 }
 
+/* A commit copies the text of records read from a compact file
+ * (ts_state_format_encode_from()): what it writes must decode to the
+ * records the generated text holds, soundly. */
+static void copied_same(const char *buf, size_t len, struct ts_alloc *const *v, size_t n,
+			const char *text, size_t tlen)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *copied = NULL, *problem = NULL, *again = NULL;
+	cleanup_free struct ts_state_span *spans = calloc(n + 1, sizeof(*spans));
+	struct ts_alloc **cv = NULL;
+	size_t clen = 0, cn = 0, alen = 0;
+
+	fuzz_check(spans != NULL, "out of memory");
+	fuzz_check(ts_state_format_encode_from(v, n, "x", buf, len, spans, &copied, &clen, &err) ==
+			   0,
+		   "encode with copies failed where encode did not");
+	for (size_t i = 0; i < n; i++)
+		fuzz_check(spans[i].at + spans[i].len <= clen && copied[spans[i].at] == '{' &&
+				   copied[spans[i].at + spans[i].len - 1] == '}',
+			   "encode with copies: a span is not the record's object");
+	fuzz_check(ts_state_format_decode(copied, clen, "copied", &cv, &cn, &problem, &err) == 0,
+		   "decode of the copied text failed");
+	fuzz_check(problem == NULL && cn == n, "the copied text is not sound");
+	fuzz_check(ts_state_format_encode(cv, cn, "x", &again, &alen, &err) == 0 && alen == tlen &&
+			   memcmp(again, text, tlen) == 0,
+		   "the copied text holds other records");
+	ts_alloc_array_free(cv, cn);
+}
+
 static void roundtrip(const char *buf, size_t len)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -74,6 +103,7 @@ static void roundtrip(const char *buf, size_t len)
 	fuzz_check(ts_state_format_encode(v2, n2, "again", &text2, &tlen2, &err) == 0,
 		   "encode of the decoded records failed");
 	fuzz_check(tlen2 == tlen && memcmp(text, text2, tlen) == 0, "encoding is not stable");
+	copied_same(buf, len, v, n, text, tlen);
 out:
 	ts_alloc_array_free(v, n);
 	ts_alloc_array_free(v2, n2);
