@@ -64,10 +64,11 @@ static bool next_u64(char **p, unsigned long long *ret)
 	s += neg;
 	if (*s < '0' || *s > '9')
 		return false;
-	for (; *s >= '0' && *s <= '9'; s++) {
+	/* 19 digits cannot overflow; only a 20th needs the check */
+	for (int k = 0; *s >= '0' && *s <= '9'; s++, k++) {
 		unsigned d = (unsigned)(*s - '0');
 
-		if (v > (ULLONG_MAX - d) / 10)
+		if (k >= 19 && v > (ULLONG_MAX - d) / 10)
 			return false;
 		v = v * 10 + d;
 	}

@@ -825,6 +825,7 @@ static void check_checksum(struct decoder *d, const struct ts_json *root, struct
  * for a file is what the tree path returns for it. */
 enum fast_where { FAST_TOP, FAST_ROOT, FAST_ALLOCS, FAST_RECORD, FAST_DEVICES, FAST_END };
 
+/* in the order encode_one() and gen_record() write them */
 enum fast_member {
 	FM_CONTAINER_ID,
 	FM_RUNTIME_ROOT,
@@ -833,7 +834,6 @@ enum fast_member {
 	FM_CLASS,
 	FM_CPUS,
 	FM_MEMS,
-	FM_CGROUP_PATH,
 	FM_DEVICES,
 	FM_PINNED,
 	FM_NUMA_EXCLUSIVE,
@@ -841,6 +841,7 @@ enum fast_member {
 	FM_CREATED_USEC,
 	FM_PID,
 	FM_PID_START_TICKS,
+	FM_CGROUP_PATH,
 	_FM_MAX,
 };
 
@@ -852,7 +853,6 @@ static const char *const fast_member_names[_FM_MAX] = {
 	[FM_CLASS] = "class",
 	[FM_CPUS] = "cpus",
 	[FM_MEMS] = "mems",
-	[FM_CGROUP_PATH] = "cgroup_path",
 	[FM_DEVICES] = "devices",
 	[FM_PINNED] = "pinned",
 	[FM_NUMA_EXCLUSIVE] = "numa_exclusive",
@@ -860,6 +860,7 @@ static const char *const fast_member_names[_FM_MAX] = {
 	[FM_CREATED_USEC] = "created_usec",
 	[FM_PID] = "pid",
 	[FM_PID_START_TICKS] = "pid_start_ticks",
+	[FM_CGROUP_PATH] = "cgroup_path",
 };
 
 enum fast_root_key { FR_VERSION, FR_CHECKSUM, FR_ALLOCATIONS, _FR_MAX };
@@ -935,17 +936,30 @@ static bool fast_key(void *c, const char *s, size_t len)
 	unsigned int *seen = f->where == FAST_ROOT ? &f->root_seen : &f->seen;
 	int count = f->where == FAST_ROOT ? _FR_MAX : _FM_MAX;
 
+	int next = f->key + 1, k;
+
 	if (f->where != FAST_ROOT && f->where != FAST_RECORD)
 		return false;
-	for (int k = 0; k < count; k++)
-		if (strlen(names[k]) == len && memcmp(names[k], s, len) == 0) {
-			if (*seen & (1u << k))
-				return false; /* a member twice: the tree path says which wins */
-			*seen |= 1u << k;
-			f->key = k;
-			return true;
-		}
-	return false;
+	if (f->where == FAST_RECORD && f->seen == 0)
+		next = 0;
+	/* the member after the last one first: the encoder writes them in
+	 * the order of the table (a search from the top for each of 7,000
+	 * members was 1.3 M instructions at 500 records) */
+	if (next >= 0 && next < count && strlen(names[next]) == len &&
+	    memcmp(names[next], s, len) == 0) {
+		k = next;
+	} else {
+		for (k = 0; k < count; k++)
+			if (strlen(names[k]) == len && memcmp(names[k], s, len) == 0)
+				break;
+		if (k == count)
+			return false;
+	}
+	if (*seen & (1u << k))
+		return false; /* a member twice: the tree path says which wins */
+	*seen |= 1u << k;
+	f->key = k;
+	return true;
 }
 
 static bool fast_string(void *c, const char *s, size_t len)
