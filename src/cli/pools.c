@@ -87,7 +87,8 @@ void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, 
 {
 	if (bitmaps != NULL)
 		for (size_t i = 0; i < 2 * n; i++)
-			hwloc_bitmap_free(bitmaps[i]);
+			if (i < 2 || bitmaps[i] != bitmaps[i - 2]) /* shared with the previous */
+				hwloc_bitmap_free(bitmaps[i]);
 	free(bitmaps);
 	free(allocs);
 }
@@ -129,15 +130,13 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 		const struct ts_alloc *prev = i > 0 ? ts_state_at(s, i - 1) : NULL;
 		int r;
 
-		/* the shared pool's containers mostly share one list: a copy of
-		 * the previous record's sets is a fifth of a parse */
+		/* the shared pool's containers mostly share one list: they
+		 * share the previous record's sets (the views are read-only) */
 		if (prev != NULL && !list_differs(a->cpus_str, prev->cpus_str) &&
 		    !list_differs(a->mems_str, prev->mems_str)) {
-			bitmaps[2 * i] = hwloc_bitmap_dup(bitmaps[2 * i - 2]);
-			bitmaps[2 * i + 1] = hwloc_bitmap_dup(bitmaps[2 * i - 1]);
-			r = bitmaps[2 * i] != NULL && bitmaps[2 * i + 1] != NULL
-				    ? 0
-				    : ts_error_set(err, ENOMEM, "allocations");
+			bitmaps[2 * i] = bitmaps[2 * i - 2];
+			bitmaps[2 * i + 1] = bitmaps[2 * i - 1];
+			r = 0;
 		} else {
 			r = parse_set(s, a, a->cpus_str, &bitmaps[2 * i], err);
 			if (r >= 0)

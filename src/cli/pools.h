@@ -113,8 +113,9 @@ enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct t
  * Views of every stored allocation for the placement functions.
  * @param[out] ret_allocs  n views borrowing the records' strings; the
  *                         bitmaps they point to are owned by ret_bitmaps.
- * @param[out] ret_bitmaps 2n bitmaps (cpus, mems per record); free with
- *                         ts_pools_views_free().
+ * @param[out] ret_bitmaps 2n bitmaps (cpus, mems per record), read-only: a
+ *                         record whose lists are the previous record's
+ *                         shares its bitmaps; free with ts_pools_views_free().
  * @return n (>= 0); -EINVAL "<state dir>: allocation '<id>': invalid cpu
  *         list '<s>'" (a hand-edited store); -ENOMEM.
  */
