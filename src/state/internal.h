@@ -21,6 +21,9 @@
 #define TS_STATE_ROOTS_MAX_BYTES (64u << 10)
 /* allocations.json larger than this is treated as corrupt */
 #define TS_STATE_ALLOC_FILE_MAX_BYTES (16u << 20)
+/* the records of the current allocations.json, decoded (cache.c) */
+#define TS_STATE_CACHE_FILE "allocations.cache"
+#define TS_STATE_CACHE_FILE_MAX_BYTES (32u << 20)
 
 struct ts_state {
 	char *dir_path;	 /* absolute state directory */
@@ -37,6 +40,37 @@ struct ts_state {
 	char *file_buf;
 	size_t file_len;
 };
+
+/**
+ * A 64-bit hash of len bytes, 8 bytes a step (not FNV-1a: not the
+ * checksum allocations.json states); what allocations.cache keys on.
+ * Not cryptographic: it tells texts apart, nobody who could forge it
+ * lacks the right to write the state dir.
+ */
+uint64_t ts_state_hash64(const void *buf, size_t len);
+
+/**
+ * The bytes of allocations.cache for records v (n of them) decoded from,
+ * or written as, the allocations.json text json (json_len bytes): a
+ * header naming that text (length and ts_state_hash64()) and the records
+ * as a parse of it gives them (ts_state_format_normalize()), text spans
+ * included.  Layout in cache.c.
+ * @return 0 with *ret_buf (caller frees) and *ret_len; -ENOMEM.
+ */
+int ts_state_cache_encode(struct ts_alloc *const *v, size_t n, const char *json, size_t json_len,
+			  char **ret_buf, size_t *ret_len);
+
+/**
+ * The records a cache holds, when it is the image of exactly the text
+ * json: its header names json's length and hash, its body hashes to what
+ * the header says and decodes to the number of records stated, every
+ * string without a NUL, every flag in range.
+ * @param[out] ret_v, ret_n  on 1: the records (caller frees).
+ * @return 1; 0 when cache is not json's image (another text, another
+ *         build's layout, truncated, damaged): parse json; -ENOMEM.
+ */
+int ts_state_cache_decode(const char *cache, size_t cache_len, const char *json, size_t json_len,
+			  struct ts_alloc ***ret_v, size_t *ret_n);
 
 /** FNV-1a, 64 bit, of len bytes (offset basis 0xcbf29ce484222325, prime 0x100000001b3). */
 uint64_t ts_state_fnv1a64(const void *buf, size_t len);

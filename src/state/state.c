@@ -319,6 +319,8 @@ static void store_clear(struct ts_state *s)
 }
 
 static void load_cache_keep(struct ts_state *s);
+static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size_t n,
+			     const char *json, size_t json_len);
 
 struct ts_state *ts_state_close(struct ts_state *s)
 {
@@ -611,6 +613,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		s->allocs[i]->text_at = spans[i].at;
 		s->allocs[i]->text_len = spans[i].len;
 	}
+	disk_cache_write(s, s->allocs, s->n_allocs, s->file_buf, s->file_len);
 	remember_roots(s);
 	return 0;
 }
@@ -947,6 +950,45 @@ static void load_cache_keep(struct ts_state *s)
 	s->n_allocs = s->cap_allocs = 0;
 }
 
+/* Write allocations.cache for records v decoded from (or written as) the
+ * text json; best effort, no fsync: a cache that is not json's exact
+ * image is never taken (ts_state_cache_decode()). */
+static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size_t n,
+			     const char *json, size_t json_len)
+{
+	cleanup_free char *buf = NULL;
+	cleanup_close int fd = -EBADF;
+	struct stat st;
+	size_t len = 0;
+
+	if (ts_state_cache_encode(v, n, json, json_len, &buf, &len) < 0)
+		return;
+	/* O_NONBLOCK: a FIFO planted there must not block the create */
+	fd = openat(s->dir_fd, TS_STATE_CACHE_FILE,
+		    O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0 ||
+	    ts_write_all(fd, buf, len) < 0)
+		(void)unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, 0);
+}
+
+/* The records allocations.cache holds when it is the image of the text
+ * buf just read.  @return 1 with *ret_v, *ret_n; 0 when it is not (or
+ * missing, unreadable); -ENOMEM. */
+static int disk_cache_take(struct ts_state *s, const char *buf, size_t len,
+			   struct ts_alloc ***ret_v, size_t *ret_n)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *cache = NULL;
+	size_t cache_len = 0;
+	int r;
+
+	r = ts_read_file_at(s->dir_fd, TS_STATE_CACHE_FILE, TS_STATE_CACHE_FILE_MAX_BYTES, &cache,
+			    &cache_len, &ignored);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	return ts_state_cache_decode(cache, cache_len, buf, len, ret_v, ret_n);
+}
+
 /* The cached records when buf is the text they were kept with for dir
  * (moved out: the cache is then empty); @return 1 with *ret_v and *ret_n,
  * 0 when not cached. */
@@ -994,9 +1036,16 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		if (asprintf(&problem, "unreadable (%s)", why ? why : "out of memory") < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 	} else if (load_cache_take(s->dir_path, buf, len, &v, &n) == 0) {
-		r = ts_state_format_decode(buf, len, path, &v, &n, &problem, err);
+		r = disk_cache_take(s, buf, len, &v, &n);
+		if (r == 0) {
+			r = ts_state_format_decode(buf, len, path, &v, &n, &problem, err);
+			if (r < 0)
+				return r;
+			if (problem == NULL)
+				disk_cache_write(s, v, n, buf, len);
+		}
 		if (r < 0)
-			return r;
+			return ts_error_set(err, -r, "%s: cannot load", path);
 	}
 	s->allocs = v;
 	s->n_allocs = s->cap_allocs = n;

@@ -83,6 +83,11 @@
  * damaged file lacks, so a file damaged beyond parsing loses at most one
  * commit.
  *
+ * allocations.cache holds the records of the current allocations.json as
+ * this host decoded them (state/internal.h, cache.c): a load takes them
+ * when the cache names the exact text it read, instead of parsing it;
+ * anything else about the cache only means the JSON is parsed.
+ *
  * Ownership: struct ts_state owns its records; pointers returned by
  * ts_state_find()/ts_state_at() are borrowed until the next put, remove, gc
  * or close.  To change a record, put a changed copy (ts_alloc_dup()): only

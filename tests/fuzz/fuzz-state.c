@@ -2,6 +2,9 @@
  * fuzz-state.c - toposhim's state file, allocations.json (src/state/format.c and the
  * salvage of src/state/state.c).
  *
+ * First byte, bits 0 and 2 as 0 and 1: the rest is the body of an allocations.cache (its
+ * first byte the number of records, modulo 8) under a header that names it, which the
+ * cache's reader must refuse or take without crashing, and what it takes must read back.
  * First byte, bit 0 clear: the rest is decoded with ts_state_format_decode(), which must
  * give what its tree path (ts_state_format_decode_tree()) gives: the same problem and
  * records that encode to the same bytes; the records it keeps must encode, the encoded text must
@@ -81,6 +84,68 @@ static void copied_same(const char *buf, size_t len, struct ts_alloc *const *v, 
 	ts_alloc_array_free(cv, cn);
 }
 
+/* allocations.cache of the records decoded from buf reads back to records
+ * that generate the same text. */
+static void cached_same(const char *buf, size_t len, struct ts_alloc *const *v, size_t n,
+			const char *text, size_t tlen)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *cache = NULL, *again = NULL;
+	struct ts_alloc **cv = NULL;
+	size_t clen = 0, cn = 0, alen = 0;
+
+	fuzz_check(ts_state_cache_encode(v, n, buf, len, &cache, &clen) == 0,
+		   "cache: encode failed");
+	fuzz_check(ts_state_cache_decode(cache, clen, buf, len, &cv, &cn) == 1 && cn == n,
+		   "cache: its own image is not taken");
+	fuzz_check(ts_state_format_encode(cv, cn, "x", &again, &alen, &err) == 0 && alen == tlen &&
+			   memcmp(again, text, tlen) == 0,
+		   "cache: the cached records are not the decoded ones");
+	ts_alloc_array_free(cv, cn);
+	if (len > 0) {
+		/* the image of another text is not taken */
+		fuzz_check(ts_state_cache_decode(cache, clen, buf, len - 1, &cv, &cn) == 0,
+			   "cache: taken for another text");
+	}
+}
+
+/* Bytes as the body of allocations.cache, under a header that names the
+ * text "{}" and the body's own hash: the record decoder must refuse or
+ * take them, never crash, and what it takes must write and read back. */
+static void cache_body(const uint8_t *data, size_t size)
+{
+	static const char json[] = "{}";
+	cleanup_free char *cache = NULL, *again = NULL;
+	struct ts_alloc **v = NULL, **v2 = NULL;
+	size_t n = 0, n2 = 0, alen = 0, head;
+	uint64_t count = size > 0 ? data[0] % 8 : 0, len, hash;
+
+	/* a header as ts_state_cache_encode() writes it, for no record */
+	fuzz_check(ts_state_cache_encode(NULL, 0, json, 2, &cache, &head) == 0, "cache: encode");
+	cache = realloc(cache, head + size + 1);
+	fuzz_check(cache != NULL, "out of memory");
+	if (size > 0)
+		memcpy(cache + head, data + 1, size - 1);
+	len = size > 0 ? size - 1 : 0;
+	hash = ts_state_hash64(cache + head, len);
+	/* the header's last three u64: the count, the body's length and hash */
+	memcpy(cache + head - 24, &count, 8);
+	memcpy(cache + head - 16, &len, 8);
+	memcpy(cache + head - 8, &hash, 8);
+	if (ts_state_cache_decode(cache, head + len, json, 2, &v, &n) != 1)
+		return;
+	fuzz_check(n == count, "cache: taken with another number of records");
+	for (size_t i = 0; i < n; i++)
+		fuzz_check(v[i]->container_id != NULL && v[i]->cpus_str != NULL &&
+				   v[i]->mems_str != NULL && v[i]->devices != NULL,
+			   "cache: a record without a member every record has");
+	fuzz_check(ts_state_cache_encode(v, n, json, 2, &again, &alen) == 0 &&
+			   ts_state_cache_decode(again, alen, json, 2, &v2, &n2) == 1 && n2 == n,
+		   "cache: what it took does not read back");
+	ts_alloc_array_free(v, n);
+	ts_alloc_array_free(v2, n2);
+}
+
 static void roundtrip(const char *buf, size_t len)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -104,6 +169,8 @@ static void roundtrip(const char *buf, size_t len)
 		   "encode of the decoded records failed");
 	fuzz_check(tlen2 == tlen && memcmp(text, text2, tlen) == 0, "encoding is not stable");
 	copied_same(buf, len, v, n, text, tlen);
+	if (problem == NULL)
+		cached_same(buf, len, v, n, text, tlen);
 out:
 	ts_alloc_array_free(v, n);
 	ts_alloc_array_free(v2, n2);
@@ -212,7 +279,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if ((data[0] & 1) == 0) {
+	if ((data[0] & 5) == 4) {
+		cache_body(data + 1, size - 1);
+	} else if ((data[0] & 1) == 0) {
 		buf = fuzz_strndup(data + 1, size - 1);
 		roundtrip(buf, size - 1);
 	} else if ((data[0] & 2) == 0) {

@@ -1280,6 +1280,165 @@ static void assert_alloc_equal(const struct ts_alloc *a, const struct ts_alloc *
 	assert_true(a->pid_start_ticks == b->pid_start_ticks);
 }
 
+/* Load the store in a child with this process's cache of the records
+ * closed unchanged emptied first (a load takes them out; a store closed
+ * changed does not put them back): "<W or ->|<class of record 1 or
+ * (none)>". */
+static void load_in_child(const struct fixture *f, char *out, size_t size)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state *s = NULL;
+	char *warning = NULL;
+	int fds[2], status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	free(warning);
+	assert_int_equal(ts_state_put(s, ts_alloc_new("not-committed", &err), &err), 0);
+	s = ts_state_close(s);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ts_state *cs = NULL;
+		char *cwarning = NULL, line[256];
+		const struct ts_alloc *a;
+
+		close(fds[0]);
+		if (ts_state_open(&f->opts, &cs, &err) < 0 ||
+		    ts_state_load(cs, &cwarning, &err) < 0)
+			_exit(1);
+		a = ts_state_at(cs, 1);
+		snprintf(line, sizeof(line), "%s|%s", cwarning != NULL ? "W" : "-",
+			 a != NULL && a->class_name != NULL ? a->class_name : "(none)");
+		_exit(write(fds[1], line, strlen(line)) > 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	n = read(fds[0], out, size - 1);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(n > 0);
+	out[n] = '\0';
+}
+
+static void write_cache(const struct fixture *f, const char *buf, size_t len)
+{
+	cleanup_free char *path = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_true(asprintf(&path, "%s/" TS_STATE_CACHE_FILE, f->sdir) > 0);
+	(void)unlink(path);
+	assert_int_equal(ts_write_file_replace_at(AT_FDCWD, path, buf, len, 0600, &err), 0);
+}
+
+/*
+ * allocations.cache: a commit (and a load that had to parse) leaves the
+ * records for the next process, which takes them only when the cache is
+ * the image of the exact allocations.json it read; any other cache
+ * (damaged, truncated, of another text, a FIFO) is passed over and the
+ * JSON parsed, and a damaged allocations.json is found damaged whatever
+ * the cache holds.
+ */
+static void test_disk_cache(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *json = NULL, *cache = NULL, *problem = NULL, *path = NULL;
+	cleanup_free char *forged = NULL;
+	struct ts_alloc **v = NULL, **cv = NULL;
+	struct ts_state *s = NULL;
+	size_t n = 0, cn = 0, len, cache_len = 0, forged_len = 0;
+	char got[256];
+	struct stat st;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	put_sample(s, f->runtime);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+	assert_true(asprintf(&path, "%s/" TS_STATE_CACHE_FILE, f->sdir) > 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|batch");
+
+	/* what it holds is what the parse of the JSON gives */
+	json = read_alloc_file(f);
+	len = strlen(json);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &cache, &cache_len, &err), 0);
+	assert_int_equal(ts_state_format_decode(json, len, "x", &v, &n, &problem, &err), 0);
+	assert_null(problem);
+	assert_int_equal(ts_state_cache_decode(cache, cache_len, json, len, &cv, &cn), 1);
+	assert_int_equal(cn, n);
+	for (size_t i = 0; i < n; i++) {
+		assert_alloc_equal(cv[i], v[i]);
+		assert_int_equal(cv[i]->text_at, v[i]->text_at);
+		assert_int_equal(cv[i]->text_len, v[i]->text_len);
+	}
+
+	/* taken, not parsed: a cache naming this text with another class */
+	free(cv[1]->class_name);
+	cv[1]->class_name = strdup("cached");
+	assert_int_equal(ts_state_cache_encode(cv, cn, json, len, &forged, &forged_len), 0);
+	ts_alloc_array_free(cv, cn);
+	assert_int_equal(ts_state_cache_decode(forged, forged_len, json, len, &cv, &cn), 1);
+	write_cache(f, forged, forged_len);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|cached");
+	/* one byte of its body changed: passed over, and written anew */
+	forged[forged_len - 1] ^= 1;
+	write_cache(f, forged, forged_len);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|batch");
+	free(cache);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &cache, &cache_len, &err), 0);
+	ts_alloc_array_free(cv, cn);
+	assert_int_equal(ts_state_cache_decode(cache, cache_len, json, len, &cv, &cn), 1);
+	assert_string_equal(cv[1]->class_name, "batch");
+	ts_alloc_array_free(cv, cn);
+	cv = NULL;
+	/* truncated */
+	forged[forged_len - 1] ^= 1;
+	write_cache(f, forged, forged_len / 2);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|batch");
+	/* the image of another text (one byte of the JSON other) */
+	json[0] = ' ';
+	free(forged);
+	assert_int_equal(ts_state_cache_encode(v, n, json, len, &forged, &forged_len), 0);
+	json[0] = '{';
+	write_cache(f, forged, forged_len);
+	assert_int_equal(ts_state_cache_decode(forged, forged_len, json, len, &cv, &cn), 0);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|batch");
+	/* a FIFO: not waited on, not read, replaced */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	load_in_child(f, got, sizeof(got));
+	assert_string_equal(got, "-|batch");
+	assert_true(lstat(path, &st) < 0 || S_ISREG(st.st_mode));
+
+	/* a hand edit of the JSON is found whatever the cache says */
+	free(forged);
+	assert_int_equal(ts_state_cache_encode(v, n, json, len, &forged, &forged_len), 0);
+	write_cache(f, forged, forged_len);
+	{
+		char *at = strstr(json, "\"class\":\"batch\"");
+		cleanup_free char *jpath = NULL;
+
+		assert_non_null(at);
+		at[9] = 'o'; /* "botch": same length, checksum mismatch */
+		assert_true(asprintf(&jpath, "%s/allocations.json", f->sdir) > 0);
+		assert_int_equal(ts_write_file_replace_at(AT_FDCWD, jpath, json, len, 0600, &err),
+				 0);
+	}
+	load_in_child(f, got, sizeof(got));
+	assert_true(got[0] == 'W');
+	ts_alloc_array_free(v, n);
+}
+
 /* A store closed unchanged hands its records to the next load of the same
  * bytes instead of a parse: they must be exactly what the parse gives
  * (records put with no cpus, no devices, a pid-less start time), a record
@@ -1464,6 +1623,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_commit_copies_unchanged_records, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_decode_matches_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
