@@ -115,25 +115,34 @@ static void put_string(struct out *o, const char *s)
 int ts_state_cache_encode(struct ts_alloc *const *v, size_t n, const char *json, size_t json_len,
 			  char **ret_buf, size_t *ret_len)
 {
-	struct out o = {0};
+	/* the image is smaller than the JSON text: one allocation */
+	struct out o = {.cap = sizeof(struct cache_header) + json_len + 4096};
 	struct cache_header h = {.magic = TS_CACHE_MAGIC,
 				 .order = TS_CACHE_ORDER,
 				 .json_len = json_len,
 				 .json_hash = ts_state_hash64(json, json_len),
 				 .n = n};
 
+	o.buf = malloc(o.cap);
+	if (o.buf == NULL)
+		return -ENOMEM;
 	put(&o, &h, sizeof(h)); /* completed below */
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_alloc *a = v[i];
 		/* as a parse of the JSON gives it (ts_state_format_normalize()) */
 		bool with_pid = a->pid > 0;
 		const char *strings[TS_CACHE_STRINGS] = {
-			a->container_id, a->runtime_root,
-			a->runtime_path, a->bundle,
-			a->class_name,	 a->cpus_str ? a->cpus_str : "",
-			a->mems_str ? a->mems_str : "", with_pid ? a->cgroup_path : NULL,
+			a->container_id,
+			a->runtime_root,
+			a->runtime_path,
+			a->bundle,
+			a->class_name,
+			a->cpus_str ? a->cpus_str : "",
+			a->mems_str ? a->mems_str : "",
+			with_pid ? a->cgroup_path : NULL,
 		};
-		unsigned char flags[4] = {(unsigned char)a->status, a->pinned, a->numa_exclusive, 0};
+		unsigned char flags[4] = {(unsigned char)a->status, a->pinned, a->numa_exclusive,
+					  0};
 		int32_t pid = with_pid ? (int32_t)a->pid : 0;
 		uint32_t ndev = 0;
 
