@@ -24,6 +24,10 @@
 /* the records of the current allocations.json, decoded (cache.c) */
 #define TS_STATE_CACHE_FILE "allocations.cache"
 #define TS_STATE_CACHE_FILE_MAX_BYTES (32u << 20)
+/* allocations.json shorter than this is parsed, its cache neither read nor
+ * written: parsing 16 KiB (about 60 records) costs less than the cache's
+ * own system calls */
+#define TS_STATE_CACHE_MIN_JSON_BYTES (16u << 10)
 
 struct ts_state {
 	char *dir_path;	 /* absolute state directory */

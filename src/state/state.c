@@ -961,7 +961,8 @@ static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size
 	struct stat st;
 	size_t len = 0;
 
-	if (ts_state_cache_encode(v, n, json, json_len, &buf, &len) < 0)
+	if (json_len < TS_STATE_CACHE_MIN_JSON_BYTES ||
+	    ts_state_cache_encode(v, n, json, json_len, &buf, &len) < 0)
 		return;
 	/* O_NONBLOCK: a FIFO planted there must not block the create */
 	fd = openat(s->dir_fd, TS_STATE_CACHE_FILE,
@@ -982,6 +983,8 @@ static int disk_cache_take(struct ts_state *s, const char *buf, size_t len,
 	size_t cache_len = 0;
 	int r;
 
+	if (len < TS_STATE_CACHE_MIN_JSON_BYTES)
+		return 0;
 	r = ts_read_file_at(s->dir_fd, TS_STATE_CACHE_FILE, TS_STATE_CACHE_FILE_MAX_BYTES, &cache,
 			    &cache_len, &ignored);
 	if (r < 0)

@@ -1357,8 +1357,24 @@ static void test_disk_cache(void **state)
 	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
 	put_sample(s, f->runtime);
 	assert_int_equal(ts_state_commit(s, &err), 0);
-	s = ts_state_close(s);
+	/* a small store is parsed: no cache */
 	assert_true(asprintf(&path, "%s/" TS_STATE_CACHE_FILE, f->sdir) > 0);
+	assert_true(lstat(path, &st) < 0 && errno == ENOENT);
+	/* from 16 KiB of JSON on (100 more records) */
+	for (int i = 0; i < 100; i++) {
+		struct ts_alloc *a;
+		char id[32];
+
+		snprintf(id, sizeof(id), "filler-%03d", i);
+		a = ts_alloc_new(id, &err);
+		assert_non_null(a);
+		a->runtime_root = strdup(f->runtime);
+		a->bundle = strdup("/run/containerd/io.containerd.runtime.v2.task/k8s.io/filler");
+		a->class_name = strdup("standard");
+		assert_int_equal(ts_state_put(s, a, &err), 0);
+	}
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
 	load_in_child(f, got, sizeof(got));
