@@ -16,6 +16,9 @@ struct ts_cdi_spec {
 	unsigned priority;   /* spec dir index, higher wins */
 	char **device_names; /* the names of /devices, in order */
 	size_t n_devices;
+	/* a spec from the index (ts_cdi_spec_new_lazy()): the struct, its
+	 * names array and every string are one allocation */
+	bool packed;
 };
 
 struct ts_cdi_entry {
