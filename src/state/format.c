@@ -178,8 +178,11 @@ static inline void canon_uint_k(uint64_t *h, const char *key, size_t klen, uint6
 
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
 {
-	uint64_t h = ts_state_fnv1a64(NULL, 0);
+	return ts_state_checksum_from(ts_state_fnv1a64(NULL, 0), v, n);
+}
 
+uint64_t ts_state_checksum_from(uint64_t h, struct ts_alloc *const *v, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_alloc *a = v[i];
 		size_t ndev = 0;
@@ -455,22 +458,33 @@ static int generate(struct ts_alloc *const *v, size_t n, const char *sum, const 
 
 int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char *path,
 				const char *src, size_t src_len, struct ts_state_span *spans,
-				char **ret_buf, size_t *ret_len, struct ts_error **err)
+				struct ts_state_sum *prefix, char **ret_buf, size_t *ret_len,
+				struct ts_error **err)
 {
 	char sum[sizeof(CHECKSUM_PREFIX) + 16];
+	uint64_t h;
 	int r;
 
 	r = check_ids(v, n, path, err);
 	if (r < 0)
 		return r;
-	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, ts_state_checksum(v, n));
-	return generate(v, n, sum, path, src, src_len, spans, ret_buf, ret_len, err);
+	/* the records the prefix covers are hashed already: a create appends
+	 * its record to 500 others */
+	if (prefix != NULL && prefix->n > 0 && prefix->n <= n)
+		h = ts_state_checksum_from(prefix->h, v + prefix->n, n - prefix->n);
+	else
+		h = ts_state_checksum(v, n);
+	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, h);
+	r = generate(v, n, sum, path, src, src_len, spans, ret_buf, ret_len, err);
+	if (r >= 0 && prefix != NULL)
+		*prefix = (struct ts_state_sum){.h = h, .n = n};
+	return r;
 }
 
 int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
 			   size_t *ret_len, struct ts_error **err)
 {
-	return ts_state_format_encode_from(v, n, path, NULL, 0, NULL, ret_buf, ret_len, err);
+	return ts_state_format_encode_from(v, n, path, NULL, 0, NULL, NULL, ret_buf, ret_len, err);
 }
 
 int ts_state_format_normalize(struct ts_alloc *a)

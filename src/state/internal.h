@@ -29,6 +29,13 @@
  * own system calls */
 #define TS_STATE_CACHE_MIN_JSON_BYTES (16u << 10)
 
+/* The checksum's FNV-1a state after the first n records of a store (n 0:
+ * none known): what a commit continues from. */
+struct ts_state_sum {
+	uint64_t h;
+	size_t n;
+};
+
 struct ts_state {
 	char *dir_path;	 /* absolute state directory */
 	char *proc_root; /* "/proc" or a fake tree */
@@ -43,6 +50,10 @@ struct ts_state {
 	 * hands to the next load of this process */
 	char *file_buf;
 	size_t file_len;
+	/* the checksum over the leading records that are as the file says
+	 * (loaded sound or committed): a put that appends keeps it, any other
+	 * change before its end clears it */
+	struct ts_state_sum sum;
 };
 
 /**
@@ -85,6 +96,9 @@ uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len);
 /** The checksum of records, as defined in state.h (before the "fnv1a64:" prefix). */
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
 
+/** The checksum continued from h (what ts_state_checksum() gave for the records before v). */
+uint64_t ts_state_checksum_from(uint64_t h, struct ts_alloc *const *v, size_t n);
+
 /**
  * Serialise records into the text of allocations.json: compact JSON on one
  * line, '\n' at the end (toposhim before 2026-12-05 indented it; the
@@ -111,10 +125,15 @@ struct ts_state_span {
  * @param[out] spans        n entries, or NULL: where each record is in the
  *                          new text, for the caller to set on the records
  *                          once the text is written.
+ * @param[in,out] prefix    NULL, or the checksum's state after the first
+ *                          prefix->n records (0: none; the caller vouches
+ *                          for it), continued instead of hashing them
+ *                          again; on success the whole checksum, n.
  */
 int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char *path,
 				const char *src, size_t src_len, struct ts_state_span *spans,
-				char **ret_buf, size_t *ret_len, struct ts_error **err);
+				struct ts_state_sum *prefix, char **ret_buf, size_t *ret_len,
+				struct ts_error **err);
 
 /**
  * Parse the text of allocations.json.

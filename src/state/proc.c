@@ -206,7 +206,9 @@ size_t ts_state_learn_inits(struct ts_state *s)
 		a->text_len = 0;
 		learned++;
 	}
-	if (learned > 0)
+	if (learned > 0) {
 		s->dirty = true;
+		s->sum.n = 0; /* records changed in place */
+	}
 	return learned;
 }

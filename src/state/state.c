@@ -313,6 +313,7 @@ static void store_clear(struct ts_state *s)
 	ts_alloc_array_free(s->allocs, s->n_allocs);
 	s->allocs = NULL;
 	s->n_allocs = s->cap_allocs = 0;
+	s->sum.n = 0;
 	free(s->file_buf);
 	s->file_buf = NULL;
 	s->file_len = 0;
@@ -417,6 +418,8 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 		ts_alloc_free(s->allocs[i]);
 		s->allocs[i] = TAKE_PTR(owned);
 		s->dirty = true;
+		if ((size_t)i < s->sum.n)
+			s->sum.n = 0;
 		return 0;
 	}
 	if (s->n_allocs == s->cap_allocs) {
@@ -446,6 +449,8 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
 		(s->n_allocs - (size_t)i - 1) * sizeof(*s->allocs));
 	s->n_allocs--;
 	s->dirty = true;
+	if ((size_t)i < s->sum.n)
+		s->sum.n = 0;
 	if (ret_removed != NULL)
 		*ret_removed = a;
 	else
@@ -594,7 +599,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	/* the records left as they were read are copied from file_buf (the
 	 * bytes they were decoded from or last written as) */
 	r = ts_state_format_encode_from(s->allocs, s->n_allocs, path, s->file_buf, s->file_len,
-					spans, &buf, &len, err);
+					spans, &s->sum, &buf, &len, err);
 	if (r < 0)
 		return r;
 	if (commit_swap(s, buf, len) == 0) {
@@ -1079,6 +1084,10 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 	} else {
 		s->sound = true;
+		/* the file's checksum covers every record as loaded */
+		if (s->file_buf != NULL &&
+		    ts_state_format_stated_checksum(s->file_buf, s->file_len, &s->sum.h) == 0)
+			s->sum.n = s->n_allocs;
 	}
 	if (ret_warning != NULL)
 		*ret_warning = TAKE_PTR(warning);
@@ -1106,8 +1115,10 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 			s->allocs[kept++] = a;
 	}
 	s->n_allocs = kept;
-	if (n > 0)
+	if (n > 0) {
 		s->dirty = true;
+		s->sum.n = 0;
+	}
 	*ret_collected = n > 0 ? TAKE_PTR(collected) : NULL;
 	*ret_n = n;
 	return 0;

@@ -68,8 +68,8 @@ static void copied_same(const char *buf, size_t len, struct ts_alloc *const *v, 
 	size_t clen = 0, cn = 0, alen = 0;
 
 	fuzz_check(spans != NULL, "out of memory");
-	fuzz_check(ts_state_format_encode_from(v, n, "x", buf, len, spans, &copied, &clen, &err) ==
-			   0,
+	fuzz_check(ts_state_format_encode_from(v, n, "x", buf, len, spans, NULL, &copied, &clen,
+					       &err) == 0,
 		   "encode with copies failed where encode did not");
 	for (size_t i = 0; i < n; i++)
 		fuzz_check(spans[i].at + spans[i].len <= clen && copied[spans[i].at] == '{' &&
