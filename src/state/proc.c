@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,8 @@ int ts_state_proc_cgroup(const char *proc_root, pid_t pid, char **ret_path, stru
  * -1: cannot tell. */
 static int runtime_dir_exists(const struct ts_alloc *a)
 {
-	cleanup_free char *path = NULL;
+	char path[PATH_MAX];
+	size_t root_len, id_len;
 	struct stat st;
 
 	if (a->runtime_root == NULL || a->runtime_root[0] == '\0')
@@ -116,8 +118,15 @@ static int runtime_dir_exists(const struct ts_alloc *a)
 	if (strchr(a->container_id, '/') != NULL || strcmp(a->container_id, ".") == 0 ||
 	    strcmp(a->container_id, "..") == 0)
 		return 0;
-	if (asprintf(&path, "%s/%s", a->runtime_root, a->container_id) < 0)
+	/* on the stack: the collection asks this of every record at every
+	 * create (asprintf was 0.3 M instructions at 500 records) */
+	root_len = strlen(a->runtime_root);
+	id_len = strlen(a->container_id);
+	if (root_len + 1 + id_len >= sizeof(path))
 		return -1;
+	memcpy(path, a->runtime_root, root_len);
+	path[root_len] = '/';
+	memcpy(path + root_len + 1, a->container_id, id_len + 1);
 	if (stat(path, &st) == 0)
 		return S_ISDIR(st.st_mode) ? 1 : 0;
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
