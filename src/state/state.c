@@ -321,7 +321,7 @@ static void store_clear(struct ts_state *s)
 
 static void load_cache_keep(struct ts_state *s);
 static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size_t n,
-			     const char *json, size_t json_len);
+			     const char *json, size_t json_len, size_t prev_len);
 
 struct ts_state *ts_state_close(struct ts_state *s)
 {
@@ -586,7 +586,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	cleanup_free char *path = NULL;
 	cleanup_free char *buf = NULL;
 	cleanup_free struct ts_state_span *spans = NULL;
-	size_t len = 0;
+	size_t len = 0, prev_len;
 	int r;
 
 	if (!s->dirty)
@@ -609,6 +609,8 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		if (r < 0)
 			return ts_error_prefix(err, "%s", s->dir_path);
 	}
+	/* a rebuilt store does not know what the file was: as if large */
+	prev_len = s->file_buf != NULL ? s->file_len : TS_STATE_CACHE_MIN_JSON_BYTES;
 	s->dirty = false;
 	s->sound = true;
 	free(s->file_buf);
@@ -618,7 +620,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		s->allocs[i]->text_at = spans[i].at;
 		s->allocs[i]->text_len = spans[i].len;
 	}
-	disk_cache_write(s, s->allocs, s->n_allocs, s->file_buf, s->file_len);
+	disk_cache_write(s, s->allocs, s->n_allocs, s->file_buf, s->file_len, prev_len);
 	remember_roots(s);
 	return 0;
 }
@@ -959,22 +961,34 @@ static void load_cache_keep(struct ts_state *s)
  * text json; best effort, no fsync: a cache that is not json's exact
  * image is never taken (ts_state_cache_decode()). */
 static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size_t n,
-			     const char *json, size_t json_len)
+			     const char *json, size_t json_len, size_t prev_len)
 {
 	cleanup_free char *buf = NULL;
-	cleanup_close int fd = -EBADF;
 	struct stat st;
 	size_t len = 0;
 
-	if (json_len < TS_STATE_CACHE_MIN_JSON_BYTES ||
-	    ts_state_cache_encode(v, n, json, json_len, &buf, &len) < 0)
+	if (json_len < TS_STATE_CACHE_MIN_JSON_BYTES) {
+		/* the store fell below the bound: its old cache goes */
+		if (prev_len >= TS_STATE_CACHE_MIN_JSON_BYTES)
+			(void)unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, 0);
 		return;
-	/* O_NONBLOCK: a FIFO planted there must not block the create */
-	fd = openat(s->dir_fd, TS_STATE_CACHE_FILE,
-		    O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0 ||
-	    ts_write_all(fd, buf, len) < 0)
+	}
+	if (ts_state_cache_encode(v, n, json, json_len, &buf, &len) < 0)
+		return;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* O_NONBLOCK: a FIFO planted there must not block the create.
+		 * Written into only when it is a plain file of ours with one
+		 * name (a hard link would carry the bytes elsewhere), 0600. */
+		cleanup_close int fd = openat(
+			s->dir_fd, TS_STATE_CACHE_FILE,
+			O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		    st.st_uid == geteuid() && fchmod(fd, 0600) == 0 && ftruncate(fd, 0) == 0 &&
+		    ts_write_all(fd, buf, len) == 0)
+			return;
 		(void)unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, 0);
+	}
 }
 
 /* The records allocations.cache holds when it is the image of the text
@@ -1050,7 +1064,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			if (r < 0)
 				return r;
 			if (problem == NULL)
-				disk_cache_write(s, v, n, buf, len);
+				disk_cache_write(s, v, n, buf, len, 0);
 		}
 		if (r < 0)
 			return ts_error_set(err, -r, "%s: cannot load", path);

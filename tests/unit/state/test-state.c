@@ -1465,6 +1465,37 @@ static void test_disk_cache(void **state)
 	assert_string_equal(got, "-|batch");
 	assert_true(lstat(path, &st) < 0 || S_ISREG(st.st_mode));
 
+	/* a hard link to a file elsewhere, mode 0666: the commit writes a
+	 * file of its own, 0600, and leaves the other file as it was */
+	{
+		cleanup_free char *other = NULL, *kept = NULL;
+		struct ts_alloc *a;
+
+		assert_true(asprintf(&other, "%s/other", f->top) > 0);
+		assert_int_equal(ts_write_file_replace_at(AT_FDCWD, other, "mine\n", 5, 0666, &err),
+				 0);
+		assert_true(unlink(path) == 0 || errno == ENOENT);
+		assert_int_equal(link(other, path), 0);
+		assert_int_equal(chmod(path, 0666), 0);
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		a = ts_alloc_new("linked", &err);
+		assert_non_null(a);
+		assert_int_equal(ts_state_put(s, a, &err), 0);
+		assert_int_equal(ts_state_commit(s, &err), 0);
+		assert_int_equal(ts_state_remove(s, NULL, "linked", NULL), 1);
+		assert_int_equal(ts_state_commit(s, &err), 0);
+		s = ts_state_close(s);
+		kept = read_file_in(f->top, "other");
+		assert_string_equal(kept, "mine\n");
+		assert_int_equal(lstat(path, &st), 0);
+		assert_true(S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+			    (st.st_mode & 07777) == 0600);
+		free(json);
+		json = read_alloc_file(f);
+		len = strlen(json);
+	}
+
 	/* a hand edit of the JSON is found whatever the cache says */
 	free(forged);
 	assert_int_equal(ts_state_cache_encode(v, n, json, len, &forged, &forged_len), 0);
@@ -1482,6 +1513,19 @@ static void test_disk_cache(void **state)
 	load_in_child(f, got, sizeof(got));
 	assert_true(got[0] == 'W');
 	ts_alloc_array_free(v, n);
+
+	/* the store falls below the bound: its cache goes */
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	while (ts_state_count(s) > 2) {
+		const struct ts_alloc *last = ts_state_at(s, ts_state_count(s) - 1);
+
+		assert_int_equal(ts_state_remove(s, last->runtime_root, last->container_id, NULL),
+				 1);
+	}
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+	assert_true(lstat(path, &st) < 0 && errno == ENOENT);
 }
 
 /* A store closed unchanged hands its records to the next load of the same
