@@ -314,7 +314,7 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 	idx = calloc(1, sizeof(*idx));
 	if (idx == NULL)
 		return -ENOMEM;
-	r = ts_cdi_read_fd(fd, &idx->buf, &len);
+	r = ts_cdi_read_fd(fd, &st, &idx->buf, &len);
 	if (r < 0) {
 		ts_cdi_index_free(idx);
 		return r == -ENOMEM ? r : 0;

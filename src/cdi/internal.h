@@ -50,8 +50,9 @@ struct ts_cdi_registry {
 	char *spec_dirs;      /* "/etc/cdi, /var/run/cdi": the dirs, for messages */
 };
 
-/* Read all of fd (at most 16 MiB). @return 0; -EFBIG; -ENOMEM; -errno. */
-int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len);
+/* Read all of fd (at most 16 MiB), a regular file the caller fstat'ed as st
+ * (its size sizes the buffer). @return 0; -EFBIG; -ENOMEM; -errno. */
+int ts_cdi_read_fd(int fd, const struct stat *st, char **ret_buf, size_t *ret_len);
 
 int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

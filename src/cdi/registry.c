@@ -107,11 +107,12 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int ts_cdi_read_fd(int fd, char **ret_buf, size_t *ret_len)
+int ts_cdi_read_fd(int fd, const struct stat *st, char **ret_buf, size_t *ret_len)
 {
 	cleanup_error struct ts_error *err = NULL; /* callers word their own message */
 
-	return ts_read_fd(fd, "spec", SPEC_MAX_BYTES, ret_buf, ret_len, &err);
+	return ts_read_fd_sized(fd, "spec", SPEC_MAX_BYTES, (size_t)st->st_size, ret_buf, ret_len,
+				&err);
 }
 
 /* v with room for element n (n elements of size in it): grown to twice its
@@ -206,7 +207,7 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 				reg, ts_cdi_spec_new_lazy(path, prev->kind, priority, prev->names,
 							  prev->n_names));
 	}
-	r = ts_cdi_read_fd(fd, &buf, &len);
+	r = ts_cdi_read_fd(fd, &st, &buf, &len);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
@@ -910,7 +911,7 @@ static const char *problem_to_name(const struct ts_cdi_registry *reg, const char
 		/* as load_file() opens it: a FIFO must not block this */
 		fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    ts_cdi_read_fd(fd, &buf, &len) < 0)
+		    ts_cdi_read_fd(fd, &st, &buf, &len) < 0)
 			continue;
 		if (ts_cdi_spec_peek_kind(buf, len, rec->path, &kind) < 0)
 			return NULL;

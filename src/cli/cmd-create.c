@@ -759,12 +759,6 @@ static void unreserve(const struct ts_cli_state_config *sc, const struct reserva
 		       rv->container_id, err->msg);
 }
 
-/* Whether list a differs from b (NULL as ""). */
-static bool list_differs(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
-}
-
 /* The other containers' exclusive cpus that cpus overlaps, as a message;
  * NULL when none. */
 static int overlap_of_others(struct ts_pools *pools, const struct ts_state *s,
@@ -835,8 +829,8 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 	if (r < 0)
 		return r;
 	own = own_record(s, rv);
-	if (own == NULL ||
-	    (!list_differs(own->cpus_str, cpus_str) && !list_differs(own->mems_str, mems_str)))
+	if (own == NULL || (!ts_text_differs(own->cpus_str, cpus_str) &&
+			    !ts_text_differs(own->mems_str, mems_str)))
 		return 0;
 	if (cpus_str != NULL && cpus_str[0] != '\0') {
 		r = ts_cpulist_parse(cpus_str, &cpus, err);
@@ -874,7 +868,7 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 	copy->cpus_str = strdup(cpus_str != NULL ? cpus_str : "");
 	copy->mems_str = strdup(mems_str != NULL ? mems_str : "");
 	if (ts_pools_pool_of(pools, own) == TS_PLACEMENT_POOL_SHARED &&
-	    list_differs(own->cpus_str, cpus_str))
+	    ts_text_differs(own->cpus_str, cpus_str))
 		copy->pinned = true;
 	if (copy->cpus_str == NULL || copy->mems_str == NULL) {
 		ts_alloc_free(copy);

@@ -15,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/testpoint.h"
+#include "util/text.h"
 
 int ts_pools_init(const struct ts_json *config, const char *config_path, struct ts_pools *ret,
 		  struct ts_error **err)
@@ -106,12 +107,6 @@ static int parse_set(const struct ts_state *s, const struct ts_alloc *a, const c
 	return 0;
 }
 
-/* Whether list a differs from b (NULL as ""). */
-static bool list_differs(const char *a, const char *b)
-{
-	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
-}
-
 int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 		   struct ts_allocation **ret_allocs, hwloc_bitmap_t **ret_bitmaps,
 		   struct ts_error **err)
@@ -132,8 +127,8 @@ int ts_pools_views(const struct ts_pools *p, const struct ts_state *s,
 
 		/* the shared pool's containers mostly share one list: they
 		 * share the previous record's sets (the views are read-only) */
-		if (prev != NULL && !list_differs(a->cpus_str, prev->cpus_str) &&
-		    !list_differs(a->mems_str, prev->mems_str)) {
+		if (prev != NULL && !ts_text_differs(a->cpus_str, prev->cpus_str) &&
+		    !ts_text_differs(a->mems_str, prev->mems_str)) {
 			bitmaps[2 * i] = bitmaps[2 * i - 2];
 			bitmaps[2 * i + 1] = bitmaps[2 * i - 1];
 			r = 0;

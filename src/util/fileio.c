@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +13,18 @@
 #include "util/fileio.h"
 #include "util/testpoint.h"
 
-int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_t *ret_len,
-	       struct ts_error **err)
+int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hint, char **ret_buf,
+		     size_t *ret_len, struct ts_error **err)
 {
 	cleanup_free char *buf = NULL;
 	size_t len = 0, cap = 0;
-	struct stat st;
 
 	if (max_bytes == 0)
 		max_bytes = 64u << 20;
-	/* a regular file's size sizes the buffer: doubling from 8 KiB copied
-	 * a 126 KB allocations.json four times */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size <= max_bytes) {
-		cap = (size_t)st.st_size + 4096;
+	/* the size the caller's fstat saw sizes the buffer: doubling from
+	 * 8 KiB copied a 126 KB allocations.json four times */
+	if (size_hint > 0 && size_hint <= max_bytes) {
+		cap = size_hint + 4096;
 		buf = malloc(cap + 1);
 		if (buf == NULL)
 			return ts_error_set(err, ENOMEM, "%s: cannot read", name);
@@ -63,6 +60,12 @@ int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_
 	return 0;
 }
 
+int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_t *ret_len,
+	       struct ts_error **err)
+{
+	return ts_read_fd_sized(fd, name, max_bytes, 0, ret_buf, ret_len, err);
+}
+
 int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_buf, size_t *ret_len,
 		    struct ts_error **err)
 {
@@ -79,7 +82,7 @@ int ts_read_file_at(int dirfd, const char *path, size_t max_bytes, char **ret_bu
 		return ts_error_set(err, EISDIR, "%s: cannot read", path);
 	if (!S_ISREG(st.st_mode))
 		return ts_error_set(err, 0, "%s: not a regular file", path);
-	return ts_read_fd(fd, path, max_bytes, ret_buf, ret_len, err);
+	return ts_read_fd_sized(fd, path, max_bytes, (size_t)st.st_size, ret_buf, ret_len, err);
 }
 
 int ts_write_all(int fd, const void *buf, size_t len)

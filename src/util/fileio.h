@@ -40,6 +40,16 @@ int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_
 	       struct ts_error **err);
 
 /**
+ * ts_read_fd() with the buffer sized for a file of size_hint bytes (st_size
+ * of the caller's fstat(2) of fd; 0 when unknown: it then grows by
+ * doubling from 8 KiB).  The hint only sizes the first allocation: a file
+ * that grew or shrank since is still read to its end.  Same results and
+ * errors as ts_read_fd().
+ */
+int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hint, char **ret_buf,
+		     size_t *ret_len, struct ts_error **err);
+
+/**
  * Replace dirfd/name atomically with buf: write a temporary file in the same
  * directory, fchmod it to mode, fsync, renameat over name, fsync the
  * directory.  Readers see either the old or the new file, never a mix; on

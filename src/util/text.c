@@ -32,6 +32,11 @@ char **ts_split_lines(char *text, size_t *ret_n)
 	return v;
 }
 
+bool ts_text_differs(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") != 0;
+}
+
 const char *ts_cpulist_number(const char *p, unsigned *ret)
 {
 	unsigned v = 0;

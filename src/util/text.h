@@ -37,6 +37,13 @@ char **ts_split_lines(char *text, size_t *ret_n);
 bool ts_cpulist_valid(const char *s);
 
 /**
+ * Whether a and b differ as text, NULL counting as "" (an unset cpu or
+ * node list is the empty one).
+ * @param[in] a, b  NUL-terminated or NULL; borrowed.
+ */
+bool ts_text_differs(const char *a, const char *b);
+
+/**
  * Read the decimal number of a cpuset list item at p: one or more digits
  * (leading zeros allowed, "010" is 10), below 65536.
  * @param[in] p       NUL-terminated; borrowed.

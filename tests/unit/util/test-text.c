@@ -57,11 +57,46 @@ static void test_cpulist_valid(void **state)
 			fail_msg("'%s' accepted", bad[i]);
 }
 
+/* One number of a list: digits, leading zeros decimal, below 65536. */
+static void test_cpulist_number(void **state)
+{
+	unsigned v = 7;
+	const char *end;
+
+	(void)state;
+	end = ts_cpulist_number("010-3", &v);
+	assert_non_null(end);
+	assert_string_equal(end, "-3");
+	assert_int_equal(v, 10);
+	end = ts_cpulist_number("65535", &v);
+	assert_non_null(end);
+	assert_string_equal(end, "");
+	assert_int_equal(v, 65535);
+	v = 7;
+	assert_null(ts_cpulist_number("65536", &v));
+	assert_null(ts_cpulist_number("99999999999999999999", &v));
+	assert_null(ts_cpulist_number("-1", &v));
+	assert_null(ts_cpulist_number("", &v));
+	assert_int_equal(v, 7); /* untouched on failure */
+}
+
+static void test_text_differs(void **state)
+{
+	(void)state;
+	assert_false(ts_text_differs(NULL, NULL));
+	assert_false(ts_text_differs(NULL, ""));
+	assert_false(ts_text_differs("0-3", "0-3"));
+	assert_true(ts_text_differs("0-3", "0-2"));
+	assert_true(ts_text_differs(NULL, "0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_lines),
 		cmocka_unit_test(test_cpulist_valid),
+		cmocka_unit_test(test_cpulist_number),
+		cmocka_unit_test(test_text_differs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
