@@ -482,19 +482,36 @@ static void test_e6_crio(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* Injecting config's one request (annotation cdi.k8s.io/a) fails with the
+ * unresolvable line for device, naming <dirs[0]>/<file_problem> among
+ * four ignored files. */
+static void assert_unresolvable_names(const struct fixture *f, struct ts_cdi_registry *reg,
+				      struct ts_json *config, const char *device,
+				      const char *file_problem)
+{
+	cleanup_error struct ts_error *err = NULL;
+	char head[256], ignored[512];
+
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	snprintf(head, sizeof(head),
+		 "config.json: '/annotations/cdi.k8s.io~1a': unresolvable CDI devices %s", device);
+	snprintf(ignored, sizeof(ignored), "; ignored: %s/%s (and 3 more)", f->dirs[0],
+		 file_problem);
+	assert_string_equal(err->msg, msg_with_dirs(f, head, "it", ignored));
+}
+
 /* Of several ignored files, the line names the one whose kind was asked for
  * (here the second in scan order), else the first. */
 static void test_unresolvable_names_the_kind_file(void **state)
 {
 	struct fixture *f = *state;
 	struct ts_cdi_registry *reg;
-	cleanup_error struct ts_error *err = NULL;
 	cleanup_json struct ts_json *config =
 		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=x\"}}");
 	cleanup_json struct ts_json *other =
 		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"w.com/c=x\"}}");
 	cleanup_free char *fifo = NULL;
-	char ignored[512];
 
 	write_file(f->dirs[0], "a.json", "{\"cdiVersion\": ", 0644);
 	write_file(f->dirs[0], "b.yaml", "cdiVersion: 0.3.0\nkind: u.com/c\ndevices: 1\n", 0644);
@@ -504,26 +521,11 @@ static void test_unresolvable_names_the_kind_file(void **state)
 	assert_int_equal(mkfifo(fifo, 0644), 0);
 	reg = load(f, false);
 	assert_int_equal(n_problems(reg), 4);
-	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
-			 -EINVAL);
-	snprintf(ignored, sizeof(ignored),
-		 "; ignored: %s/c.yaml: '/devices': expected array, got object (and 3 more)",
-		 f->dirs[0]);
-	assert_string_equal(err->msg, msg_with_dirs(f,
-						    "config.json: '/annotations/cdi.k8s.io~1a': "
-						    "unresolvable CDI devices v.com/c=x",
-						    "it", ignored));
+	assert_unresolvable_names(f, reg, config, "v.com/c=x",
+				  "c.yaml: '/devices': expected array, got object");
 	/* no ignored file says w.com/c: the first one is named */
-	ts_error_free(TAKE_PTR(err));
-	assert_int_equal(ts_cdi_inject_requested(reg, other, "config.json", false, NULL, &err),
-			 -EINVAL);
-	snprintf(ignored, sizeof(ignored),
-		 "; ignored: %s/a.json: line 1 column 16: parse error: premature EOF (and 3 more)",
-		 f->dirs[0]);
-	assert_string_equal(err->msg, msg_with_dirs(f,
-						    "config.json: '/annotations/cdi.k8s.io~1a': "
-						    "unresolvable CDI devices w.com/c=x",
-						    "it", ignored));
+	assert_unresolvable_names(f, reg, other, "w.com/c=x",
+				  "a.json: line 1 column 16: parse error: premature EOF");
 	ts_cdi_registry_free(reg);
 }
 
