@@ -186,4 +186,21 @@ int ts_state_format_stated_checksum(const char *buf, size_t len, uint64_t *ret);
 bool ts_state_alloc_is_stale(const char *proc_root, const struct ts_alloc *a, uint64_t now_usec,
 			     uint64_t grace_usec);
 
+/**
+ * ts_state_alloc_is_stale() of each of v[0..n), the same answers, with
+ * every process looked at before any runtime dir (the order issue 17
+ * needs, kept across records), and a runtime root that holds 16 or more
+ * of the records left to look up listed once (opendir/readdir) instead of
+ * one stat(2) each: 500 records in one root were 500 path walks per
+ * create (issue 15).  An entry whose type the listing does not give (a
+ * symlink, DT_UNKNOWN) is stat'ed; a root that cannot be listed for a
+ * reason other than its absence falls back to stat'ing each record.
+ * @param[in]  proc_root   "/proc" or a fake tree; NULL = "/proc".
+ * @param[in]  v           the records, borrowed; n of them.
+ * @param[out] ret_stale   n answers, true for a stale record.
+ * @return 0; -ENOMEM (ret_stale is then undefined).
+ */
+int ts_state_mark_stale(const char *proc_root, const struct ts_alloc *const *v, size_t n,
+			uint64_t now_usec, uint64_t grace_usec, bool *ret_stale);
+
 #endif

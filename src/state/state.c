@@ -1112,6 +1112,7 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 		struct ts_alloc ***ret_collected, size_t *ret_n, struct ts_error **err)
 {
 	cleanup_free struct ts_alloc **collected = NULL;
+	cleanup_free bool *stale = NULL;
 	size_t n = 0, kept = 0;
 
 	(void)ts_state_learn_inits(s); /* marks the store dirty when it learned */
@@ -1120,10 +1121,17 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 		if (collected == NULL)
 			return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
 	}
+	if (s->n_allocs > 0) {
+		stale = calloc(s->n_allocs, sizeof(*stale));
+		if (stale == NULL ||
+		    ts_state_mark_stale(s->proc_root, (const struct ts_alloc *const *)s->allocs,
+					s->n_allocs, now_usec, grace_usec, stale) < 0)
+			return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
+	}
 	for (size_t i = 0; i < s->n_allocs; i++) {
 		struct ts_alloc *a = s->allocs[i];
 
-		if (ts_state_alloc_is_stale(s->proc_root, a, now_usec, grace_usec))
+		if (stale[i])
 			collected[n++] = a;
 		else
 			s->allocs[kept++] = a;

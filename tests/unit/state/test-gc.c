@@ -58,6 +58,20 @@ static void test_start_ticks_errors(void **state)
 	assert_true(asprintf(&want, "%s/78/stat: cannot parse '78 (sh) S 1 2 3'", proc) > 0);
 	assert_string_equal(err->msg, want);
 	assert_int_equal(ticks, 0);
+	ts_error_clear(&err);
+	free(TAKE_PTR(want));
+
+	/* 4096 bytes without a newline: not procfs, never read past 2047 */
+	{
+		char big[4097];
+
+		memset(big, '7', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		assert_int_equal(th_write(proc, "79/stat", big), 0);
+		assert_int_equal(ts_state_proc_start_ticks(proc, 79, &ticks, NULL, &err), -EINVAL);
+		assert_non_null(strstr(err->msg, "/79/stat: cannot parse '777"));
+		assert_int_equal(strlen(strstr(err->msg, "'")), 2047 + 2);
+	}
 	th_rm_rf(proc);
 }
 
@@ -257,12 +271,87 @@ static void test_gc_cases(void **state)
 	th_rm_rf(top);
 }
 
+/* A runtime root holding 16 or more records is listed once instead of
+ * stat'ed for each (ts_state_mark_stale()): the answers must be those of
+ * the stat, whatever the entry is. */
+static void test_gc_listed_root(void **state)
+{
+	cleanup_free char *top = th_tmpdir("gclist");
+	cleanup_free char *proc = NULL, *runtime = NULL, *few = NULL, *gone_root = NULL;
+	cleanup_free char *sdir = NULL, *target = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_alloc **got = NULL;
+	const uint64_t now = 1700000000ull * SEC;
+	size_t n = 0, n_kept = 0, n_gone = 0;
+	char *kept[64], *gone[64];
+	struct ts_state_options opts = {0};
+
+	assert_non_null(top);
+	assert_true(asprintf(&proc, "%s/proc", top) > 0);
+	assert_true(asprintf(&runtime, "%s/runc", top) > 0);
+	assert_true(asprintf(&few, "%s/crun", top) > 0);
+	assert_true(asprintf(&gone_root, "%s/absent", top) > 0);
+	assert_true(asprintf(&sdir, "%s/state", top) > 0);
+	assert_true(asprintf(&target, "%s/elsewhere", top) > 0);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(mkdir(runtime, 0700), 0);
+	assert_int_equal(mkdir(few, 0700), 0);
+	assert_int_equal(mkdir(target, 0700), 0);
+	opts.state_dir = sdir;
+	opts.proc_root = proc;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	/* 40 "created" records without a pid in one root (listed), their
+	 * entries by i % 5: a dir (kept), a plain file (gone), a symlink to a
+	 * dir (kept: stat'ed), nothing (gone), a dangling symlink (gone);
+	 * the same five in a root of 5 records (stat'ed one by one); and 20
+	 * records in a root that does not exist (all gone) */
+	for (int i = 0; i < 65; i++) {
+		const char *root = i < 40 ? runtime : i < 45 ? few : gone_root;
+		char id[32], path[4096];
+		bool keep = i < 45 && (i % 5 == 0 || i % 5 == 2);
+
+		snprintf(id, sizeof(id), "c%02d", i);
+		snprintf(path, sizeof(path), "%s/%s", root, id);
+		if (i < 45 && i % 5 == 0)
+			assert_int_equal(mkdir(path, 0700), 0);
+		else if (i < 45 && i % 5 == 1)
+			assert_int_equal(th_write(root, id, "not a dir"), 0);
+		else if (i < 45 && i % 5 == 2)
+			assert_int_equal(symlink(target, path), 0);
+		else if (i < 45 && i % 5 == 4)
+			assert_int_equal(symlink("/nonexistent/toposhim", path), 0);
+		assert_int_equal(
+			ts_state_put(s, mk(id, root, 0, 0, TS_ALLOC_CREATED, now - 3600 * SEC),
+				     &err),
+			0);
+		if (keep)
+			kept[n_kept++] = strdup(id);
+		else
+			gone[n_gone++] = strdup(id);
+	}
+	assert_int_equal(ts_state_gc(s, now, 60 * SEC, &got, &n, &err), 0);
+	assert_int_equal(n, n_gone);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(got[i]->container_id, gone[i]);
+		free(gone[i]);
+	}
+	assert_int_equal(ts_state_count(s), n_kept);
+	for (size_t i = 0; i < n_kept; i++) {
+		assert_string_equal(ts_state_at(s, i)->container_id, kept[i]);
+		free(kept[i]);
+	}
+	ts_alloc_array_free(got, n);
+	s = ts_state_close(s);
+	th_rm_rf(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_ticks_fake), cmocka_unit_test(test_start_ticks_errors),
 		cmocka_unit_test(test_start_ticks_self), cmocka_unit_test(test_cgroup_lines),
-		cmocka_unit_test(test_gc_cases),
+		cmocka_unit_test(test_gc_cases),	 cmocka_unit_test(test_gc_listed_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
