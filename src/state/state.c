@@ -650,10 +650,16 @@ static struct ts_json *read_bundle_config(const char *bundle)
 	return read_json_at(AT_FDCWD, path);
 }
 
-/* A salvaged record of a live container that lost its cpus, mems or class
- * takes them from its bundle's placement file (what toposhim gave it at
- * create), else from its config.json.  Best effort: an unreadable
- * bundle leaves the record as it is. */
+/* A salvaged record of a live container takes its class, cpus, mems and
+ * pinning from its bundle's placement file (what toposhim gave it at
+ * create) whatever the damaged file said: a value a rebuild found in a
+ * file it could not trust is not kept over the one written for this
+ * container (an edited class held cpus as if exclusive and emptied the
+ * shared pool).  Without a placement file of this id, what the record
+ * lacks comes from its config.json.  Best effort: an unreadable bundle
+ * leaves the record as it is.  A shared container's cpus may have been
+ * resized since its create: the next settle compares them with the
+ * shared pool again. */
 static void fill_from_bundle(struct ts_alloc *a)
 {
 	cleanup_error struct ts_error *ignored = NULL;
@@ -662,16 +668,24 @@ static void fill_from_bundle(struct ts_alloc *a)
 	const char *value = NULL;
 
 	a->text_len = 0; /* (a rebuild writes every record from its members) */
-	if (a->bundle == NULL || (a->cpus_str != NULL && a->mems_str != NULL && a->class_name))
+	if (a->bundle == NULL)
 		return;
 	if (ts_state_placement_read(AT_FDCWD, a->bundle, &p) == 1 &&
 	    strcmp(p.container_id, a->container_id) == 0) {
-		if (a->cpus_str == NULL)
+		if (p.cpus_str != NULL) {
+			free(a->cpus_str);
 			a->cpus_str = TAKE_PTR(p.cpus_str);
-		if (a->mems_str == NULL)
+		}
+		if (p.mems_str != NULL) {
+			free(a->mems_str);
 			a->mems_str = TAKE_PTR(p.mems_str);
-		if (a->class_name == NULL)
+		}
+		if (p.class_name != NULL) {
+			free(a->class_name);
 			a->class_name = TAKE_PTR(p.class_name);
+		}
+		a->pinned = p.pinned;
+		a->numa_exclusive = p.numa_exclusive;
 	}
 	ts_state_placement_release(&p);
 	if (a->cpus_str != NULL && a->mems_str != NULL && a->class_name)
@@ -854,8 +868,22 @@ static void keep_live(struct ts_state *s, size_t *ret_kept)
 	size_t kept = 0;
 
 	for (size_t i = 0; i < s->n_allocs; i++) {
+		struct ts_alloc *a = s->allocs[i];
+		uint64_t start = 0;
+		pid_t pid = 0;
+
+		/* the init the runtime's own state names wins over a pid read
+		 * from a file that could not be trusted (an edited pid dropped
+		 * a running container) */
+		if (ts_state_runtime_init(a->runtime_root, a->container_id, &pid, &start, NULL) ==
+			    1 &&
+		    (pid != a->pid || start != a->pid_start_ticks)) {
+			a->pid = pid;
+			a->pid_start_ticks = start;
+			a->status = TS_ALLOC_CREATED;
+		}
 		/* grace 0: a record without a pid must show its runtime dir */
-		if (ts_state_alloc_is_stale(s->proc_root, s->allocs[i], now, 0)) {
+		if (ts_state_alloc_is_stale(s->proc_root, a, now, 0)) {
 			ts_alloc_free(s->allocs[i]);
 			continue;
 		}
@@ -987,7 +1015,10 @@ static void disk_cache_write(struct ts_state *s, struct ts_alloc *const *v, size
 		    st.st_uid == geteuid() && fchmod(fd, 0600) == 0 && ftruncate(fd, 0) == 0 &&
 		    ts_write_all(fd, buf, len) == 0)
 			return;
-		(void)unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, 0);
+		/* an empty directory too (a non-empty one stays: the cache
+		 * is then off, the JSON parsed as before) */
+		if (unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, 0) < 0 && errno == EISDIR)
+			(void)unlinkat(s->dir_fd, TS_STATE_CACHE_FILE, AT_REMOVEDIR);
 	}
 }
 
@@ -1027,6 +1058,15 @@ static int load_cache_take(const char *dir, const char *buf, size_t len, struct 
 	return 1;
 }
 
+/* Has a commit ever written this store?  Every commit leaves the roots
+ * file, and all but a first one the previous copy: a store with either
+ * that lacks allocations.json lost it. */
+static bool store_was_written(const struct ts_state *s)
+{
+	return faccessat(s->dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       faccessat(s->dir_fd, TS_STATE_ROOTS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 {
 	cleanup_error struct ts_error *read_err = NULL;
@@ -1045,14 +1085,31 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
 			    &len, &read_err);
-	if (r == -ENOENT) {
+	if (r == -ENOENT && !store_was_written(s)) {
+		/* a new store */
 		if (ret_warning != NULL)
 			*ret_warning = NULL;
 		return 0;
 	}
 	if (r == -ENOMEM)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
-	if (r < 0) {
+	if (r == -EISDIR)
+		/* nothing can be renamed over it: every commit would fail
+		 * after the rebuild (an operator's mkdir, a hostPath mount) */
+		return ts_error_set_plain(err, EISDIR,
+					  "%s: a directory where the allocations file belongs: "
+					  "remove it or move it away",
+					  path);
+	if (r == -ENOENT) {
+		/* the file went, its copy or the roots file did not: its
+		 * records may still hold cpus (a delete by hand) */
+		problem = strdup(
+			faccessat(s->dir_fd, TS_STATE_ALLOC_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+				? "a dangling symbolic link"
+				: "missing");
+		if (problem == NULL)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+	} else if (r < 0) {
 		cleanup_free char *why = ts_error_format(read_err);
 
 		if (asprintf(&problem, "unreadable (%s)", why ? why : "out of memory") < 0)

@@ -247,22 +247,31 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret,
 
 /**
  * Read allocations.json into the store (replacing what it holds).  A missing
- * file is an empty store.  A file that cannot be read or trusted (see the
- * header comment) is not an error: the records that can still be parsed and
- * whose containers are provably alive (recorded pid alive with the same
- * start time, or <runtime_root>/<container_id> exists) are kept, together
- * with the live records of a sound allocations.json.prev whose container ids
- * the file lacks; the rest are dropped, and *ret_warning explains, e.g.
+ * file is an empty store when no commit ever wrote one (neither
+ * allocations.json.prev nor runtime-roots exists); otherwise its loss (or a
+ * dangling symlink in its place) is treated as damage.  A file that cannot
+ * be read or trusted (see the header comment) is not an error: the records
+ * that can still be parsed and whose containers are provably alive
+ * (recorded pid alive with the same start time, or
+ * <runtime_root>/<container_id> exists) are kept, together with the live
+ * records of a sound allocations.json.prev whose container ids the file
+ * lacks; a kept record takes its class, cpus, mems and pinning from its
+ * bundle's toposhim-placement.json when that names its id, and its init pid
+ * from the runtime's state when that names one; the rest are dropped, and
+ * *ret_warning explains, e.g.
  *   "/run/toposhim/allocations.json: checksum mismatch (stored
  *   'fnv1a64:0000000000000000', computed 'fnv1a64:...'): store rebuilt from
  *   live containers, kept 1 of 2 allocations"
  *   "/run/toposhim/allocations.json: does not parse (...): store rebuilt
  *   from live containers and allocations.json.prev, kept 3 of 4 allocations"
+ *   "/run/toposhim/allocations.json: missing: store rebuilt from ..."
  * The rebuilt store is written at the next ts_state_commit(), which does not
  * make the damaged file the new allocations.json.prev.
  * @param[out] ret_warning  NULL when the file was sound, else a message the
  *                          caller logs and frees; may be NULL to ignore it.
- * @return 0; -ENOMEM.
+ * @return 0; -EISDIR "<dir>/allocations.json: a directory where the
+ *         allocations file belongs: remove it or move it away" (no commit
+ *         could replace it); -ENOMEM.
  */
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err);
 

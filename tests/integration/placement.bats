@@ -345,6 +345,53 @@ cpus_of() {
 	runc --root "$root" delete --force "$ID-std" >/dev/null 2>&1
 }
 
+@test "placement: a rebuild takes class and cpus from the placement file; a removed allocations.json is rebuilt" {
+	local root="$WORK/runc-root" want
+	bundle std standard
+	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/std" "$ID-std" </dev/null >/dev/null 2>&1
+	bundle crit critical 1
+	"$TOPOSHIM" --root "$root" run -d --bundle "$WORK/crit" "$ID-crit" </dev/null >/dev/null 2>&1
+	[ "$(runc --root "$root" state "$ID-crit" | jq -r .status)" = running ]
+	want='[{"class":"critical","cpus":"1","state":"created"}]'
+
+	# an edited class (unknown: it held its cpu as exclusive and emptied
+	# the shared pool) and cpus
+	jq --arg id "$ID-crit" '(.allocations[] | select(.container_id == $id)) |= (.class = "bogus" | .cpus = "0-1") | .checksum = "x"' \
+		"$WORK/state/allocations.json" >"$WORK/edited.json"
+	cp "$WORK/edited.json" "$WORK/state/allocations.json"
+	bundle crit2 critical 1
+	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations" ]]
+	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
+	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
+	[ -z "$stderr" ]
+	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = "$want" ]
+
+	# allocations.json removed by hand: not a new store that forgets CPU 1
+	rm "$WORK/state/allocations.json"
+	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "${lines[0]}" == *"/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
+	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
+	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
+	[ -z "$stderr" ]
+	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = "$want" ]
+
+	# a directory in its place: refused, named, left alone
+	rm "$WORK/state/allocations.json"
+	mkdir "$WORK/state/allocations.json"
+	cp "$WORK/crit2/config.json" "$WORK/crit2.before"
+	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "toposhim: $WORK/state/allocations.json: a directory where the allocations file belongs: remove it or move it away" ]
+	[ -d "$WORK/state/allocations.json" ]
+	cmp "$WORK/crit2/config.json" "$WORK/crit2.before"
+	rmdir "$WORK/state/allocations.json"
+	runc --root "$root" delete --force "$ID-crit" >/dev/null 2>&1
+	runc --root "$root" delete --force "$ID-std" >/dev/null 2>&1
+}
+
 @test "placement: an exited critical container that is not deleted gives its CPU to the next critical create" {
 	# kubelet keeps exited (init) containers without deleting them
 	make_bundle "$WORK/done" '["true"]'

@@ -1700,6 +1700,175 @@ static void test_fast_decode_matches_tree(void **state)
 	}
 }
 
+/* A record of a running container (pid 300, start 5000 in the fake
+ * procfs) and one whose init is gone (pid 301). */
+static struct ts_alloc *rec(const struct fixture *f, const char *id, pid_t pid)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new(id, &err);
+
+	assert_non_null(a);
+	a->runtime_root = strdup(f->runtime);
+	a->class_name = strdup("critical");
+	a->cpus_str = strdup("1");
+	a->mems_str = strdup("0");
+	a->status = TS_ALLOC_CREATED;
+	a->pid = pid;
+	a->pid_start_ticks = 5000;
+	a->created_usec = 1;
+	return a;
+}
+
+/* allocations.json gone (removed by hand, a dangling symlink) while the
+ * store was written before: rebuilt from the previous copy, not taken for
+ * a new store that forgets what still holds cpus; a directory in its
+ * place, which no commit can replace, refuses the load naming it. */
+static void test_lost_file_rebuilds(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *warning = NULL, *want = NULL, *path = NULL;
+	struct stat st;
+
+	assert_true(asprintf(&path, "%s/allocations.json", f->sdir) > 0);
+	assert_int_equal(th_fake_proc(f->proc, 300, "sh", 'S', 5000), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_put(s, rec(f, "live", 300), &err), 0);
+	assert_int_equal(ts_state_put(s, rec(f, "exited", 301), &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	/* a second commit: allocations.json.prev holds the first */
+	assert_int_equal(ts_state_put(s, rec(f, "live", 300), &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s: missing: store rebuilt from live containers and "
+			     "allocations.json.prev, kept 1 of 2 allocations",
+			     path) > 0);
+	assert_string_equal(warning, want);
+	assert_int_equal(ts_state_count(s), 1);
+	assert_string_equal(ts_state_at(s, 0)->container_id, "live");
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	free(TAKE_PTR(warning));
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 1);
+	s = ts_state_close(s);
+
+	/* a dangling symlink: the same, and the commit writes a file */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/nonexistent/allocations.json", path), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	free(TAKE_PTR(want));
+	assert_true(asprintf(&want,
+			     "%s: a dangling symbolic link: store rebuilt from live containers "
+			     "and allocations.json.prev, kept 1 of 2 allocations",
+			     path) > 0);
+	assert_string_equal(warning, want);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	s = ts_state_close(s);
+
+	/* a directory: refused, named, left alone */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	free(TAKE_PTR(warning));
+	assert_int_equal(ts_state_load(s, &warning, &err), -EISDIR);
+	assert_null(warning);
+	free(TAKE_PTR(want));
+	assert_true(asprintf(&want,
+			     "%s: a directory where the allocations file belongs: remove it or "
+			     "move it away",
+			     path) > 0);
+	assert_string_equal(err->msg, want);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(rmdir(path), 0);
+}
+
+/* A rebuild does not keep what the damaged file says over what was
+ * written for the container: class, cpus and mems come back from its
+ * placement file, the init from the runtime's state (an edited class held
+ * cpus as exclusive; an edited pid dropped a running container). */
+static void test_rebuild_rederives_records(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *warning = NULL, *bundle = NULL;
+	const struct ts_alloc *a;
+
+	assert_true(asprintf(&bundle, "%s/bundle", f->top) > 0);
+	assert_int_equal(th_write(f->top, "bundle/toposhim-placement.json",
+				  "{\"version\": 1, \"id\": \"crit\", \"class\": \"standard\", "
+				  "\"cpus\": \"1\", \"mems\": \"0\", \"cpus_written\": true, "
+				  "\"pinned\": false, \"numa_exclusive\": false}"),
+			 0);
+	assert_int_equal(th_write(f->runtime, "crit/state.json",
+				  "{\"init_process_pid\": 300, \"init_process_start\": 5000}"),
+			 0);
+	assert_int_equal(th_fake_proc(f->proc, 300, "sh", 'S', 5000), 0);
+	/* pid 999 is not running; class and cpus edited */
+	assert_true(asprintf(&text,
+			     "{\"version\": 1, \"checksum\": \"x\", \"allocations\": "
+			     "[{\"container_id\": \"crit\", \"runtime_root\": \"%s\", "
+			     "\"bundle\": \"%s\", \"class\": \"bogus\", \"cpus\": \"0-1\", "
+			     "\"mems\": \"0\", \"devices\": [], \"pinned\": true, "
+			     "\"numa_exclusive\": true, \"state\": \"created\", "
+			     "\"created_usec\": 5, \"pid\": 999, \"pid_start_ticks\": 7}]}",
+			     f->runtime, bundle) > 0);
+	write_alloc_file(f, text);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_non_null(strstr(warning, "): store rebuilt from live containers, kept 1 of 1 "
+					"allocations"));
+	a = ts_state_at(s, 0);
+	assert_non_null(a);
+	assert_string_equal(a->class_name, "standard");
+	assert_string_equal(a->cpus_str, "1");
+	assert_string_equal(a->mems_str, "0");
+	assert_false(a->pinned);
+	assert_false(a->numa_exclusive);
+	assert_int_equal(a->pid, 300);
+	assert_int_equal(a->pid_start_ticks, 5000);
+	assert_int_equal(a->status, TS_ALLOC_CREATED);
+}
+
+/* An empty directory planted as allocations.cache is removed and the
+ * cache written (it stayed off for good). */
+static void test_cache_dir_replaced(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *cache = NULL;
+	struct stat st;
+
+	assert_true(asprintf(&cache, "%s/allocations.cache", f->sdir) > 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(mkdir(cache, 0700), 0);
+	/* 16 KiB of JSON and more: the cache is written */
+	for (int i = 0; i < 100; i++) {
+		char id[32];
+		struct ts_alloc *a;
+
+		snprintf(id, sizeof(id), "container-%03d", i);
+		a = rec(f, id, 300);
+		assert_int_equal(ts_state_put(s, a, &err), 0);
+	}
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(lstat(cache, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1725,6 +1894,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_file_rebuilds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_rederives_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_dir_replaced, setup, teardown),
 		cmocka_unit_test(test_dir_resolve),
 		cmocka_unit_test_setup_teardown(test_lock_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_releases_lock, setup, teardown),
