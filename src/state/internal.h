@@ -28,6 +28,12 @@
  * written: parsing 16 KiB (about 60 records) costs less than the cache's
  * own system calls */
 #define TS_STATE_CACHE_MIN_JSON_BYTES (16u << 10)
+/* one line per rebuild, for the operator (the warning itself goes to the
+ * caller's log, which an engine may delete with the bundle); moved to
+ * rebuilds.log.1 when over the bound */
+#define TS_STATE_REBUILDS_FILE "rebuilds.log"
+#define TS_STATE_REBUILDS_OLD_FILE "rebuilds.log.1"
+#define TS_STATE_REBUILDS_MAX_BYTES (64u << 10)
 
 /* The checksum's FNV-1a state after the first n records of a store (n 0:
  * none known): what a commit continues from. */

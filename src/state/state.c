@@ -1058,6 +1058,43 @@ static int load_cache_take(const char *dir, const char *buf, size_t len, struct 
 	return 1;
 }
 
+/* Append "<time> pid <pid>: <warning>" to rebuilds.log, moving a file
+ * over the bound to rebuilds.log.1 first; best effort (only a plain file
+ * of ours with one name is written, as the cache).  Under the store's
+ * lock: appends do not interleave. */
+static void note_rebuild(const struct ts_state *s, const char *warning)
+{
+	cleanup_free char *line = NULL;
+	char when[32] = "";
+	struct timespec now;
+	struct tm tm;
+	struct stat st;
+	int len;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && gmtime_r(&now.tv_sec, &tm) != NULL)
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	len = asprintf(&line, "%s pid %d: %s\n", when, (int)getpid(), warning);
+	if (len < 0)
+		return;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		cleanup_close int fd = openat(s->dir_fd, TS_STATE_REBUILDS_FILE,
+					      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+						      O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+					      0600);
+
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+		    st.st_uid != geteuid())
+			return;
+		if (attempt == 0 && st.st_size + len > (off_t)TS_STATE_REBUILDS_MAX_BYTES) {
+			(void)renameat(s->dir_fd, TS_STATE_REBUILDS_FILE, s->dir_fd,
+				       TS_STATE_REBUILDS_OLD_FILE);
+			continue;
+		}
+		(void)ts_write_all(fd, line, (size_t)len);
+		return;
+	}
+}
+
 /* Has a commit ever written this store?  Every commit leaves the roots
  * file, and all but a first one the previous copy: a store with either
  * that lacks allocations.json lost it. */
@@ -1153,6 +1190,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			     path, problem, from_prev > 0 ? " and " TS_STATE_PREV_FILE : "", kept,
 			     n, found) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+		note_rebuild(s, warning);
 	} else {
 		s->sound = true;
 		/* the file's checksum covers every record as loaded */

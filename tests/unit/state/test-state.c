@@ -1775,6 +1775,49 @@ static void test_lost_file_rebuilds(void **state)
 	assert_true(S_ISREG(st.st_mode));
 	s = ts_state_close(s);
 
+	/* each rebuild left a line for the operator (the warning itself goes
+	 * to a log the engine may delete with the bundle) */
+	{
+		cleanup_free char *log = read_file_in(f->sdir, "rebuilds.log");
+		char *second = strchr(log, '\n');
+		int y, mo, d, h, mi, sec, pid, used = 0;
+
+		assert_non_null(second);
+		*second++ = '\0';
+		assert_int_equal(sscanf(log, "%4d-%2d-%2dT%2d:%2d:%2dZ pid %d: %n", &y, &mo, &d, &h,
+					&mi, &sec, &pid, &used),
+				 7);
+		assert_int_equal(pid, (int)getpid());
+		assert_int_equal(strncmp(log + used, path, strlen(path)), 0);
+		assert_string_equal(log + used + strlen(path),
+				    ": missing: store rebuilt from live containers and "
+				    "allocations.json.prev, kept 1 of 2 allocations");
+		/* the second line: the dangling symlink's warning, whole */
+		assert_int_equal(strlen(second), used + strlen(want) + 1);
+		assert_int_equal(strncmp(second + used, want, strlen(want)), 0);
+		assert_string_equal(second + used + strlen(want), "\n");
+	}
+	/* over 64 KiB it moves to rebuilds.log.1 */
+	{
+		cleanup_free char *big = malloc(65531), *old = NULL, *log = NULL;
+
+		assert_non_null(big);
+		memset(big, 'x', 65530);
+		big[65530] = '\0';
+		assert_int_equal(th_write(f->sdir, "rebuilds.log", big), 0);
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		free(TAKE_PTR(warning));
+		warning = load_warn(s);
+		assert_int_equal(ts_state_commit(s, &err), 0);
+		s = ts_state_close(s);
+		old = read_file_in(f->sdir, "rebuilds.log.1");
+		assert_string_equal(old, big);
+		log = read_file_in(f->sdir, "rebuilds.log");
+		assert_non_null(strstr(log, ": missing: store rebuilt"));
+		assert_int_equal(strchr(log, '\n') - log + 1, (ptrdiff_t)strlen(log));
+	}
+
 	/* a directory: refused, named, left alone */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0700), 0);
