@@ -246,18 +246,20 @@ out:
 	return r;
 }
 
-/* cpus written by an earlier create of this container in this bundle (its
- * placement file says so) are not a request: the request forgets them (and
- * the mems that came with them); config.json keeps them where they are, to
- * be overwritten in place. */
-static void forget_earlier_placement(const struct ts_oci_bundle *b, const char *container_id,
+/* cpus written by an earlier create in this bundle (its placement file
+ * says so, and config.json still holds exactly them) are not a request:
+ * the request forgets them (and the mems that came with them); config.json
+ * keeps them where they are, to be overwritten in place.  Whatever the
+ * container id of that create: a bundle created again under another id
+ * (a shell's `run`, a test harness) took the earlier container's cpus as
+ * the user's own pin. */
+static void forget_earlier_placement(const struct ts_oci_bundle *b,
 				     struct ts_placement_request *req)
 {
 	struct ts_state_placement p = {0};
 	const char *cpus = NULL;
 
 	if (ts_state_placement_read(b->bundle_fd, ".", &p) == 1 && p.cpus_written && !p.pinned &&
-	    strcmp(p.container_id, container_id) == 0 &&
 	    ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 && strcmp(p.cpus_str, cpus) == 0) {
 		hwloc_bitmap_free(req->user_cpus);
 		hwloc_bitmap_free(req->user_mems);
@@ -283,7 +285,7 @@ static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args 
 					     &pools->placement, ret, err);
 	if (r < 0)
 		return r;
-	forget_earlier_placement(b, container_id, ret);
+	forget_earlier_placement(b, ret);
 	/* what toposhim writes must lie in the cgroup parent's cpuset */
 	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
 				   err);

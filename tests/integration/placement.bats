@@ -115,6 +115,21 @@ cpus_of() {
 	[ "$output" = '[{"id":"'"$ID"'-again","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
 }
 
+@test "placement: a bundle created again under another id is placed again, not pinned to the cpus written for the first" {
+	bundle crit critical 1
+	create_start crit
+	[ "$(jq -r .cpus "$WORK/crit/toposhim-placement.json")" = 1 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	# config.json still holds the cpus written for $ID-crit
+	[ "$(cpus_of crit)" = '{"cpus":"1","mems":"0"}' ]
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-other" </dev/null
+	# (created, not started: "creating" until a store session learns it)
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-other","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+	[ "$(jq -c '{id, pinned, cpus_written}' "$WORK/crit/toposhim-placement.json")" = '{"id":"'"$ID"'-other","pinned":false,"cpus_written":true}' ]
+	"$TOPOSHIM" delete --force "$ID-other"
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.
