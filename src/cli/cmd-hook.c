@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
@@ -20,13 +21,32 @@
 #include "util/fileio.h"
 #include "util/testpoint.h"
 
+/* A state dir named by the operator (source: where, field: which value,
+ * as "<source>: '<field>': ..." names them): absolute, and not something
+ * other than a directory.  Checked here, before anything opens or creates
+ * it, so that the message says whose value it is; the store only knows
+ * the path. */
+static int check_state_dir(const char *source, const char *field, const char *dir,
+			   struct ts_error **err)
+{
+	struct stat st;
+
+	if (dir[0] != '/')
+		return ts_error_set(err, 0, "%s: '%s': not absolute '%s'", source, field, dir);
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		return ts_error_set(err, 0, "%s: '%s': not a directory '%s'", source, field, dir);
+	return 0;
+}
+
 int ts_cli_state_config_read(const struct ts_json *config, const char *config_path,
 			     struct ts_cli_state_config *ret, struct ts_error **err)
 {
 	const struct ts_json *dir = ts_json_get(config, "state_dir");
 	const struct ts_json *grace = ts_json_get(config, "gc_grace_seconds");
+	const char *env = secure_getenv(TS_STATE_DIR_ENV);
 	struct ts_cli_state_config sc = {.gc_grace_usec = TS_STATE_GC_GRACE_USEC_DEFAULT};
 	uint64_t secs = 0;
+	int r;
 
 	if (dir != NULL && dir->type != TS_JSON_STRING)
 		return ts_error_set(err, 0, "%s: '/state_dir': expected string, got %s",
@@ -34,6 +54,15 @@ int ts_cli_state_config_read(const struct ts_json *config, const char *config_pa
 	if (dir != NULL && dir->u.string[0] != '/')
 		return ts_error_set(err, 0, "%s: '/state_dir': not absolute '%s'", config_path,
 				    dir->u.string);
+	/* set but empty counts as unset, as TOPOSHIM_CONFIG and
+	 * TOPOSHIM_RUNTIME do (ts_state_dir_resolve() reads it so too) */
+	if (env != NULL && env[0] != '\0')
+		r = check_state_dir("environment", TS_STATE_DIR_ENV, env, err);
+	else
+		r = dir != NULL ? check_state_dir(config_path, "/state_dir", dir->u.string, err)
+				: 0;
+	if (r < 0)
+		return r;
 	if (grace != NULL && grace->type != TS_JSON_NUMBER)
 		return ts_error_set(err, 0, "%s: '/gc_grace_seconds': expected number, got %s",
 				    config_path, ts_json_type_name(grace->type));

@@ -56,13 +56,21 @@ struct ts_cli_state_config {
 };
 
 /**
- * Read "state_dir" and "gc_grace_seconds" from the loaded config.
+ * Read "state_dir" and "gc_grace_seconds" from the loaded config, and check
+ * the state dir that wins (ts_state_dir_resolve()): $TOPOSHIM_STATE_DIR when
+ * set and not empty (empty counts as unset), else "state_dir".  Every
+ * command that uses the store reads it here first, so that a bad value is
+ * refused, naming its source, before anything is opened or created.  Only
+ * stat()s; the built-in default is left to the store.
  * @param[in]  config       root object from ts_cli_config_load(); borrowed, must
  *                          outlive ret.
  * @param[in]  config_path  file name for messages.
  * @param[out] ret          filled on success.
  * @return 0; -EINVAL "<file>: '/state_dir': expected string, got <type>",
- *         "<file>: '/state_dir': not absolute '<v>'", "<file>:
+ *         "<file>: '/state_dir': not absolute '<v>'", "<file>: '/state_dir':
+ *         not a directory '<v>'" (it exists and is something else),
+ *         "environment: 'TOPOSHIM_STATE_DIR': not absolute '<v>'",
+ *         "environment: 'TOPOSHIM_STATE_DIR': not a directory '<v>'", "<file>:
  *         '/gc_grace_seconds': expected number, got <type>", "<file>:
  *         '/gc_grace_seconds': invalid seconds '<v>'".
  */

@@ -307,6 +307,7 @@ bool ts_cli_plain_delete(int argc, char **argv, const struct ts_cli_args *args,
 	const char *id = NULL;
 	bool force = false;
 	const struct ts_json *v = ts_json_get(config, "state_dir");
+	const char *dir;
 	struct stat st;
 
 	if (args->command_index < 0 || ts_cli_scan_delete(argc, argv, args, &id, &force) != 1 ||
@@ -314,8 +315,13 @@ bool ts_cli_plain_delete(int argc, char **argv, const struct ts_cli_args *args,
 		return false;
 	if (v != NULL && (v->type != TS_JSON_STRING || v->u.string[0] != '/'))
 		return false;
+	dir = ts_state_dir_resolve(v != NULL ? v->u.string : NULL);
+	/* a relative $TOPOSHIM_STATE_DIR is the core's to report too: looked
+	 * up from here, its absence would say nothing */
+	if (dir[0] != '/')
+		return false;
 	/* no state dir: nothing was ever recorded on this node */
-	if (stat(ts_state_dir_resolve(v != NULL ? v->u.string : NULL), &st) < 0 && errno == ENOENT)
+	if (stat(dir, &st) < 0 && errno == ENOENT)
 		return true;
 	state_fd = open_state_dir(config);
 	if (state_fd < 0 || ts_plain_maybe_recorded(state_fd, id))

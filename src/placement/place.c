@@ -219,6 +219,13 @@ static bool alloc_is_exclusive(const struct ts_allocation *a)
 	       a->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE || a->numa_exclusive;
 }
 
+/* Whether a's cpus are no other container's to take: exclusive or pinned. */
+static bool alloc_holds_cpus(const struct ts_allocation *a)
+{
+	return a->cpus != NULL &&
+	       (alloc_is_exclusive(a) || a->pool == TS_PLACEMENT_POOL_PINNED || a->pinned);
+}
+
 int ts_placement_shared_pool(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 			     const struct ts_allocation *allocs, size_t nallocs,
 			     hwloc_bitmap_t *ret, struct ts_error **err)
@@ -619,6 +626,59 @@ static int place_prefer(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 	return 0;
 }
 
+/* "container 'a'", "containers 'a', 'b'" or "containers 'a', 'b', 'c' and
+ * 2 more": the allocations holding any of the cpus held. */
+static void held_by(const struct placer *p, hwloc_const_bitmap_t held, char *buf, size_t len)
+{
+	size_t n = 0, named = 0, at;
+
+	for (size_t i = 0; i < p->nallocs; i++)
+		n += alloc_holds_cpus(&p->allocs[i]) &&
+		     hwloc_bitmap_intersects(p->allocs[i].cpus, held);
+	at = (size_t)snprintf(buf, len, "container%s", n == 1 ? "" : "s");
+	for (size_t i = 0; i < p->nallocs && named < 3 && at < len; i++) {
+		const struct ts_allocation *a = &p->allocs[i];
+
+		if (!alloc_holds_cpus(a) || !hwloc_bitmap_intersects(a->cpus, held))
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s '%s'", named > 0 ? "," : "",
+				       a->container_id != NULL ? a->container_id : "");
+		named++;
+	}
+	if (n > named && at < len)
+		snprintf(buf + at, len - at, " and %zu more", n - named);
+}
+
+/* Refuse a count the free cpus cannot hold when other containers are why:
+ * the room the request has without them (online, not reserved, inside the
+ * cgroup parent) would hold it.  The message names them, not the parent
+ * (whose cpuset is not the limit then).  0 when they are not why. */
+static int refuse_held(struct placer *p, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	cleanup_hwloc_bitmap hwloc_bitmap_t room = hwloc_bitmap_dup(p->topo->online);
+	char list[256], who[512], parent[320] = "";
+
+	if (room == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	hwloc_bitmap_andnot(room, room, p->reserved);
+	if (req->parent_cpus != NULL)
+		hwloc_bitmap_and(room, room, req->parent_cpus);
+	if ((unsigned)hwloc_bitmap_weight(room) < req->cpus)
+		return 0;
+	/* what is left of it: the cpus others hold */
+	hwloc_bitmap_andnot(room, room, p->avail);
+	held_by(p, room, who, sizeof(who));
+	if (req->parent_cpus != NULL && req->parent_name != NULL)
+		snprintf(parent, sizeof(parent), " of cgroup parent %s", req->parent_name);
+	return ts_error_set_plain(err, ENOSPC,
+				  "%s: '%s': not enough cpus available to satisfy request: "
+				  "requested=%u, available=%d: cpus %s%s held by %s",
+				  p->file, FIELD(req, cpus_field, "cpus"), req->cpus,
+				  hwloc_bitmap_weight(p->avail), list_of(room, list, sizeof(list)),
+				  parent, who);
+}
+
 static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	const struct ts_placement_request *req = p->req;
@@ -626,6 +686,12 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 
 	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
 		return place_numa(p, true, ret, err);
+	if (req->cpus > 0 && (unsigned)hwloc_bitmap_weight(p->avail) < req->cpus) {
+		r = refuse_held(p, err);
+		if (r < 0)
+			return r;
+	}
+	/* the parent itself is the limit */
 	if (req->cpus > 0 && req->parent_cpus != NULL &&
 	    (unsigned)hwloc_bitmap_weight(p->avail) < req->cpus) {
 		char buf[256];
@@ -985,12 +1051,9 @@ static int placer_init(struct placer *p, hwloc_bitmap_t *ret_pool, struct ts_err
 	hwloc_bitmap_andnot(p->avail, p->avail, p->reserved);
 	if (p->req->parent_cpus != NULL)
 		hwloc_bitmap_and(p->avail, p->avail, p->req->parent_cpus);
-	for (size_t i = 0; i < p->nallocs; i++) {
-		const struct ts_allocation *a = &p->allocs[i];
-		if (a->cpus != NULL &&
-		    (alloc_is_exclusive(a) || a->pool == TS_PLACEMENT_POOL_PINNED || a->pinned))
-			hwloc_bitmap_andnot(p->avail, p->avail, a->cpus);
-	}
+	for (size_t i = 0; i < p->nallocs; i++)
+		if (alloc_holds_cpus(&p->allocs[i]))
+			hwloc_bitmap_andnot(p->avail, p->avail, p->allocs[i].cpus);
 	(void)ts_topology_kinds_split(p->topo, p->cfg->performance_threshold, p->perf, p->eff);
 	if ((p->cfg->full_cores_only && whole_free_cores(p) < 0) || resolve_devices(p) < 0)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");

@@ -450,7 +450,10 @@ int ts_placement_take(const struct ts_topology *topo, hwloc_const_bitmap_t avail
  *         -ENOMEM.
  *         Messages name the config file and annotation, e.g.
  *         "config.json: '/annotations/toposhim.io~1cpus': not enough cpus
- *         available to satisfy request: requested=8, available=7".
+ *         available to satisfy request: requested=8, available=7"; when
+ *         the request would fit but for other allocations' exclusive or
+ *         pinned cpus, followed by ": cpus 1-3[ of cgroup parent <name>]
+ *         held by container 'a'" (up to three ids, then "and N more").
  */
 int ts_placement_place(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 		       const struct ts_allocation *allocs, size_t nallocs,

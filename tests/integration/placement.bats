@@ -79,9 +79,9 @@ cpus_of() {
 	cp "$WORK/g/config.json" "$WORK/g.orig"
 	run "$TOPOSHIM" --log "$WORK/g.log" --log-format json create --bundle "$WORK/g" "$ID-g" </dev/null
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0" ]
+	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	run jq -r 'select(.level == "error") | .msg' "$WORK/g.log"
-	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0" ]
+	[ "$output" = "toposhim: $WORK/g/config.json: '/linux/resources/cpu/quota': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	cmp "$WORK/g.orig" "$WORK/g/config.json"
 }
 
@@ -92,7 +92,7 @@ cpus_of() {
 	cp "$WORK/crit2/config.json" "$WORK/crit2.orig"
 	run "$TOPOSHIM" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	cmp "$WORK/crit2.orig" "$WORK/crit2/config.json"
 	run runc state "$ID-crit2"
 	[ "$status" -ne 0 ]
@@ -244,7 +244,7 @@ cpus_of() {
 	bundle crit critical 1
 	run "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"not enough cpus available to satisfy request: requested=1, available=0"* ]]
+	[ "$output" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-pin'" ]
 }
 
 @test "placement: explicit cpus on a critical container's CPU are honoured with a warning" {
@@ -351,7 +351,7 @@ cpus_of() {
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
-	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0" ]
+	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	# the rebuilt store was written: it loads without a warning now
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]

@@ -245,6 +245,24 @@ ls: /dev/xzero: No such file or directory" ]
 	cmp "$WORK/app.orig" "$WORK/app/config.json"
 }
 
+@test "pods: a parent whose exclusive cpu another container holds names that container, not the parent" {
+	# the parent holds CPU 1 (CPU 0 is reserved); a critical container of
+	# the pod takes it, the next one finds it held: the parent is not why
+	make_parent 0-1
+	parent_bundle app "/$PARENT/pod1/$ID-app" toposhim.io/class=critical toposhim.io/cpus=1
+	create_start app || { delete_test_containers; rm_parent; false; }
+	parent_bundle app2 "/$PARENT/pod1/$ID-app2" toposhim.io/class=critical toposhim.io/cpus=1
+	cp "$WORK/app2/config.json" "$WORK/app2.orig"
+	cp "$WORK/state/allocations.json" "$WORK/allocations.orig"
+	run "$TOPOSHIM" create --bundle "$WORK/app2" "$ID-app2" </dev/null
+	delete_test_containers
+	rm_parent
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/app2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 of cgroup parent '/$PARENT/pod1' (cpuset 0-1) held by container '$ID-app'" ]
+	cmp "$WORK/app2.orig" "$WORK/app2/config.json"
+	cmp "$WORK/allocations.orig" "$WORK/state/allocations.json"
+}
+
 @test "pods: a systemd-form cgroupsPath names its slice as the parent" {
 	make_parent 0
 	local slice="${PARENT//-/_}"

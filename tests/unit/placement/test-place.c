@@ -90,7 +90,8 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=10, available=8",
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=10, available=8: "
+		    "cpus 1-3 held by container 'other0'",
 	 NULL},
 	{"B6",
 	 T1,
@@ -101,7 +102,8 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=2, available=1",
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=2, available=1: "
+		    "cpus 1-6 held by container 'other0'",
 	 NULL},
 	{"R6",
 	 T1,
@@ -162,7 +164,8 @@ static const struct alloc_case alloc_cases[] = {
 	 false,
 	 NULL,
 	 -ENOSPC,
-	 CPUS_FIELD "not enough cpus available to satisfy request: requested=76, available=7",
+	 CPUS_FIELD "not enough cpus available to satisfy request: requested=76, available=7: "
+		    "cpus 0-9,12-36,38-51,54,56-66,68-287 held by container 'rest'",
 	 "10,11,37,52,53,55,67"},
 	{"E2",
 	 T6,
@@ -1474,6 +1477,19 @@ static void test_cgroup_parent(void **state)
 	ts_error_clear(&err);
 	ts_placement_request_release(&req);
 
+	/* the parent would hold it but another container holds its cpus:
+	 * that container is named, not the parent */
+	request(&req, "c", "critical", 1);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg,
+			    "config.json: '/annotations/toposhim.io~1cpus': not enough "
+			    "cpus available to satisfy request: requested=1, available=0: "
+			    "cpus 2-3 of cgroup parent '/kubepods' (cpuset 2-3) held by "
+			    "container 'x'");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+
 	/* all of the parent held exclusively: a standard one runs there, warned */
 	request(&req, "s", "standard", 0);
 	PARENT(req);
@@ -1490,10 +1506,72 @@ static void test_cgroup_parent(void **state)
 	ts_placement_config_release(&cfg);
 }
 
+/* Exclusive cpus held by other containers: the refusal names them (three,
+ * then a count) and only them, not a container outside the request's room. */
+static void test_held_by(void **state)
+{
+	struct tg_topo *g = tg_synthetic("pack:1 [numa(memory=1073741824)] core:8 pu:1");
+	cleanup_topology struct ts_topology *topo = gen_load(g);
+	static const char *const ids[] = {"h1", "h2", "h3", "h4", "h5", "pin"};
+	static const char *const cpus[] = {"1", "2", "3", "4", "5", "6"};
+	hwloc_bitmap_t sets[6];
+	struct ts_allocation a[6];
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("0");
+	for (size_t i = 0; i < ARRAY_SIZE(a); i++) {
+		sets[i] = fixture_set(cpus[i]);
+		a[i] = (struct ts_allocation){.container_id = ids[i],
+					      .class_name = "critical",
+					      .pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+					      .cpus = sets[i]};
+	}
+	a[5].pool = TS_PLACEMENT_POOL_PINNED;
+	a[5].pinned = true;
+	/* one free cpu (7), two wanted */
+	request(&req, "new", "critical", 2);
+	assert_int_equal(ts_placement_place(&cfg, topo, a, 6, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, CPUS_FIELD "not enough cpus available to satisfy request: "
+						 "requested=2, available=1: cpus 1-6 held by "
+						 "containers 'h1', 'h2', 'h3' and 3 more");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+	/* inside a parent of cpus 5-7, only the holders in it count */
+	request(&req, "new", "critical", 2);
+	req.parent_cpus = fixture_set("5-7");
+	req.parent_name = strdup("'/kubepods' (cpuset 5-7)");
+	assert_int_equal(ts_placement_place(&cfg, topo, a, 6, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg,
+			    CPUS_FIELD "not enough cpus available to satisfy request: "
+				       "requested=2, available=1: cpus 5-6 of cgroup "
+				       "parent '/kubepods' (cpuset 5-7) held by containers "
+				       "'h5', 'pin'");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+	/* a request the room could not hold even when free: the parent's message */
+	request(&req, "new", "critical", 4);
+	req.parent_cpus = fixture_set("5-7");
+	req.parent_name = strdup("'/kubepods' (cpuset 5-7)");
+	assert_int_equal(ts_placement_place(&cfg, topo, a, 6, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/linux/cgroupsPath': cgroup parent "
+				      "'/kubepods' (cpuset 5-7) cannot hold 4 exclusive cpus (free "
+				      "in it: 7)");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++)
+		hwloc_bitmap_free(sets[i]);
+	ts_placement_config_release(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cgroup_parent),
+		cmocka_unit_test(test_held_by),
 		cmocka_unit_test(test_kubelet_allocate),
 		cmocka_unit_test(test_existing_kept),
 		cmocka_unit_test(test_reserved_count),

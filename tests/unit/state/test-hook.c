@@ -400,6 +400,51 @@ static void test_state_config_read(void **state)
 	}
 }
 
+/* The state dir that wins, checked before anything opens it: the message
+ * names the variable or the config member it came from. */
+static void test_state_config_read_dir(void **state)
+{
+	static const char config[] = "{\"state_dir\": \"/tmp\"}";
+	char file[] = "/tmp/ts-hook-state-file-XXXXXX";
+	cleanup_free char *want_env = NULL, *want_config = NULL, *file_config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_json struct ts_json *root = NULL, *bad = NULL;
+	struct ts_cli_state_config sc;
+	int fd = mkstemp(file);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(asprintf(&want_env, "environment: 'TOPOSHIM_STATE_DIR': not a directory '%s'",
+			     file) > 0);
+	assert_true(asprintf(&want_config, "c.json: '/state_dir': not a directory '%s'", file) > 0);
+	assert_true(asprintf(&file_config, "{\"state_dir\": \"%s\"}", file) > 0);
+	assert_int_equal(ts_json_parse(config, strlen(config), "c.json", &root, &err), 0);
+	assert_int_equal(ts_json_parse(file_config, strlen(file_config), "c.json", &bad, &err), 0);
+
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", "rel/dir", 1), 0);
+	assert_int_equal(ts_cli_state_config_read(root, "c.json", &sc, &err), -EINVAL);
+	assert_string_equal(err->msg, "environment: 'TOPOSHIM_STATE_DIR': not absolute 'rel/dir'");
+	ts_error_clear(&err);
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", file, 1), 0);
+	assert_int_equal(ts_cli_state_config_read(root, "c.json", &sc, &err), -EINVAL);
+	assert_string_equal(err->msg, want_env);
+	ts_error_clear(&err);
+	/* the variable wins: the config's file is not looked at */
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", "/tmp", 1), 0);
+	assert_int_equal(ts_cli_state_config_read(bad, "c.json", &sc, &err), 0);
+	/* set but empty counts as unset: the config's value, checked */
+	assert_int_equal(setenv("TOPOSHIM_STATE_DIR", "", 1), 0);
+	assert_int_equal(ts_cli_state_config_read(bad, "c.json", &sc, &err), -EINVAL);
+	assert_string_equal(err->msg, want_config);
+	ts_error_clear(&err);
+	assert_int_equal(ts_cli_state_config_read(root, "c.json", &sc, &err), 0);
+	assert_string_equal(sc.state_dir, "/tmp");
+	assert_int_equal(unsetenv("TOPOSHIM_STATE_DIR"), 0);
+	assert_int_equal(ts_cli_state_config_read(bad, "c.json", &sc, &err), -EINVAL);
+	assert_string_equal(err->msg, want_config);
+	unlink(file);
+}
+
 static void test_cmd_hook_argv(void **state)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -520,6 +565,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cmd_hook_stdin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cmd_hook_config_state_dir, setup, teardown),
 		cmocka_unit_test(test_state_config_read),
+		cmocka_unit_test(test_state_config_read_dir),
 		cmocka_unit_test(test_cmd_hook_argv),
 		cmocka_unit_test(test_inject),
 		cmocka_unit_test(test_inject_errors),

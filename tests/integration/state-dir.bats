@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# The state dir from TOPOSHIM_STATE_DIR or the config's "state_dir", against
+# a recording fake runtime: a bad value is refused in one line that names
+# where it came from, before anything is created; every command that uses
+# the store (create, delete, the hooks, toposhimctl alloc) says the same.
+
+load containers
+
+setup() {
+	containers_setup
+	write_demo_spec
+	write_config
+	export TOPOSHIM_RUNTIME="$TS_SRCDIR/tests/fixtures/fake-runtime"
+	export TS_FAKE_RECORD="$WORK/fake"
+	mkdir -p "$WORK/b" "$WORK/p"
+	cat >"$WORK/b/config.json" <<'JSON'
+{"ociVersion": "1.0.2", "process": {"args": ["sh"], "env": ["PATH=/bin"]},
+ "root": {"path": "rootfs"},
+ "annotations": {"cdi.k8s.io/test": "toposhim.test/dev=zero"}}
+JSON
+	# no request at all: the front's plain path is tried first
+	jq 'del(.annotations)' "$WORK/b/config.json" >"$WORK/p/config.json"
+	cp "$WORK/b/config.json" "$WORK/b.orig"
+	cp "$WORK/p/config.json" "$WORK/p.orig"
+	: >"$WORK/file"
+	# a relative value would be taken from here
+	cd "$WORK" || return
+}
+
+teardown() {
+	cd / || return
+	rm -rf "$WORK"
+}
+
+# hook STAGE: `toposhim hook STAGE` with a container's state on stdin.
+hook() {
+	printf '{"ociVersion":"1.0.2","id":"%s","status":"stopped","bundle":"%s"}' "$ID" "$WORK/b" |
+		"$TOPOSHIM" hook "$1"
+}
+
+@test "state dir: a relative TOPOSHIM_STATE_DIR is refused by create, nothing made" {
+	export TOPOSHIM_STATE_DIR=rel
+	want="environment: 'TOPOSHIM_STATE_DIR': not absolute 'rel'"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $want" ]
+	run "$TOPOSHIM" create --bundle "$WORK/p" "$ID-p"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $want" ]
+	[ ! -e "$WORK/rel" ]
+	[ ! -e "$WORK/state" ]
+	cmp "$WORK/b.orig" "$WORK/b/config.json"
+	cmp "$WORK/p.orig" "$WORK/p/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+@test "state dir: a relative TOPOSHIM_STATE_DIR: delete warns and runs the runtime, the hooks and toposhimctl alloc refuse" {
+	export TOPOSHIM_STATE_DIR=rel/dir
+	want="environment: 'TOPOSHIM_STATE_DIR': not absolute 'rel/dir'"
+	mkdir -p "$WORK/rel/dir"
+	run "$TOPOSHIM" delete "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "toposhim: warning: delete '$ID': cannot release the allocation: $want, ignoring" ]
+	[ -e "$WORK/fake.argv" ]
+	run hook poststop
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: hook poststop: $want" ]
+	run hook create-runtime
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: hook create-runtime: $want" ]
+	run "$TOPOSHIMCTL" alloc list
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc: $want" ]
+	# nothing was written in the relative one
+	[ -z "$(ls -A "$WORK/rel/dir")" ]
+	[ ! -e "$WORK/state" ]
+}
+
+@test "state dir: a regular file named by TOPOSHIM_STATE_DIR is refused, naming the variable" {
+	export TOPOSHIM_STATE_DIR="$WORK/file"
+	want="environment: 'TOPOSHIM_STATE_DIR': not a directory '$WORK/file'"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $want" ]
+	run "$TOPOSHIM" create --bundle "$WORK/p" "$ID-p"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $want" ]
+	run "$TOPOSHIMCTL" alloc list
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc: $want" ]
+	run hook poststop
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: hook poststop: $want" ]
+	[ ! -s "$WORK/file" ]
+	[ ! -e "$WORK/state" ]
+	cmp "$WORK/b.orig" "$WORK/b/config.json"
+	cmp "$WORK/p.orig" "$WORK/p/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+@test "state dir: a regular file named by the config's state_dir is refused, naming the field" {
+	jq --arg f "$WORK/file" '.state_dir = $f' "$WORK/toposhim.json" >"$WORK/c.json"
+	export TOPOSHIM_CONFIG="$WORK/c.json"
+	want="$WORK/c.json: '/state_dir': not a directory '$WORK/file'"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $want" ]
+	run "$TOPOSHIMCTL" alloc list
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc: $want" ]
+	[ ! -s "$WORK/file" ]
+	cmp "$WORK/b.orig" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+	# a good TOPOSHIM_STATE_DIR wins over it
+	TOPOSHIM_STATE_DIR="$WORK/env-state" run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	[ -d "$WORK/env-state" ]
+}
+
+@test "state dir: an empty TOPOSHIM_STATE_DIR counts as unset: the config's state_dir" {
+	export TOPOSHIM_STATE_DIR=
+	jq '.annotations["toposhim.io/class"] = "standard"' "$WORK/b.orig" >"$WORK/b/config.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	run jq -r --arg id "$ID" '.allocations[] | select(.container_id == $id) | .class' \
+		"$WORK/state/allocations.json"
+	[ "$output" = standard ]
+	run "$TOPOSHIMCTL" alloc list --json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.[0].container_id' <<<"$output")" = "$ID" ]
+}
