@@ -16,12 +16,13 @@ FAKE_RUNTIME="$TS_SRCDIR/tests/fixtures/fake-runtime"
 RUNC=$(command -v runc || true)
 
 # Start every test from a clean toposhim environment: a config of nothing
-# but the test policy (an operator's /etc/toposhim must not change the
-# results) and no override.
+# but the test policy and a state dir of the test's own (an operator's
+# /etc/toposhim must not change the results, and the host's /run/toposhim
+# must not get the tests' records) and no override.
 ts_setup_env() {
-	unset TOPOSHIM_RUNTIME TOPOSHIM_DEPTH
+	unset TOPOSHIM_RUNTIME TOPOSHIM_DEPTH TOPOSHIM_STATE_DIR
 	export TOPOSHIM_CONFIG="$BATS_TEST_TMPDIR/empty-config.json"
-	echo "{ $TS_TEST_POLICY }" >"$TOPOSHIM_CONFIG"
+	echo "{ \"state_dir\": \"$BATS_TEST_TMPDIR/state\", $TS_TEST_POLICY }" >"$TOPOSHIM_CONFIG"
 	[ -x "$TOPOSHIM" ] || fail "toposhim not built: $TOPOSHIM"
 }
 
