@@ -30,6 +30,7 @@ int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hin
 			return ts_error_set(err, ENOMEM, "%s: cannot read", name);
 	}
 	for (;;) {
+		size_t want;
 		ssize_t n;
 
 		if (cap - len < 4096) {
@@ -41,7 +42,8 @@ int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hin
 				return ts_error_set(err, ENOMEM, "%s: cannot read", name);
 			buf = nbuf;
 		}
-		n = read(fd, buf + len, cap - len);
+		want = cap - len;
+		n = read(fd, buf + len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -52,6 +54,13 @@ int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hin
 		if (len > max_bytes)
 			return ts_error_set(err, EFBIG, "%s: larger than %zu bytes", name,
 					    max_bytes);
+		/* A regular file (the only kind a caller gives a size for)
+		 * returns less than asked only at its end: no read to see
+		 * EOF (one system call per file; sysfs attributes, regular
+		 * files of 4096 bytes, come whole in one read too).  procfs
+		 * and cgroupfs files say size 0 and are read to EOF. */
+		if (size_hint > 0 && (size_t)n < want)
+			break;
 	}
 	buf[len] = '\0';
 	*ret_buf = TAKE_PTR(buf);

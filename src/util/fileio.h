@@ -43,8 +43,10 @@ int ts_read_fd(int fd, const char *name, size_t max_bytes, char **ret_buf, size_
  * ts_read_fd() with the buffer sized for a file of size_hint bytes (st_size
  * of the caller's fstat(2) of fd; 0 when unknown: it then grows by
  * doubling from 8 KiB).  The hint only sizes the first allocation: a file
- * that grew or shrank since is still read to its end.  Same results and
- * errors as ts_read_fd().
+ * that grew or shrank since is still read to its end.  With a hint, fd
+ * must be a regular file: a read that returns less than it asked for is
+ * taken as the end (what read(2) does for one), saving the read that
+ * would return 0.  Same results and errors as ts_read_fd().
  */
 int ts_read_fd_sized(int fd, const char *name, size_t max_bytes, size_t size_hint, char **ret_buf,
 		     size_t *ret_len, struct ts_error **err);

@@ -190,6 +190,58 @@ static void test_read_missing_file(void **state)
 	assert_null(buf);
 }
 
+/* Regular files of every size around the buffer's steps come back whole
+ * (the read stops at the first short read), and so do files whose size
+ * fstat does not give (procfs: size 0) or gives as 4096 (sysfs). */
+static void test_read_sizes(void **state)
+{
+	static const size_t sizes[] = {0, 1, 4095, 4096, 4097, 8191, 8192, 12289, 100000};
+	char dir[] = "/tmp/ts-fileio-XXXXXX";
+	cleanup_close int dfd = -EBADF;
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_free char *want = malloc(sizes[i] + 1), *buf = NULL;
+		size_t len = 99;
+
+		assert_non_null(want);
+		for (size_t k = 0; k < sizes[i]; k++)
+			want[k] = (char)('a' + k % 23);
+		want[sizes[i]] = '\0';
+		assert_int_equal(ts_write_file_replace_at(dfd, "f", want, sizes[i], 0600, &err), 0);
+		assert_int_equal(ts_read_file_at(dfd, "f", 0, &buf, &len, &err), 0);
+		assert_int_equal(len, sizes[i]);
+		assert_memory_equal(buf, want, sizes[i]);
+		assert_int_equal(buf[len], '\0');
+		assert_int_equal(unlinkat(dfd, "f", 0), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+	{
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_free char *proc = NULL, *sys = NULL;
+		char line[256] = "";
+		FILE *f;
+
+		/* procfs, size 0: read to EOF */
+		assert_int_equal(
+			ts_read_file_at(AT_FDCWD, "/proc/self/status", 0, &proc, NULL, &err), 0);
+		assert_non_null(strstr(proc, "\nCpus_allowed_list:"));
+		/* sysfs, size 4096: what stdio reads */
+		f = fopen("/sys/devices/system/cpu/online", "re");
+		if (f != NULL) {
+			assert_non_null(fgets(line, sizeof(line), f));
+			fclose(f);
+			assert_int_equal(ts_read_file_at(AT_FDCWD, "/sys/devices/system/cpu/online",
+							 0, &sys, NULL, &err),
+					 0);
+			assert_string_equal(sys, line);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_replace_without_fsync),
 		cmocka_unit_test(test_rootless_caller),
 		cmocka_unit_test(test_read_missing_file),
+		cmocka_unit_test(test_read_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
