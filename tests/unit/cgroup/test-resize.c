@@ -233,6 +233,32 @@ static void test_nested_grow(void **state)
 	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text sorted (updates run in parallel: their order in a log
+ * is the order they started in, which is not fixed); caller frees. */
+static char *sorted_lines(const char *text)
+{
+	cleanup_free char *copy = strdup(text);
+	char *lines[64], *save = NULL, *out;
+	size_t n = 0, len = 0;
+
+	assert_non_null(copy);
+	for (char *l = strtok_r(copy, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < 64);
+		lines[n++] = l;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	out = calloc(strlen(text) + 2, 1);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(out + len, "%s\n", lines[i]);
+	return out;
+}
+
 static const char fake_runtime[] =
 	"#!/bin/sh\n"
 	"printf '%s\\n' \"$*\" >> \"$(dirname \"$0\")/argv.log\"\n"
@@ -309,7 +335,8 @@ static void test_runtime_update(void **state)
 	want_result(&res[7], TS_CGROUP_RESIZE_DEAD,
 		    "container 'deleted': deleted while it was resized");
 	cleanup_free char *log = get("rt/argv.log");
-	cleanup_free char *want = NULL;
+	cleanup_free char *got = sorted_lines(log);
+	cleanup_free char *want = NULL, *want_sorted = NULL;
 	assert_true(asprintf(&want,
 			     "--root /run/r update --cpuset-cpus 0-1 --cpuset-mems 0 a\n"
 			     "update --cpuset-cpus 0-1 fail\n"
@@ -318,7 +345,59 @@ static void test_runtime_update(void **state)
 			     "--root %s update --cpuset-cpus 2 removing\n"
 			     "--root %s update --cpuset-cpus 2 deleted\n",
 			     rtroot, rtroot) > 0);
-	assert_string_equal(log, want);
+	want_sorted = sorted_lines(want);
+	assert_string_equal(got, want_sorted);
+	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
+}
+
+/* Updates run side by side, never more than about one per online cpu
+ * (2..8): each fake update logs "+" when it starts and "-" when it ends
+ * (an append of one short line is atomic), and the log says how many ran
+ * at once. */
+static const char counting_runtime[] = "#!/bin/sh\n"
+				       "log=\"$(dirname \"$0\")/par.log\"\n"
+				       "echo + >> \"$log\"\n"
+				       "sleep 0.3\n"
+				       "echo - >> \"$log\"\n"
+				       "echo ok\n";
+
+static void test_runtime_updates_in_parallel(void **state)
+{
+	struct ts_cgroup_resize_target t[10];
+	char rt[256], ids[10][8];
+	cleanup_error struct ts_error *e = NULL;
+	struct ts_cgroup_resize_result *res = NULL;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int limit = cpus < 2 ? 2 : cpus > 8 ? 8 : (int)cpus, now = 0, most = 0;
+
+	(void)state;
+	mkdirs("par");
+	put("par/runc", counting_runtime);
+	snprintf(rt, sizeof(rt), "%s/par/runc", tmp);
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		snprintf(ids[i], sizeof(ids[i]), "c%zu", i);
+		t[i] = (struct ts_cgroup_resize_target){
+			.container_id = ids[i], .cpus_str = "0", .runtime_path = rt};
+	}
+	const struct ts_cgroup_resize_options opts = {.root = "/nonexistent",
+						      .mode = TS_CGROUP_MODE_HYBRID};
+
+	assert_int_equal(ts_cgroup_resize(t, ARRAY_SIZE(t), &opts, &res, &e), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		want_result(&res[i], TS_CGROUP_RESIZE_OK, "%s", "");
+	cleanup_free char *log = get("par/par.log");
+	for (const char *c = log; *c != '\0'; c++) {
+		if (*c == '+')
+			now++;
+		else if (*c == '-')
+			now--;
+		if (now > most)
+			most = now;
+	}
+	assert_int_equal(now, 0);
+	assert_int_equal(strlen(log), 2 * 2 * ARRAY_SIZE(t));
+	/* 0.3 s each: the next starts only when one ends */
+	assert_int_equal(most, limit);
 	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
 }
 
@@ -349,7 +428,8 @@ static void test_systemd_on_unified(void **state)
 	assert_true(res[0].via_runtime);
 	assert_true(res[1].via_runtime);
 	cleanup_free char *log = get("rt/argv.log");
-	assert_string_equal(log, "update --cpuset-cpus 3 s\nupdate --cpuset-cpus 3 d\n");
+	cleanup_free char *got = sorted_lines(log);
+	assert_string_equal(got, "update --cpuset-cpus 3 d\nupdate --cpuset-cpus 3 s\n");
 	ts_cgroup_resize_results_free(res, ARRAY_SIZE(t));
 }
 
@@ -418,8 +498,11 @@ static void test_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_direct),	       cmocka_unit_test(test_nested_grow),
-		cmocka_unit_test(test_runtime_update), cmocka_unit_test(test_systemd_on_unified),
+		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_nested_grow),
+		cmocka_unit_test(test_runtime_update),
+		cmocka_unit_test(test_runtime_updates_in_parallel),
+		cmocka_unit_test(test_systemd_on_unified),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
