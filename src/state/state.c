@@ -556,7 +556,10 @@ static int commit_swap(struct ts_state *s, const char *buf, size_t len)
 
 	if (!s->sound || faccessat(s->dir_fd, TS_STATE_ALLOC_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	fd = openat(s->dir_fd, TS_STATE_PREV_FILE, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO planted there must not block the create while
+	 * it holds the lock (every other create would wait, then fail) */
+	fd = openat(s->dir_fd, TS_STATE_PREV_FILE,
+		    O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
 		fd = openat(s->dir_fd, TS_STATE_PREV_FILE,
 			    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -776,6 +779,35 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
 	return 1;
 }
 
+/* "a,b" as a NULL-terminated array of copies; NULL when out of memory
+ * (the record then names no devices). */
+static char **split_devices(const char *joined)
+{
+	size_t n = 1, k = 0;
+	char **v;
+
+	for (const char *c = joined; *c != '\0'; c++)
+		n += *c == ',';
+	v = calloc(n + 1, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	for (const char *c = joined;; k++) {
+		size_t len = strcspn(c, ",");
+
+		v[k] = strndup(c, len);
+		if (v[k] == NULL) {
+			for (size_t i = 0; i < k; i++)
+				free(v[i]);
+			free(v);
+			return NULL;
+		}
+		if (c[len] == '\0')
+			break;
+		c += len + 1;
+	}
+	return v;
+}
+
 /* A record for a running container that toposhim placed (its bundle holds
  * a placement file for this id) but the store has lost; NULL when it is not
  * one of ours. */
@@ -798,6 +830,8 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
 		a->class_name = TAKE_PTR(p.class_name);
 		a->cpus_str = TAKE_PTR(p.cpus_str);
 		a->mems_str = TAKE_PTR(p.mems_str);
+		if (p.devices != NULL && p.devices[0] != '\0')
+			a->devices = split_devices(p.devices);
 	}
 	ts_state_placement_release(&p);
 	if (a == NULL || a->runtime_root == NULL || a->bundle == NULL)
@@ -886,6 +920,19 @@ static void keep_live(struct ts_state *s, size_t *ret_kept)
 		if (ts_state_alloc_is_stale(s->proc_root, a, now, 0)) {
 			ts_alloc_free(s->allocs[i]);
 			continue;
+		}
+		/* and its cgroup read again, as ts_state_learn_inits() does:
+		 * a record without one is never resized (an adopted or
+		 * salvaged record had none, and kept its cpus while a new
+		 * exclusive container took them) */
+		if (a->pid > 0) {
+			cleanup_error struct ts_error *ignored = NULL;
+			char *cgroup = NULL;
+
+			if (ts_state_proc_cgroup(s->proc_root, a->pid, &cgroup, &ignored) == 0) {
+				free(a->cgroup_path);
+				a->cgroup_path = cgroup;
+			}
 		}
 		fill_from_bundle(s->allocs[i]);
 		s->allocs[kept++] = s->allocs[i];
@@ -1058,6 +1105,32 @@ static int load_cache_take(const char *dir, const char *buf, size_t len, struct 
 	return 1;
 }
 
+/* Whether the last line of rebuilds.log (fd, size bytes) reports this
+ * warning: a store that stays damaged (a create that fails before its
+ * commit, `toposhimctl alloc list`, which never writes) is rebuilt at
+ * every load, and the log says so once until something else happens. */
+static bool last_line_says(int fd, off_t size, const char *warning)
+{
+	char tail[4096];
+	size_t want = strlen(warning);
+	off_t from = size > (off_t)sizeof(tail) - 1 ? size - (off_t)sizeof(tail) + 1 : 0;
+	ssize_t n;
+	char *end, *start;
+
+	if (size <= 0 || want + 2 > sizeof(tail))
+		return false;
+	n = pread(fd, tail, (size_t)(size - from), from);
+	if (n <= 1 || tail[n - 1] != '\n')
+		return false;
+	tail[n - 1] = '\0';
+	end = tail + n - 1;
+	start = memrchr(tail, '\n', (size_t)(end - tail));
+	start = start != NULL ? start + 1 : tail;
+	/* "<time> pid <pid>: <warning>" */
+	start = strstr(start, ": ");
+	return start != NULL && strcmp(start + 2, warning) == 0;
+}
+
 /* Append "<time> pid <pid>: <warning>" to rebuilds.log, moving a file
  * over the bound to rebuilds.log.1 first; best effort (only a plain file
  * of ours with one name is written, as the cache).  Under the store's
@@ -1078,17 +1151,23 @@ static void note_rebuild(const struct ts_state *s, const char *warning)
 		return;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		cleanup_close int fd = openat(s->dir_fd, TS_STATE_REBUILDS_FILE,
-					      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-						      O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+					      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+						      O_NOCTTY | O_NONBLOCK,
 					      0600);
 
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 		    st.st_uid != geteuid())
 			return;
-		if (attempt == 0 && st.st_size + len > (off_t)TS_STATE_REBUILDS_MAX_BYTES) {
-			(void)renameat(s->dir_fd, TS_STATE_REBUILDS_FILE, s->dir_fd,
-				       TS_STATE_REBUILDS_OLD_FILE);
-			continue;
+		if (last_line_says(fd, st.st_size, warning))
+			return;
+		if (st.st_size + len > (off_t)TS_STATE_REBUILDS_MAX_BYTES) {
+			if (attempt == 0 && renameat(s->dir_fd, TS_STATE_REBUILDS_FILE, s->dir_fd,
+						     TS_STATE_REBUILDS_OLD_FILE) == 0)
+				continue;
+			/* rebuilds.log.1 cannot be replaced (a directory):
+			 * start over rather than grow past the bound */
+			if (ftruncate(fd, 0) < 0)
+				return;
 		}
 		(void)ts_write_all(fd, line, (size_t)len);
 		return;

@@ -628,10 +628,17 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_int_equal(th_write(f->top, "b1/toposhim-placement.json",
 				  "{\"version\": 1, \"id\": \"c1\", \"class\": \"critical\", "
 				  "\"cpus\": \"0-7\", \"mems\": \"0\", \"cpus_written\": true, "
-				  "\"pinned\": false, \"numa_exclusive\": true}"),
+				  "\"pinned\": false, \"numa_exclusive\": true, \"devices\": "
+				  "[\"vendor.com/gpu=0\", \"vendor.com/nic=eth1\"]}"),
 			 0);
 	/* crun-style, standard, pinned by the user */
-	assert_true(asprintf(&st, "{\"pid\": 1, \"bundle\": \"%s/b2\"}", f->top) > 0);
+	assert_true(asprintf(&st,
+			     "{\"pid\": 300, \"process-start-time\": 5000, \"bundle\": "
+			     "\"%s/b2\"}",
+			     f->top) > 0);
+	/* its init runs: the rebuild learns it and its cgroup */
+	assert_int_equal(th_fake_proc(f->proc, 300, "sleep", 'S', 5000), 0);
+	assert_int_equal(th_write(f->proc, "300/cgroup", "0::/kubepods/c2\n"), 0);
 	assert_int_equal(th_write(f->runtime, "c2/status", st), 0);
 	assert_int_equal(th_write(f->top, "b2/toposhim-placement.json",
 				  "{\"version\": 1, \"id\": \"c2\", \"class\": \"standard\", "
@@ -671,12 +678,21 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_false(a->pinned);
 	assert_true(a->numa_exclusive);
 	assert_string_equal(a->runtime_root, f->runtime);
+	assert_non_null(a->devices);
+	assert_string_equal(a->devices[0], "vendor.com/gpu=0");
+	assert_string_equal(a->devices[1], "vendor.com/nic=eth1");
+	assert_null(a->devices[2]);
+	assert_int_equal(a->pid, 0);
 	a = ts_state_find(s, f->runtime, "c2");
 	assert_non_null(a);
 	assert_string_equal(a->class_name, "standard");
 	assert_string_equal(a->cpus_str, "9");
 	assert_true(a->pinned);
 	assert_false(a->numa_exclusive);
+	assert_null(a->devices);
+	assert_int_equal(a->pid, 300);
+	assert_int_equal(a->pid_start_ticks, 5000);
+	assert_string_equal(a->cgroup_path, "/kubepods/c2");
 	assert_null(ts_state_find(s, f->runtime, "c3"));
 	assert_null(ts_state_find(s, f->runtime, "c4"));
 	assert_null(ts_state_find(s, f->runtime, "c5"));
@@ -1912,6 +1928,79 @@ static void test_cache_dir_replaced(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* A FIFO where allocations.json.prev belongs does not hang the commit
+ * that holds the lock (it was opened for writing without O_NONBLOCK: the
+ * create blocked, every other one timed out on the lock). */
+static void test_fifo_prev(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *prev = NULL;
+	struct stat st;
+
+	assert_true(asprintf(&prev, "%s/allocations.json.prev", f->sdir) > 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_put(s, rec(f, "one", 300), &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	(void)unlink(prev);
+	assert_int_equal(mkfifo(prev, 0600), 0);
+	alarm(20); /* a regression hangs: end it */
+	assert_int_equal(ts_state_put(s, rec(f, "two", 300), &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	alarm(0);
+	assert_int_equal(lstat(prev, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(ts_state_count(s), 2);
+}
+
+/* The same damage seen again (a create that fails before its commit,
+ * toposhimctl alloc list) is one line in rebuilds.log, not one per load;
+ * and a rebuilds.log.1 that cannot be replaced does not let the log grow
+ * past its bound. */
+static void test_rebuilds_log_bounds(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *log = NULL, *old = NULL, *big = malloc(70001);
+	struct stat st;
+
+	write_alloc_file(f, "{\"version\": 1, \"checksum\": \"x\", \"allocations\": []}");
+	for (int i = 0; i < 3; i++) {
+		cleanup_state struct ts_state *s = NULL;
+		cleanup_free char *warning = NULL;
+
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		warning = load_warn(s);
+	}
+	log = read_file_in(f->sdir, "rebuilds.log");
+	assert_non_null(strstr(log, ": checksum mismatch (stored 'x', "));
+	assert_int_equal(strchr(log, '\n') - log + 1, (ptrdiff_t)strlen(log));
+
+	/* over the bound, rebuilds.log.1 a directory: started over */
+	assert_non_null(big);
+	memset(big, 'y', 70000);
+	big[69999] = '\n';
+	big[70000] = '\0';
+	assert_int_equal(th_write(f->sdir, "rebuilds.log", big), 0);
+	assert_true(asprintf(&old, "%s/rebuilds.log.1", f->sdir) > 0);
+	assert_int_equal(mkdir(old, 0700), 0);
+	{
+		cleanup_state struct ts_state *s = NULL;
+		cleanup_free char *warning = NULL;
+
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		warning = load_warn(s);
+	}
+	free(log);
+	log = read_file_in(f->sdir, "rebuilds.log");
+	assert_non_null(strstr(log, ": checksum mismatch (stored 'x', "));
+	assert_int_equal(strchr(log, '\n') - log + 1, (ptrdiff_t)strlen(log));
+	assert_int_equal(stat(old, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(rmdir(old), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1940,6 +2029,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_file_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebuild_rederives_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_dir_replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_prev, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuilds_log_bounds, setup, teardown),
 		cmocka_unit_test(test_dir_resolve),
 		cmocka_unit_test_setup_teardown(test_lock_contention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_releases_lock, setup, teardown),
