@@ -627,6 +627,7 @@ struct reservation {
 	bool journal;	    /* ... and named by the journal, not recorded */
 	bool plugins;	    /* the config names plugins: plain containers are recorded */
 	bool plain_allowed; /* the summary may be kept (ts_pools_plain_allowed()) */
+	bool rebuilt;	    /* the store was rebuilt: shared containers to resize */
 };
 
 static const struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
@@ -661,8 +662,13 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 		return r;
 	if (warning != NULL) {
 		ts_log(TS_LOG_WARNING, "%s", warning);
+		/* the shared containers are resized to the pool after this
+		 * create (place_and_save()): what they run on is not known */
+		r = ts_pools_forget_shared_cpus(pools, s, err);
+		rv->rebuilt = r > 0;
 		/* the rebuilt store stands whatever this create does next */
-		r = ts_state_commit(s, err);
+		if (r >= 0)
+			r = ts_state_commit(s, err);
 		if (r < 0)
 			return r;
 	}
@@ -1004,7 +1010,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	 * it was: nothing to resize, no second and third store session; unless
 	 * its collection released containers (exited ones among them), whose
 	 * cpus the shared pool gets back now. */
-	if (released || (rv.made && shrinks_shared(res.pool)))
+	if (released || rv.rebuilt || (rv.made && shrinks_shared(res.pool)))
 		ts_pools_settle_or_warn(pools,
 					&(struct ts_state_options){.state_dir = sc.state_dir},
 					args->systemd_cgroup);

@@ -39,7 +39,7 @@ static int drop_record(const struct ts_state_options *opts, const struct ts_pool
 	int r;
 
 	*ret_settle = false;
-	r = ts_pools_open_store(opts, &s, err);
+	r = ts_pools_open_store(p, opts, &s, err);
 	if (r < 0)
 		return r;
 	if (ts_state_find(s, root, id) == NULL)

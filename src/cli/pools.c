@@ -641,8 +641,34 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	return r;
 }
 
-int ts_pools_open_store(const struct ts_state_options *opts, struct ts_state **ret,
-			struct ts_error **err)
+int ts_pools_forget_shared_cpus(const struct ts_pools *p, struct ts_state *s, struct ts_error **err)
+{
+	int forgotten = 0;
+
+	for (size_t i = 0; i < ts_state_count(s); i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+		struct ts_alloc *copy;
+		int r;
+
+		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
+		    (a->cpus_str == NULL && a->mems_str == NULL))
+			continue;
+		copy = ts_alloc_dup(a);
+		if (copy == NULL)
+			return ts_error_set(err, ENOMEM, "allocation");
+		free(copy->cpus_str);
+		free(copy->mems_str);
+		copy->cpus_str = copy->mems_str = NULL;
+		r = ts_state_put(s, copy, err); /* replaces a, in place */
+		if (r < 0)
+			return r;
+		forgotten++;
+	}
+	return forgotten;
+}
+
+int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options *opts,
+			struct ts_state **ret, struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_free char *warning = NULL;
@@ -653,8 +679,11 @@ int ts_pools_open_store(const struct ts_state_options *opts, struct ts_state **r
 		r = ts_state_load(s, &warning, err);
 	if (r < 0)
 		return r;
-	if (warning != NULL)
+	if (warning != NULL) {
 		ts_log(TS_LOG_WARNING, "%s", warning);
+		if (p != NULL && (r = ts_pools_forget_shared_cpus(p, s, err)) < 0)
+			return r;
+	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -673,7 +702,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	cleanup_free char *proc_root = NULL;
 	int r;
 
-	r = ts_pools_open_store(opts, &s, err);
+	r = ts_pools_open_store(p, opts, &s, err);
 	if (r >= 0)
 		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	/* the plain containers the pool no longer gives what they run on */
@@ -702,7 +731,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	r = apply_plan(p, proc_root, &pl, &results, err);
 	ts_test_point("settle-after-resize");
 	if (r >= 0)
-		r = ts_pools_open_store(opts, &s, err);
+		r = ts_pools_open_store(p, opts, &s, err);
 	if (r >= 0)
 		r = record_results(s, &pl, results, err);
 	if (r >= 0) {
@@ -736,7 +765,7 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	struct ts_state *s = NULL;
 	int r;
 
-	r = ts_pools_open_store(opts, &s, err);
+	r = ts_pools_open_store(p, opts, &s, err);
 	if (r >= 0)
 		r = ts_pools_take_plain(p, s, err);
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
@@ -895,7 +924,7 @@ void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *o
 	cleanup_state struct ts_state *s = NULL;
 	int r;
 
-	r = ts_pools_open_store(opts, &s, &err);
+	r = ts_pools_open_store(p, opts, &s, &err);
 	if (r >= 0)
 		r = ts_pools_plain_update(p, s, allowed, &err);
 	if (r < 0)

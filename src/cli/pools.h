@@ -94,14 +94,32 @@ int ts_pools_parent_cpuset(const struct ts_pools *p, const struct ts_json *confi
 			   struct ts_error **err);
 
 /**
- * Open the store (its lock held) and load it; a rebuild warning is logged.
+ * After a rebuild (ts_state_load() gave a warning): the cpus and mems of
+ * every shared-pool record are unknown (put as NULL), so that the next
+ * settle resizes each such container to the shared pool.  What the
+ * damaged file or the bundle's placement file says of them is not what
+ * they run on: the pool changed since their create, and a settle that
+ * found the record equal to the pool left a container on cpus another
+ * one holds exclusively (helper-5 on the CRI path, 2026-12-05).
+ * Exclusive, NUMA-exclusive and pinned records keep theirs.  The caller
+ * commits.
+ * @return how many records were changed (>= 0); -ENOMEM.
+ */
+int ts_pools_forget_shared_cpus(const struct ts_pools *p, struct ts_state *s,
+				struct ts_error **err);
+
+/**
+ * Open the store (its lock held) and load it; a rebuild warning is logged,
+ * and with p the shared-pool records' cpus are forgotten
+ * (ts_pools_forget_shared_cpus(); the caller commits).
+ * @param[in]  p     the pools, or NULL (nothing forgotten)
  * @param[in]  opts  where the store is (ts_state_open())
  * @param[out] ret   the loaded store, the caller's (ts_state_close())
  * @return 0, or a negative errno with *err set (ts_state_open(),
  *         ts_state_load()).
  */
-int ts_pools_open_store(const struct ts_state_options *opts, struct ts_state **ret,
-			struct ts_error **err);
+int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options *opts,
+			struct ts_state **ret, struct ts_error **err);
 
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);

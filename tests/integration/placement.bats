@@ -412,6 +412,31 @@ cpus_of() {
 	runc --root "$root" delete --force "$ID-std" >/dev/null 2>&1
 }
 
+@test "placement: after a rebuild the shared containers are resized, whatever their records said" {
+	# std is created while CPU 1 is taken: its placement file says CPU 0
+	bundle crit critical 1
+	create_start crit
+	bundle std standard
+	create_start std
+	[ "$(cat "$WORK/std.out")" = 0 ]
+	# crit goes: std grows back to 0-1
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	# the store is lost; the rebuild adopts std from runc's state and its
+	# placement file (CPU 0, the wrong value now) and learns its cgroup
+	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+	bundle crit2 critical 1
+	create_start crit2 2>"$WORK/crit2.stderr"
+	[ "$(cat "$WORK/crit2.out")" = 1 ]
+	grep -q 'allocations.json: missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' \
+		"$WORK/state/rebuilds.log"
+	# std is off CPU 1 now: the settle after the rebuild resized it
+	[ "$(cpus_allowed_in "$ID-std")" = 0 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false},{"id":"'"$ID"'-crit2","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
+	[ "$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-std" '.[] | select(.container_id == $id) | .cgroup_path != null')" = true ]
+}
+
 @test "placement: an exited critical container that is not deleted gives its CPU to the next critical create" {
 	# kubelet keeps exited (init) containers without deleting them
 	make_bundle "$WORK/done" '["true"]'
