@@ -129,3 +129,24 @@ hook() {
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '.[0].container_id' <<<"$output")" = "$ID" ]
 }
+
+@test "state dir: one that cannot be made gets no CDI index anywhere else (not /run/toposhim's)" {
+	require_root
+	require_cmd unshare
+	# /run of a mount namespace of this test's own: what a create would
+	# write into the default state dir shows there, and nowhere on the host
+	export TOPOSHIM_STATE_DIR=$WORK/file/sub
+	# an index is saved only of files older than 2 s (racily clean)
+	touch -d '1 hour ago' "$WORK/cdi"/* "$WORK/cdi"
+	run unshare -m --propagation private sh -c '
+		mount -t tmpfs tmpfs /run && mkdir -m 0700 /run/toposhim || exit 99
+		"$0" create --bundle "$1" "$2"; rc=$?
+		ls -A /run/toposhim; exit $rc' "$TOPOSHIM" "$WORK/b" "$ID"
+	[ "$status" -ne 99 ] || skip "cannot mount a tmpfs in a new mount namespace here"
+	[ "$status" -eq 1 ]
+	[ "${lines[0]}" = "toposhim: $WORK/file/sub: cannot create state directory: Not a directory" ]
+	# nothing was made in the default state dir: no cdi-index
+	[ "${#lines[@]}" -eq 1 ]
+	cmp "$WORK/b.orig" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
