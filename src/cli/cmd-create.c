@@ -469,8 +469,11 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 				  pools->cgroup_mode, &messages, err);
 	if (r < 0)
 		return r;
+	/* info, not warning: the engine's value winning over the class's is
+	 * the configured behaviour, and kubelet sets one on every pod's
+	 * sandbox (cpu.shares 2): a warning per pod nobody can act on */
 	for (char **m = messages; m != NULL && *m != NULL; m++)
-		ts_log(TS_LOG_WARNING, "%s", *m);
+		ts_log(TS_LOG_INFO, "%s", *m);
 	ts_strv_freep(&messages);
 	r = ts_cgroup_translate(b->config, b->config_path, tr, &messages, err);
 	if (r < 0)

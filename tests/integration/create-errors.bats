@@ -236,3 +236,22 @@ CONF
 		cmp "$WORK/before.json" "$WORK/b/config.json"
 	done
 }
+
+@test "create: cpu.shares kept over the class is an info line in the engine's log, not a warning on stderr" {
+	# a critical container holds a CPU (its runtime dir stands for a live
+	# container): the plain summary is withdrawn, a plain create goes to
+	# the core, which applies the standard class
+	mkdir -p "$WORK/rt/$ID-crit" "$WORK/c"
+	jq '.annotations = {"toposhim.io/class": "critical", "toposhim.io/cpus": "1"}' \
+		"$WORK/orig.json" >"$WORK/c/config.json"
+	"$TOPOSHIM" --root "$WORK/rt" create --bundle "$WORK/c" "$ID-crit" >/dev/null 2>&1
+	# kubelet gives every pod sandbox (pause) cpu.shares 2
+	jq '.linux.resources.cpu = {"shares": 2} | del(.annotations)' "$WORK/orig.json" >"$WORK/b/config.json"
+	run --separate-stderr "$TOPOSHIM" --root "$WORK/rt" --log "$WORK/log.json" --log-format json \
+		create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "fake-runtime stderr" ]
+	[ "$(jq -c '.linux.resources.cpu.shares' "$WORK/fake.config.json")" = 2 ]
+	run jq -r 'select(.msg | test("engine value")) | "\(.level) \(.msg)"' "$WORK/log.json"
+	[ "$output" = "info toposhim: $WORK/b/config.json: '/linux/resources/cpu/shares': engine value '2' kept over class 'standard' value '1024' (cpu.weight 100)" ]
+}
