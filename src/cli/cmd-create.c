@@ -1015,6 +1015,12 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {
 		unreserve(&sc, &rv);
+		/* a store this create rebuilt stands: its shared containers
+		 * are resized to the pool whatever became of this one */
+		if (rv.rebuilt)
+			ts_pools_settle_or_warn(
+				pools, &(struct ts_state_options){.state_dir = sc.state_dir},
+				args->systemd_cgroup);
 		return r;
 	}
 	ts_test_point("create-after-save");

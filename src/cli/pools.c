@@ -952,6 +952,33 @@ static struct ts_alloc *record_of_entry(const struct ts_plain_entry *e)
 	return TAKE_PTR(a);
 }
 
+/* A plain container now recorded gets the placement file the others have
+ * (what it was created with; toposhim wrote no cpus into its config.json),
+ * so that a rebuild of a lost store adopts it from the runtime's state
+ * like any other: without one, helper-5 saw a pod's sandbox dropped by a
+ * rebuild and left on the reserved cpu.  Best effort: a bundle that is
+ * gone or cannot be written leaves the record as the only trace. */
+static void placement_of_entry(const struct ts_plain_entry *e, const struct ts_state *s)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_close int fd = -EBADF;
+	const struct ts_alloc *a = ts_state_find(s, e->runtime_root, e->container_id);
+	struct ts_state_placement p = {0};
+
+	/* only the record made from this entry (not a later create's) */
+	if (a == NULL || a->created_usec != e->created_usec || a->pid != e->pid ||
+	    e->bundle == NULL || e->bundle[0] != '/')
+		return;
+	fd = open(e->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	p.container_id = e->container_id;
+	p.class_name = e->class_name;
+	p.cpus_str = e->cpus;
+	p.mems_str = e->mems;
+	(void)ts_state_placement_write(fd, &p, &ignored); /* borrowed strings: no release */
+}
+
 /* Whether the pool gives some entry other cpus than it was created with. */
 static int entries_outside(struct ts_pools *p, const struct ts_state *s,
 			   const struct ts_plain_entry *v, size_t n, bool *ret,
@@ -1022,6 +1049,8 @@ int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error 
 		r = ts_state_commit(s, err);
 		commit = r >= 0;
 	}
+	for (size_t i = 0; commit && outside && i < n; i++)
+		placement_of_entry(&v[i], s);
 	ts_plain_entries_free(v, n);
 	if (ts_plain_journal_take_done(fd, commit, &done_err) < 0 && r >= 0)
 		/* the entries are records now: taken again later, they are skipped */

@@ -437,6 +437,31 @@ cpus_of() {
 	[ "$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-std" '.[] | select(.container_id == $id) | .cgroup_path != null')" = true ]
 }
 
+@test "placement: a plain container taken into the store survives the store's loss" {
+	# plain: no request, recorded only in the journal
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	create_start plain
+	[ ! -e "$WORK/plain/toposhim-placement.json" ]
+	# a critical container shrinks the shared pool: the plain one is
+	# recorded, resized, and gets a placement file for a later rebuild
+	bundle crit critical 1
+	create_start crit
+	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	[ "$(jq -c '{id, class, cpus, cpus_written}' "$WORK/plain/toposhim-placement.json")" = '{"id":"'"$ID"'-plain","class":"standard","cpus":"0-1","cpus_written":false}' ]
+	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+	bundle crit2 critical 1
+	run "$TOPOSHIM" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	grep -q 'missing: store rebuilt from live containers, kept 2 of 2 allocations (2 found in the runtime state)' "$WORK/state/rebuilds.log"
+	# (the failed create settled the rebuilt store: the shared record's
+	# cpus, unknown after the rebuild, are the pool's again)
+	run alloc_json
+	[ "$(jq -c 'sort_by(.id) | map({id, class, cpus})' <<<"$output")" = '[{"id":"'"$ID"'-crit","class":"critical","cpus":"1"},{"id":"'"$ID"'-plain","class":"standard","cpus":"0"}]' ]
+	# crit goes: the adopted plain container grows back
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(cpus_allowed_in "$ID-plain")" = 0-1 ]
+}
+
 @test "placement: an exited critical container that is not deleted gives its CPU to the next critical create" {
 	# kubelet keeps exited (init) containers without deleting them
 	make_bundle "$WORK/done" '["true"]'
