@@ -49,8 +49,9 @@ struct ts_state {
 	int lock_fd;	 /* holds the exclusive flock */
 	struct ts_alloc **allocs;
 	size_t n_allocs, cap_allocs;
-	bool dirty; /* differs from allocations.json */
-	bool sound; /* allocations.json on disk was loaded (or written) sound */
+	bool dirty;   /* differs from allocations.json */
+	bool sound;   /* allocations.json on disk was loaded (or written) sound */
+	bool rebuilt; /* this load rebuilt the store; cleared when a commit writes it */
 	/* the bytes of allocations.json that allocs were decoded from or
 	 * written as (while !dirty); NULL when unknown: what ts_state_close()
 	 * hands to the next load of this process */

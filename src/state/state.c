@@ -584,6 +584,8 @@ static int commit_swap(struct ts_state *s, const char *buf, size_t len)
 	return 1;
 }
 
+static void note_rebuild(const struct ts_state *s, const char *warning);
+
 int ts_state_commit(struct ts_state *s, struct ts_error **err)
 {
 	cleanup_free char *path = NULL;
@@ -625,6 +627,16 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	}
 	disk_cache_write(s, s->allocs, s->n_allocs, s->file_buf, s->file_len, prev_len);
 	remember_roots(s);
+	if (s->rebuilt) {
+		/* the end of that rebuild: a later loss of the same kind is
+		 * a line of its own (note_rebuild() skips a repeated one) */
+		char done[PATH_MAX + 96];
+
+		s->rebuilt = false;
+		snprintf(done, sizeof(done), "%s: rebuilt store written, %zu allocations", path,
+			 s->n_allocs);
+		note_rebuild(s, done);
+	}
 	return 0;
 }
 
@@ -1197,6 +1209,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	store_clear(s);
 	s->dirty = false;
 	s->sound = false;
+	s->rebuilt = false;
 	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
@@ -1270,6 +1283,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			     n, found) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 		note_rebuild(s, warning);
+		s->rebuilt = true;
 	} else {
 		s->sound = true;
 		/* the file's checksum covers every record as loaded */

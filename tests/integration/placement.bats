@@ -389,11 +389,14 @@ cpus_of() {
 	[ "$status" -eq 1 ]
 	[[ "${lines[0]}" == *"/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
 	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
-	# both rebuilds are in the state dir for the operator, oldest first
+	# both rebuilds are in the state dir for the operator, oldest first,
+	# each followed by the commit that wrote the rebuilt store
 	run sed 's/^[-0-9T:]*Z pid [0-9]*: //' "$WORK/state/rebuilds.log"
-	[ "${#lines[@]}" -eq 2 ]
+	[ "${#lines[@]}" -eq 4 ]
 	[[ "${lines[0]}" == "$WORK/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations" ]]
-	[[ "${lines[1]}" == "$WORK/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
+	[ "${lines[1]}" = "$WORK/state/allocations.json: rebuilt store written, 2 allocations" ]
+	[[ "${lines[2]}" == "$WORK/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
+	[ "${lines[3]}" = "$WORK/state/allocations.json: rebuilt store written, 2 allocations" ]
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]
 	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = "$want" ]
