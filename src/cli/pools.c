@@ -1,6 +1,7 @@
 /* pools.c - see pools.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -582,6 +583,38 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 /* Record the outcomes in the store: a container's record says what it
  * runs with.  A record gone (released) or replaced (recreated) since the
  * plan was made is left alone.  @return how many were resized. */
+/* A resized container whose bundle holds no readable placement file of
+ * its id (a plain container recorded before they got one, a file removed
+ * or garbled) gets one, so that a rebuild after the loss of the whole
+ * store still adopts it and resizes it (helper-6).  A file that names it
+ * is left as it is: its cpus are what was written into config.json, which
+ * a later create of the bundle compares with.  Best effort. */
+static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, const char *mems)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_close int fd = -EBADF;
+	struct ts_state_placement old = {0};
+	struct ts_state_placement p = {0};
+	bool ours;
+
+	if (a->bundle == NULL || a->bundle[0] != '/')
+		return;
+	fd = open(a->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	ours = ts_state_placement_read(fd, ".", &old) == 1 &&
+	       strcmp(old.container_id, a->container_id) == 0;
+	ts_state_placement_release(&old);
+	if (ours)
+		return;
+	p.container_id = a->container_id;
+	p.class_name = a->class_name;
+	p.cpus_str = (char *)(uintptr_t)cpus;
+	p.mems_str = (char *)(uintptr_t)mems;
+	p.pinned = a->pinned;
+	(void)ts_state_placement_write(fd, &p, &ignored); /* borrowed strings: no release */
+}
+
 static int record_results(struct ts_state *s, const struct pools_plan *pl,
 			  const struct ts_cgroup_resize_result *results, struct ts_error **err)
 {
@@ -603,6 +636,7 @@ static int record_results(struct ts_state *s, const struct pools_plan *pl,
 			ts_log(TS_LOG_DEBUG,
 			       "container '%s' follows the shared pool: cpus %s mems %s",
 			       planned->container_id, pl->cpus[i], pl->mems[i]);
+			ensure_placement_file(planned, pl->cpus[i], pl->mems[i]);
 			resized++;
 		}
 	}

@@ -465,6 +465,26 @@ cpus_of() {
 	[ "$(cpus_allowed_in "$ID-plain")" = 0-1 ]
 }
 
+@test "placement: a resized container whose placement file is gone gets it back" {
+	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
+	create_start plain
+	bundle crit critical 1
+	create_start crit
+	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	# lost (or a plain container recorded before they were written)
+	rm "$WORK/plain/toposhim-placement.json"
+	# crit goes: the plain one is resized to 0-1 and its file written again
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(cpus_allowed_in "$ID-plain")" = 0-1 ]
+	[ "$(jq -c '{id, class, cpus, cpus_written}' "$WORK/plain/toposhim-placement.json")" = '{"id":"'"$ID"'-plain","class":"standard","cpus":"0-1","cpus_written":false}' ]
+	# so a loss of the whole store still finds it, and it is resized
+	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+	bundle crit2 critical 1
+	create_start crit2
+	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	grep -q 'missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' "$WORK/state/rebuilds.log"
+}
+
 @test "placement: an exited critical container that is not deleted gives its CPU to the next critical create" {
 	# kubelet keeps exited (init) containers without deleting them
 	make_bundle "$WORK/done" '["true"]'
