@@ -159,12 +159,6 @@ static int inject_hooks(struct ts_oci_bundle *b, const char *state_dir, const ch
 	return ts_hook_inject(b->config, self, &he, err);
 }
 
-static char *mfree_str(char *p)
-{
-	free(p);
-	return NULL;
-}
-
 /* The CDI index lives in the state dir: unless the config names its own
  * index_path, follow a configured state dir there (and create it, as the
  * state store would, so that the first create already writes the index). */
@@ -185,7 +179,8 @@ static int index_in_state_dir(const struct ts_json *config, const char *config_p
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		/* no index then (not the default one in /run/toposhim: the
 		 * state dir named is this node's): the store reports why */
-		opts->index_path = mfree_str(opts->index_path);
+		free(opts->index_path);
+		opts->index_path = NULL;
 		return 0;
 	}
 	if (asprintf(&path, "%s/cdi-index", dir) < 0)

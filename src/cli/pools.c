@@ -583,10 +583,11 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 /* Record the outcomes in the store: a container's record says what it
  * runs with.  A record gone (released) or replaced (recreated) since the
  * plan was made is left alone.  @return how many were resized. */
-/* A resized container whose bundle holds no readable placement file of
- * its id (a plain container recorded before they got one, a file removed
- * or garbled) gets one, so that a rebuild after the loss of the whole
- * store still adopts it and resizes it (helper-6).  A file that names it
+/* A container whose bundle holds no readable placement file of its id (a
+ * plain container just recorded, or recorded before they got one, a file
+ * removed or garbled) gets one when it is recorded or resized, so that a
+ * rebuild after the loss of the whole store still adopts it and resizes
+ * it (helper-5, helper-6).  A file that names it
  * is left as it is: its cpus are what was written into config.json, which
  * a later create of the bundle compares with.  Best effort. */
 static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, const char *mems)
@@ -990,27 +991,14 @@ static struct ts_alloc *record_of_entry(const struct ts_plain_entry *e)
  * (what it was created with; toposhim wrote no cpus into its config.json),
  * so that a rebuild of a lost store adopts it from the runtime's state
  * like any other: without one, helper-5 saw a pod's sandbox dropped by a
- * rebuild and left on the reserved cpu.  Best effort: a bundle that is
- * gone or cannot be written leaves the record as the only trace. */
+ * rebuild and left on the reserved cpu. */
 static void placement_of_entry(const struct ts_plain_entry *e, const struct ts_state *s)
 {
-	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_close int fd = -EBADF;
 	const struct ts_alloc *a = ts_state_find(s, e->runtime_root, e->container_id);
-	struct ts_state_placement p = {0};
 
 	/* only the record made from this entry (not a later create's) */
-	if (a == NULL || a->created_usec != e->created_usec || a->pid != e->pid ||
-	    e->bundle == NULL || e->bundle[0] != '/')
-		return;
-	fd = open(e->bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	p.container_id = e->container_id;
-	p.class_name = e->class_name;
-	p.cpus_str = e->cpus;
-	p.mems_str = e->mems;
-	(void)ts_state_placement_write(fd, &p, &ignored); /* borrowed strings: no release */
+	if (a != NULL && a->created_usec == e->created_usec && a->pid == e->pid)
+		ensure_placement_file(a, a->cpus_str, a->mems_str);
 }
 
 /* Whether the pool gives some entry other cpus than it was created with. */

@@ -1974,6 +1974,20 @@ static void test_fifo_prev(void **state)
 	assert_int_equal(ts_state_count(s), 2);
 }
 
+/* One store session over a damaged file: it must rebuild; with commit,
+ * the rebuilt store is written. */
+static void load_rebuilt(struct fixture *f, bool commit)
+{
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *warning = NULL;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	if (commit)
+		assert_int_equal(ts_state_commit(s, &err), 0);
+}
+
 /* The same damage seen again (a create that fails before its commit,
  * toposhimctl alloc list) is one line in rebuilds.log, not one per load;
  * and a rebuilds.log.1 that cannot be replaced does not let the log grow
@@ -1981,45 +1995,29 @@ static void test_fifo_prev(void **state)
 static void test_rebuilds_log_bounds(void **state)
 {
 	struct fixture *f = *state;
-	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *log = NULL, *old = NULL, *big = malloc(70001);
+	const char damaged[] = "{\"version\": 1, \"checksum\": \"x\", \"allocations\": []}";
 	struct stat st;
+	char *third;
 
-	write_alloc_file(f, "{\"version\": 1, \"checksum\": \"x\", \"allocations\": []}");
-	for (int i = 0; i < 3; i++) {
-		cleanup_state struct ts_state *s = NULL;
-		cleanup_free char *warning = NULL;
-
-		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
-		warning = load_warn(s);
-	}
+	write_alloc_file(f, damaged);
+	for (int i = 0; i < 3; i++)
+		load_rebuilt(f, false);
 	log = read_file_in(f->sdir, "rebuilds.log");
 	assert_non_null(strstr(log, ": checksum mismatch (stored 'x', "));
 	assert_int_equal(strchr(log, '\n') - log + 1, (ptrdiff_t)strlen(log));
 
 	/* written, then damaged the same way again: a loss of its own, a
 	 * line of its own (helper-6: it was taken for a repeat) */
-	{
-		cleanup_state struct ts_state *s = NULL;
-		cleanup_free char *warning = NULL;
-		char *third;
-
-		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
-		warning = load_warn(s);
-		assert_int_equal(ts_state_commit(s, &err), 0);
-		s = ts_state_close(s);
-		write_alloc_file(f, "{\"version\": 1, \"checksum\": \"x\", \"allocations\": []}");
-		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
-		free(TAKE_PTR(warning));
-		warning = load_warn(s);
-		free(log);
-		log = read_file_in(f->sdir, "rebuilds.log");
-		third = strchr(strchr(log, '\n') + 1, '\n') + 1;
-		assert_non_null(
-			strstr(strchr(log, '\n') + 1, ": rebuilt store written, 0 allocations\n"));
-		assert_non_null(strstr(third, ": checksum mismatch (stored 'x', "));
-		assert_int_equal(strchr(third, '\n') - log + 1, (ptrdiff_t)strlen(log));
-	}
+	load_rebuilt(f, true);
+	write_alloc_file(f, damaged);
+	load_rebuilt(f, false);
+	free(log);
+	log = read_file_in(f->sdir, "rebuilds.log");
+	third = strchr(strchr(log, '\n') + 1, '\n') + 1;
+	assert_non_null(strstr(strchr(log, '\n') + 1, ": rebuilt store written, 0 allocations\n"));
+	assert_non_null(strstr(third, ": checksum mismatch (stored 'x', "));
+	assert_int_equal(strchr(third, '\n') - log + 1, (ptrdiff_t)strlen(log));
 
 	/* over the bound, rebuilds.log.1 a directory: started over */
 	assert_non_null(big);
@@ -2029,13 +2027,7 @@ static void test_rebuilds_log_bounds(void **state)
 	assert_int_equal(th_write(f->sdir, "rebuilds.log", big), 0);
 	assert_true(asprintf(&old, "%s/rebuilds.log.1", f->sdir) > 0);
 	assert_int_equal(mkdir(old, 0700), 0);
-	{
-		cleanup_state struct ts_state *s = NULL;
-		cleanup_free char *warning = NULL;
-
-		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
-		warning = load_warn(s);
-	}
+	load_rebuilt(f, false);
 	free(log);
 	log = read_file_in(f->sdir, "rebuilds.log");
 	assert_non_null(strstr(log, ": checksum mismatch (stored 'x', "));
