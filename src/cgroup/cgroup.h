@@ -476,7 +476,9 @@ struct ts_cgroup_resize_result {
  * Otherwise (systemd driver, HYBRID, LEGACY): runs
  *   <runtime_path> [--root <runtime_root>] update [--cpuset-cpus X] [--cpuset-mems Y] <id>
  * in a forked child (no shell; stdin /dev/null, stdout and stderr to a
- * pipe whose last line goes into the message), killed after timeout_ms.
+ * pipe whose last line goes into the message), killed after timeout_ms
+ * of its own.  Up to min(8, max(2, online cpus)) such updates run at
+ * once; the results are in target order whatever order they end in.
  *
  * @param[in]  targets      n targets; borrowed.
  * @param[in]  opts         options; borrowed.
