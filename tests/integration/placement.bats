@@ -29,6 +29,12 @@ setup() {
 
 teardown() {
 	delete_test_containers
+	# the containers of the cases that use a runtime root of their own
+	if [ -d "$WORK/runc-root" ]; then
+		for c in $(runc --root "$WORK/runc-root" list -q 2>/dev/null); do
+			runc --root "$WORK/runc-root" delete --force "$c" >/dev/null 2>&1 || true
+		done
+	fi
 	containers_teardown
 }
 
@@ -47,6 +53,22 @@ create_start() {
 		>"$WORK/$1.out" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; return 1; }
 	"$TOPOSHIM" start "$ID-$1"
 	wait_for_file "$WORK/$1.out"
+}
+
+# create_start_own NAME / cpus_own NAME: create_start and cpus_allowed_in
+# in a runc root of this test's own ($WORK/runc-root).  A rebuild after the
+# loss of the whole store adopts every container toposhim placed in the
+# roots it knows: in the shared default root that would be another test
+# file's containers, running at the same time under make -j.
+create_start_own() {
+	"$TOPOSHIM" --root "$WORK/runc-root" create --bundle "$WORK/$1" "$ID-$1" </dev/null \
+		>"$WORK/$1.out" 2>"$WORK/$1.err" || { cat "$WORK/$1.err"; return 1; }
+	"$TOPOSHIM" --root "$WORK/runc-root" start "$ID-$1"
+	wait_for_file "$WORK/$1.out"
+}
+
+cpus_own() {
+	runc --root "$WORK/runc-root" exec "$ID-$1" grep Cpus_allowed_list /proc/self/status | cut -f2
 }
 
 cpus_of() {
@@ -418,23 +440,23 @@ cpus_of() {
 @test "placement: after a rebuild the shared containers are resized, whatever their records said" {
 	# std is created while CPU 1 is taken: its placement file says CPU 0
 	bundle crit critical 1
-	create_start crit
+	create_start_own crit
 	bundle std standard
-	create_start std
+	create_start_own std
 	[ "$(cat "$WORK/std.out")" = 0 ]
 	# crit goes: std grows back to 0-1
-	"$TOPOSHIM" delete --force "$ID-crit"
-	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own std)" = 0-1 ]
 	# the store is lost; the rebuild adopts std from runc's state and its
 	# placement file (CPU 0, the wrong value now) and learns its cgroup
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 	bundle crit2 critical 1
-	create_start crit2 2>"$WORK/crit2.stderr"
+	create_start_own crit2 2>"$WORK/crit2.stderr"
 	[ "$(cat "$WORK/crit2.out")" = 1 ]
 	grep -q 'allocations.json: missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' \
 		"$WORK/state/rebuilds.log"
 	# std is off CPU 1 now: the settle after the rebuild resized it
-	[ "$(cpus_allowed_in "$ID-std")" = 0 ]
+	[ "$(cpus_own std)" = 0 ]
 	run alloc_json
 	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0","mems":"0","pinned":false},{"id":"'"$ID"'-crit2","state":"created","class":"critical","cpus":"1","mems":"0","pinned":false}]' ]
 	[ "$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-std" '.[] | select(.container_id == $id) | .cgroup_path != null')" = true ]
@@ -443,17 +465,17 @@ cpus_of() {
 @test "placement: a plain container taken into the store survives the store's loss" {
 	# plain: no request, recorded only in the journal
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
-	create_start plain
+	create_start_own plain
 	[ ! -e "$WORK/plain/toposhim-placement.json" ]
 	# a critical container shrinks the shared pool: the plain one is
 	# recorded, resized, and gets a placement file for a later rebuild
 	bundle crit critical 1
-	create_start crit
-	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	create_start_own crit
+	[ "$(cpus_own plain)" = 0 ]
 	[ "$(jq -c '{id, class, cpus, cpus_written}' "$WORK/plain/toposhim-placement.json")" = '{"id":"'"$ID"'-plain","class":"standard","cpus":"0-1","cpus_written":false}' ]
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 	bundle crit2 critical 1
-	run "$TOPOSHIM" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	run "$TOPOSHIM" --root "$WORK/runc-root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
 	grep -q 'missing: store rebuilt from live containers, kept 2 of 2 allocations (2 found in the runtime state)' "$WORK/state/rebuilds.log"
 	# (the failed create settled the rebuilt store: the shared record's
@@ -461,27 +483,27 @@ cpus_of() {
 	run alloc_json
 	[ "$(jq -c 'sort_by(.id) | map({id, class, cpus})' <<<"$output")" = '[{"id":"'"$ID"'-crit","class":"critical","cpus":"1"},{"id":"'"$ID"'-plain","class":"standard","cpus":"0"}]' ]
 	# crit goes: the adopted plain container grows back
-	"$TOPOSHIM" delete --force "$ID-crit"
-	[ "$(cpus_allowed_in "$ID-plain")" = 0-1 ]
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own plain)" = 0-1 ]
 }
 
 @test "placement: a resized container whose placement file is gone gets it back" {
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
-	create_start plain
+	create_start_own plain
 	bundle crit critical 1
-	create_start crit
-	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	create_start_own crit
+	[ "$(cpus_own plain)" = 0 ]
 	# lost (or a plain container recorded before they were written)
 	rm "$WORK/plain/toposhim-placement.json"
 	# crit goes: the plain one is resized to 0-1 and its file written again
-	"$TOPOSHIM" delete --force "$ID-crit"
-	[ "$(cpus_allowed_in "$ID-plain")" = 0-1 ]
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own plain)" = 0-1 ]
 	[ "$(jq -c '{id, class, cpus, cpus_written}' "$WORK/plain/toposhim-placement.json")" = '{"id":"'"$ID"'-plain","class":"standard","cpus":"0-1","cpus_written":false}' ]
 	# so a loss of the whole store still finds it, and it is resized
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 	bundle crit2 critical 1
-	create_start crit2
-	[ "$(cpus_allowed_in "$ID-plain")" = 0 ]
+	create_start_own crit2
+	[ "$(cpus_own plain)" = 0 ]
 	grep -q 'missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' "$WORK/state/rebuilds.log"
 }
 
