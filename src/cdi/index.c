@@ -56,24 +56,33 @@ static bool next_u64(char **p, unsigned long long *ret)
 {
 	/* what write_stat() writes: digits, "-" first for a time before 1970
 	 * (wrapped, as strtoull does; the cast back restores it).  strtoull
-	 * took a third of the fresh path's instructions at 1000 files. */
-	char *s = *p;
+	 * took a third of the fresh path's instructions at 1000 files; the
+	 * loop checks nothing but the digit (19 digits cannot overflow, a
+	 * 20th is checked after it). */
+	char *s = *p, *start;
 	unsigned long long v = 0;
 	bool neg = *s == '-';
+	unsigned d;
 
 	s += neg;
-	if (*s < '0' || *s > '9')
-		return false;
-	/* 19 digits cannot overflow; only a 20th needs the check */
-	for (int k = 0; *s >= '0' && *s <= '9'; s++, k++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (k >= 19 && v > (ULLONG_MAX - d) / 10)
-			return false;
+	start = s;
+	while ((d = (unsigned)(*s - '0')) < 10) {
 		v = v * 10 + d;
+		s++;
 	}
-	if (*s != ' ' && *s != '\0')
+	if (s == start || (*s != ' ' && *s != '\0'))
 		return false;
+	if (s - start >= 20) {
+		unsigned long long w = 0;
+
+		/* again, checked: more than 20 digits, or 20 above ULLONG_MAX */
+		if (s - start > 20)
+			return false;
+		for (char *c = start; c < s; c++)
+			if (__builtin_mul_overflow(w, 10ULL, &w) ||
+			    __builtin_add_overflow(w, (unsigned long long)(*c - '0'), &w))
+				return false;
+	}
 	*ret = neg ? -v : v;
 	*p = *s == ' ' ? s + 1 : s;
 	return true;
@@ -150,24 +159,37 @@ static bool still_valid(const struct ts_cdi_scanned *rec, int *dir_fd, const cha
 	return true;
 }
 
+/* A "dev" line: a resolvable device of the last scan. */
+struct ts_cdi_index_dev {
+	const char *name;	  /* "<kind>=<device name>", in the line */
+	unsigned long long spec;  /* the number of the spec that defines it, in scan order */
+	unsigned long long index; /* in that spec's /devices */
+};
+
 struct ts_cdi_index {
 	char *buf;			 /* the file, split into lines in place */
+	char **lines;			 /* the lines; the files' names[] point into it */
 	struct ts_cdi_index_file *files; /* records, in scan order */
 	size_t n_files;
+	size_t *spec_file; /* spec number -> its file's record number */
+	size_t n_specs;
 	struct ts_cdi_index_file **by_path; /* the same, sorted by path */
-	char **result;			    /* the "dev" and "problem" lines */
-	size_t n_result;
+	struct ts_cdi_index_dev *devs;	    /* the "dev" lines, strictly sorted by name */
+	size_t n_devs;
+	char **problems; /* the "problem" lines' messages, in order */
+	size_t n_problems;
 };
 
 struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx)
 {
 	if (idx == NULL)
 		return NULL;
-	for (size_t i = 0; i < idx->n_files; i++)
-		free(idx->files[i].names);
 	free(idx->files);
+	free(idx->spec_file);
 	free(idx->by_path);
-	free(idx->result);
+	free(idx->devs);
+	free(idx->problems);
+	free(idx->lines);
 	free(idx->buf);
 	free(idx);
 	return NULL;
@@ -243,20 +265,25 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 	return nv;
 }
 
-/* Parse the record and result lines. @return 1, 0 when malformed, -ENOMEM. */
-static int parse_records(struct ts_cdi_index *idx, char **lines, size_t n)
+/* Parse the record and result lines (lines[i] of the index, i >= first).
+ * A spec's "name" lines follow its "spec" line: its names[] is that run of
+ * lines[], each moved past its keyword (no copy, no allocation).
+ * @return 1, 0 when malformed, -ENOMEM. */
+static int parse_records(struct ts_cdi_index *idx, size_t first, size_t n)
 {
-	size_t cap = 0, rcap = 0;
+	size_t cap = 0, dcap = 0, pcap = 0, scap = 0;
 	struct ts_cdi_index_file *cur = NULL;
+	bool names_open = false; /* the previous line was cur's spec or a name of it */
 
-	for (size_t i = 0; i < n; i++) {
-		char *p = lines[i], *w = next_word(&p);
+	for (size_t i = first; i < n; i++) {
+		char *line = idx->lines[i], *p = line, *w = next_word(&p);
+		bool is_name = false;
 		unsigned long long a;
 
 		if (w == NULL)
-			return strcmp(lines[i], "end") == 0 && i + 1 == n ? 1 : 0;
+			return strcmp(line, "end") == 0 && i + 1 == n ? 1 : 0;
 		if (strcmp(w, "stat") == 0) {
-			if (idx->n_result > 0)
+			if (idx->n_devs > 0 || idx->n_problems > 0)
 				return 0;
 			idx->files = grow(idx->files, idx->n_files, &cap, sizeof(*idx->files));
 			if (idx->files == NULL)
@@ -268,27 +295,49 @@ static int parse_records(struct ts_cdi_index *idx, char **lines, size_t n)
 			idx->n_files++;
 		} else if (strcmp(w, "fproblem") == 0 && cur != NULL) {
 			cur->rec.problem = p;
-		} else if (strcmp(w, "spec") == 0 && cur != NULL) {
+		} else if (strcmp(w, "spec") == 0 && cur != NULL && cur->kind == NULL) {
 			if (!next_u64(&p, &a) || *p == '\0')
 				return 0;
 			cur->priority = (unsigned)a;
 			cur->kind = p;
-		} else if (strcmp(w, "name") == 0 && cur != NULL && cur->kind != NULL) {
-			char **v = realloc(cur->names, (cur->n_names + 1) * sizeof(*v));
+			idx->spec_file =
+				grow(idx->spec_file, idx->n_specs, &scap, sizeof(*idx->spec_file));
+			if (idx->spec_file == NULL)
+				return -ENOMEM;
+			idx->spec_file[idx->n_specs++] = idx->n_files - 1;
+			is_name = true; /* its names may follow */
+		} else if (strcmp(w, "name") == 0 && names_open) {
+			if (cur->n_names == 0)
+				cur->names = &idx->lines[i];
+			idx->lines[i] = p;
+			cur->n_names++;
+			is_name = true;
+		} else if (strcmp(w, "dev") == 0) {
+			struct ts_cdi_index_dev *d;
 
-			if (v == NULL)
+			if (idx->n_problems > 0)
+				return 0;
+			idx->devs = grow(idx->devs, idx->n_devs, &dcap, sizeof(*idx->devs));
+			if (idx->devs == NULL)
 				return -ENOMEM;
-			cur->names = v;
-			v[cur->n_names++] = p;
-		} else if (strcmp(w, "dev") == 0 || strcmp(w, "problem") == 0) {
-			idx->result = grow(idx->result, idx->n_result, &rcap, sizeof(*idx->result));
-			if (idx->result == NULL)
+			d = &idx->devs[idx->n_devs];
+			if (!next_u64(&p, &d->spec) || !next_u64(&p, &d->index) || *p == '\0')
+				return 0;
+			d->name = p;
+			/* lookups bisect: the names must be sorted */
+			if (idx->n_devs > 0 && strcmp(idx->devs[idx->n_devs - 1].name, p) >= 0)
+				return 0;
+			idx->n_devs++;
+		} else if (strcmp(w, "problem") == 0) {
+			idx->problems =
+				grow(idx->problems, idx->n_problems, &pcap, sizeof(*idx->problems));
+			if (idx->problems == NULL)
 				return -ENOMEM;
-			p[-1] = ' '; /* keep the keyword: the line is read again by fill */
-			idx->result[idx->n_result++] = lines[i];
+			idx->problems[idx->n_problems++] = p;
 		} else {
 			return 0;
 		}
+		names_open = is_name;
 	}
 	return 0; /* no "end": truncated */
 }
@@ -296,9 +345,9 @@ static int parse_records(struct ts_cdi_index *idx, char **lines, size_t n)
 int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 		      struct ts_cdi_index **ret)
 {
-	cleanup_free char **lines = NULL;
 	cleanup_close int fd = -EBADF;
 	struct ts_cdi_index *idx;
+	char **lines;
 	unsigned long long root, n_dirs;
 	size_t n = 0, n_opt_dirs = 0, len = 0;
 	struct stat st;
@@ -319,7 +368,7 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 		ts_cdi_index_free(idx);
 		return r == -ENOMEM ? r : 0;
 	}
-	lines = ts_split_lines(idx->buf, &n);
+	lines = idx->lines = ts_split_lines(idx->buf, &n);
 	if (lines == NULL) {
 		ts_cdi_index_free(idx);
 		return -ENOMEM;
@@ -340,7 +389,7 @@ int ts_cdi_index_read(const struct ts_cdi_options *opts, const char *path,
 		}
 	}
 	if (r == 1)
-		r = parse_records(idx, lines + 1 + n_dirs, n - 1 - n_dirs);
+		r = parse_records(idx, 1 + n_dirs, n);
 	if (r <= 0) {
 		ts_cdi_index_free(idx);
 		return r;
@@ -362,10 +411,121 @@ static bool names_device(const struct ts_cdi_spec *spec, size_t i, const char *q
 	       strcmp(qualified_name + klen + 1, spec->device_names[i]) == 0;
 }
 
-int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg)
+/* Append the entry of idx's device line d to reg->devices, the spec made
+ * for it being spec.  @return 0; -EINVAL when d does not name a device of
+ * spec as its "<kind>=<name>"; -ENOMEM. */
+static int add_device(struct ts_cdi_registry *reg, size_t *cap, const struct ts_cdi_index_dev *d,
+		      struct ts_cdi_spec *spec)
+{
+	if (d->index >= spec->n_devices || !names_device(spec, d->index, d->name))
+		return -EINVAL;
+	reg->devices = grow(reg->devices, reg->n_devices, cap, sizeof(*reg->devices));
+	if (reg->devices == NULL)
+		return -ENOMEM;
+	reg->devices[reg->n_devices] = (struct ts_cdi_entry){
+		.qualified_name = strdup(d->name), .spec = spec, .index = d->index};
+	if (reg->devices[reg->n_devices].qualified_name == NULL)
+		return -ENOMEM;
+	reg->n_devices++;
+	return 0;
+}
+
+static struct ts_cdi_spec *new_lazy_spec(const struct ts_cdi_index_file *f)
+{
+	return ts_cdi_spec_new_lazy(f->rec.path, f->kind, f->priority, f->names, f->n_names);
+}
+
+static const struct ts_cdi_index_dev *find_dev(const struct ts_cdi_index *idx, const char *name)
+{
+	size_t lo = 0, hi = idx->n_devs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, idx->devs[mid].name);
+
+		if (c == 0)
+			return &idx->devs[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static int cmp_entry_name(const void *a, const void *b)
+{
+	return strcmp(((const struct ts_cdi_entry *)a)->qualified_name,
+		      ((const struct ts_cdi_entry *)b)->qualified_name);
+}
+
+/* The named devices only: their specs, then the files with a problem. */
+static int fill_wanted(const struct ts_cdi_index *idx, const char *const *wanted, size_t n_wanted,
+		       struct ts_cdi_registry *reg)
 {
 	size_t cap = 0;
+	int r;
 
+	for (size_t i = 0; i < n_wanted; i++) {
+		const struct ts_cdi_index_dev *d = find_dev(idx, wanted[i]);
+		const struct ts_cdi_index_file *f;
+		struct ts_cdi_spec *spec = NULL;
+		bool dup = false;
+
+		if (d == NULL)
+			continue; /* not resolvable: the caller's message says so */
+		if (d->spec >= idx->n_specs)
+			return -EINVAL;
+		f = &idx->files[idx->spec_file[d->spec]];
+		for (size_t k = 0; k < reg->n_devices && !dup; k++)
+			dup = reg->devices[k].qualified_name != NULL &&
+			      strcmp(reg->devices[k].qualified_name, d->name) == 0;
+		if (dup)
+			continue; /* asked for twice */
+		for (size_t k = 0; k < reg->n_specs && spec == NULL; k++)
+			if (strcmp(reg->specs[k]->path, f->rec.path) == 0)
+				spec = reg->specs[k];
+		if (spec == NULL) {
+			/* added while nothing is scanned: attached to no record */
+			r = ts_cdi_registry_add_spec(reg, new_lazy_spec(f));
+			if (r < 0)
+				return r;
+			spec = reg->specs[reg->n_specs - 1];
+		}
+		r = add_device(reg, &cap, d, spec);
+		if (r < 0)
+			return r;
+	}
+	/* lookups bisect */
+	if (reg->n_devices > 1)
+		qsort(reg->devices, reg->n_devices, sizeof(*reg->devices), cmp_entry_name);
+	for (size_t i = 0; i < idx->n_files; i++) {
+		const struct ts_cdi_index_file *f = &idx->files[i];
+		struct ts_cdi_scanned *rec;
+
+		if (f->rec.problem == NULL)
+			continue;
+		if (ts_cdi_registry_add_scanned(reg, f->rec.path,
+						f->rec.exists ? &f->rec.st : NULL) < 0)
+			return -ENOMEM;
+		rec = &reg->scanned[reg->n_scanned - 1];
+		if ((rec->problem = strdup(f->rec.problem)) == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int ts_cdi_index_fill(const struct ts_cdi_index *idx, const char *const *wanted, size_t n_wanted,
+		      struct ts_cdi_registry *reg)
+{
+	size_t cap = 0;
+	int r;
+
+	for (size_t i = 0; i < idx->n_problems; i++)
+		if (ts_cdi_registry_add_problem(reg, "%s", idx->problems[i]) < 0)
+			return -ENOMEM;
+	if (wanted != NULL)
+		return fill_wanted(idx, wanted, n_wanted, reg);
 	for (size_t i = 0; i < idx->n_files; i++) {
 		const struct ts_cdi_index_file *f = &idx->files[i];
 		struct ts_cdi_scanned *rec;
@@ -376,37 +536,17 @@ int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *re
 		rec = &reg->scanned[reg->n_scanned - 1];
 		if (f->rec.problem != NULL && (rec->problem = strdup(f->rec.problem)) == NULL)
 			return -ENOMEM;
-		if (f->kind != NULL &&
-		    ts_cdi_registry_add_spec(reg,
-					     ts_cdi_spec_new_lazy(f->rec.path, f->kind, f->priority,
-								  f->names, f->n_names)) < 0)
+		if (f->kind != NULL && ts_cdi_registry_add_spec(reg, new_lazy_spec(f)) < 0)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < idx->n_result; i++) {
-		char *p = idx->result[i], *w = p;
-		unsigned long long a, b;
+	for (size_t i = 0; i < idx->n_devs; i++) {
+		const struct ts_cdi_index_dev *d = &idx->devs[i];
 
-		p = strchr(p, ' ') + 1;
-		if (strncmp(w, "problem ", 8) == 0) {
-			if (ts_cdi_registry_add_problem(reg, "%s", p) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		if (!next_u64(&p, &a) || !next_u64(&p, &b) || a >= reg->n_specs ||
-		    b >= reg->specs[a]->n_devices || !names_device(reg->specs[a], b, p))
+		if (d->spec >= reg->n_specs)
 			return -EINVAL;
-		reg->devices = grow(reg->devices, reg->n_devices, &cap, sizeof(*reg->devices));
-		if (reg->devices == NULL)
-			return -ENOMEM;
-		reg->devices[reg->n_devices] = (struct ts_cdi_entry){
-			.qualified_name = strdup(p), .spec = reg->specs[a], .index = b};
-		if (reg->devices[reg->n_devices].qualified_name == NULL)
-			return -ENOMEM;
-		reg->n_devices++;
-		/* lookups bisect: the names must be sorted */
-		if (reg->n_devices > 1 &&
-		    strcmp(reg->devices[reg->n_devices - 2].qualified_name, p) >= 0)
-			return -EINVAL;
+		r = add_device(reg, &cap, d, reg->specs[d->spec]);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

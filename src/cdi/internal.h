@@ -79,7 +79,7 @@ struct ts_cdi_index_file {
 	struct ts_cdi_scanned rec; /* rec.spec unused */
 	char *kind;		   /* the spec's kind, NULL when the file held no spec */
 	unsigned priority;
-	char **names;
+	char **names; /* its device names: n_names lines of the index, borrowed */
 	size_t n_names;
 };
 
@@ -97,13 +97,20 @@ struct ts_cdi_index *ts_cdi_index_free(struct ts_cdi_index *idx);
 bool ts_cdi_index_fresh(const struct ts_cdi_index *idx);
 
 /*
- * Fill an empty registry from a fresh index (no dir is read).  Every "dev"
- * line must name a recorded spec and device, spell that device's qualified
- * name, and come in strictly sorted order (lookups bisect).
+ * Fill an empty registry from a fresh index (no dir is read).
+ * @param wanted  NULL: everything the index records (every scanned dir and
+ *                file, every spec, every resolvable device); else only the
+ *                n_wanted qualified names (those the index resolves, with
+ *                their specs), the scanned files that have a problem, and
+ *                every problem: what a create needs, without building 1000
+ *                spec entries it does not use.
+ * A "dev" line used must name a recorded spec and device and spell that
+ * device's qualified name (their order was checked at read).
  * @return 0; -EINVAL when the index is inconsistent (reg is then half
  *         filled: the caller discards it and scans); -ENOMEM.
  */
-int ts_cdi_index_fill(const struct ts_cdi_index *idx, struct ts_cdi_registry *reg);
+int ts_cdi_index_fill(const struct ts_cdi_index *idx, const char *const *wanted, size_t n_wanted,
+		      struct ts_cdi_registry *reg);
 
 /* Sort the records by path for ts_cdi_index_lookup(), which a scan needs and
  * the fresh path does not.  @return 0; -ENOMEM. */

@@ -463,8 +463,8 @@ static char *join_dirs(char *const *dirs)
 	return text;
 }
 
-int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_registry **ret,
-			 struct ts_error **err)
+static int load(const struct ts_cdi_options *opts, const char *const *wanted, size_t n_wanted,
+		struct ts_cdi_registry **ret, struct ts_error **err)
 {
 	struct ts_cdi_registry *reg = calloc(1, sizeof(*reg));
 	struct ts_cdi_index *idx = NULL;
@@ -478,7 +478,7 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 	if (r >= 0 && idx != NULL && ts_cdi_index_fresh(idx)) {
 		/* nothing changed: no dir is read, no file parsed */
 		scan = false;
-		r = ts_cdi_index_fill(idx, reg);
+		r = ts_cdi_index_fill(idx, wanted, n_wanted, reg);
 		if (r == -EINVAL) {
 			/* fresh-looking but inconsistent (damaged, or forged):
 			 * forget it; the full scan writes a sound one */
@@ -510,6 +510,19 @@ int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_regist
 	}
 	*ret = reg;
 	return 0;
+}
+
+int ts_cdi_registry_load(const struct ts_cdi_options *opts, struct ts_cdi_registry **ret,
+			 struct ts_error **err)
+{
+	return load(opts, NULL, 0, ret, err);
+}
+
+int ts_cdi_registry_load_devices(const struct ts_cdi_options *opts, const char *const *names,
+				 size_t n_names, struct ts_cdi_registry **ret,
+				 struct ts_error **err)
+{
+	return load(opts, names, n_names, ret, err);
 }
 
 size_t ts_cdi_registry_problems(const struct ts_cdi_registry *reg, const char *const **ret_msgs)

@@ -216,7 +216,7 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
 	if (r <= 0)
 		goto out;
-	r = ts_cdi_registry_load(&opts, &reg, err);
+	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, (size_t)r, &reg, err);
 	if (r < 0)
 		goto out;
 	n = ts_cdi_registry_problems(reg, &problems);

@@ -1,7 +1,9 @@
 /*
  * fuzz-cdi-index.c - the persistent CDI index (src/cdi/index.c): ts_cdi_index_read(),
  * ts_cdi_index_fresh(), ts_cdi_index_sort(), ts_cdi_index_lookup(), and ts_cdi_registry_load() with
- * the index, which fills the registry from its result lines and reads a spec file on lookup.
+ * the index, which fills the registry from its result lines and reads a spec file on lookup;
+ * then ts_cdi_registry_load_devices() (a create's: only the named devices' lines) and an
+ * injection of what it resolves.
  *
  * The input is the index text.  So that the fuzzer can write an index that is still valid
  * (a "stat" line must match the dir's and the file's real dev, inode and times), the
@@ -133,7 +135,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check(r >= 0 || (err != NULL && err->msg != NULL),
 			   "inject: failure without a message");
 		ts_cdi_injection_free(inj);
+		inj = NULL;
 	}
 	ts_cdi_registry_free(reg);
+	reg = NULL;
+
+	/* a create's registry: the named devices only (repeated and unknown names too) */
+	{
+		static const char *const asked[] = {"vendor.com/gpu=gpu1", "vendor.com/gpu=gpu0",
+						    "vendor.com/gpu=gpu1", "vendor.com/gpu=nope"};
+		cleanup_json struct ts_json *config2 = NULL;
+
+		fuzz_write(index_path, text, len);
+		fuzz_check(ts_cdi_registry_load_devices(&opts, asked, 4, &reg, &err) == 0,
+			   "registry: load of the named devices failed");
+		n = ts_cdi_registry_devices(reg, &names);
+		fuzz_check(n <= 2, "registry: a device that was not asked for");
+		fuzz_check(ts_json_parse(base, strlen(base), "config.json", &config2, &err) == 0,
+			   "base config");
+		if (n > 0) {
+			r = ts_cdi_inject(reg, config2, names, n, "config.json", &inj, &err);
+			fuzz_check(r >= 0 || (err != NULL && err->msg != NULL),
+				   "inject: failure without a message");
+			ts_cdi_injection_free(inj);
+		}
+		ts_cdi_registry_free(reg);
+	}
 	return 0;
 }

@@ -97,6 +97,16 @@ static struct ts_cdi_registry *load(struct fixture *f, bool root)
 	return reg;
 }
 
+static struct ts_cdi_registry *load_devices(struct fixture *f, const char *const *names, size_t n)
+{
+	struct ts_cdi_options opts = {.spec_dirs = f->dirs, .index_path = f->index};
+	struct ts_cdi_registry *reg = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	assert_int_equal(ts_cdi_registry_load_devices(&opts, names, n, &reg, &err), 0);
+	return reg;
+}
+
 static const char *problem(const struct ts_cdi_registry *reg, size_t i)
 {
 	const char *const *msgs;
@@ -383,6 +393,130 @@ static void test_index_inconsistent_rebuilt(void **state)
 	}
 }
 
+/* The create's registry: with a fresh index, only the devices asked for
+ * (and every problem); what it resolves, injects and says about an
+ * unresolvable name is what the whole registry does. */
+static void test_index_load_devices(void **state)
+{
+	static const char spec_d[] = "cdiVersion: 0.3.0\nkind: v.com/d\n"
+				     "devices: [{name: b, containerEdits: {env: [D=1]}}]\n";
+	static const char *const asked[] = {"v.com/d=b", "v.com/c=a", "nope", "v.com/d=b",
+					    "v.com/c=zz"};
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg, *whole;
+	const char *const *names;
+
+	write_file(f->etc, "d.yaml", spec_d);
+	age(f->etc, "d.yaml");
+	age(f->etc, NULL);
+	ts_cdi_registry_free(load(f, false));
+	mark_index(f);
+
+	/* one device: one entry, from the index (the marker problem is there) */
+	reg = load_devices(f, asked, 1);
+	assert_string_equal(problem(reg, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+	assert_string_equal(names[0], "v.com/d=b");
+	assert_true(ts_cdi_registry_lookup(reg, "v.com/d=b", NULL, NULL));
+	assert_false(ts_cdi_registry_lookup(reg, "v.com/c=a", NULL, NULL));
+	ts_cdi_registry_free(reg);
+
+	/* several, repeated, unknown and invalid names: the known ones, sorted */
+	reg = load_devices(f, asked, ARRAY_SIZE(asked));
+	assert_string_equal(problem(reg, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(reg, &names), 2);
+	assert_string_equal(names[0], "v.com/c=a");
+	assert_string_equal(names[1], "v.com/d=b");
+	whole = load(f, false);
+	assert_string_equal(problem(whole, 1), "marker");
+	assert_int_equal(ts_cdi_registry_devices(whole, &names), 2);
+
+	/* the same injection, and the same "unresolvable" line, as the whole registry */
+	for (int k = 0; k < 2; k++) {
+		static const char *const requests[] = {"v.com/d=b,v.com/c=a",
+						       "v.com/c=a,v.com/c=zz"};
+		cleanup_free char *text = NULL, *out_part = NULL, *out_whole = NULL;
+		cleanup_json struct ts_json *c1 = NULL, *c2 = NULL;
+		cleanup_error struct ts_error *e1 = NULL, *e2 = NULL;
+		int r1, r2;
+
+		assert_true(asprintf(&text, "{\"annotations\": {\"cdi.k8s.io/x\": \"%s\"}}",
+				     requests[k]) > 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "config.json", &c1, &e1), 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "config.json", &c2, &e2), 0);
+		r1 = ts_cdi_inject_requested(reg, c1, "config.json", false, NULL, &e1);
+		r2 = ts_cdi_inject_requested(whole, c2, "config.json", false, NULL, &e2);
+		assert_int_equal(r1, r2);
+		if (k == 0) {
+			assert_int_equal(r1, 1); /* applied */
+			assert_int_equal(ts_json_serialize(c1, false, &out_part, NULL, &e1), 0);
+			assert_int_equal(ts_json_serialize(c2, false, &out_whole, NULL, &e2), 0);
+			assert_string_equal(out_part, out_whole);
+			assert_non_null(strstr(out_part, "\"env\":[\"D=1\",\"S=1\",\"A=1\"]"));
+		} else {
+			cleanup_free char *want = NULL;
+
+			assert_int_equal(r1, -EINVAL);
+			assert_true(
+				asprintf(&want,
+					 "config.json: '/annotations/cdi.k8s.io~1x': unresolvable "
+					 "CDI devices v.com/c=zz (no spec file in %s, %s defines "
+					 "it; ignored: %s/bad.json: line 1 column 2: parse error: "
+					 "premature EOF (and 1 more))",
+					 f->etc, f->run, f->etc) > 0);
+			assert_string_equal(e1->msg, want);
+			assert_string_equal(e2->msg, want);
+		}
+	}
+	ts_cdi_registry_free(whole);
+	ts_cdi_registry_free(reg);
+}
+
+/* The inconsistent index of test_index_inconsistent_rebuilt(), read for a
+ * create: a "dev" line it uses that does not hold is found too. */
+static void test_index_load_devices_inconsistent(void **state)
+{
+	static const struct {
+		const char *name, *from, *to;
+	} rows[] = {
+		{"spec number out of range", "\ndev 0 0 v.com/c=a\n", "\ndev 7 0 v.com/c=a\n"},
+		{"device index out of range", "\ndev 0 0 v.com/c=a\n", "\ndev 0 3 v.com/c=a\n"},
+		{"name not the device's", "\ndev 0 0 v.com/c=a\n", "\ndev 0 0 v.com/c=evil\n"},
+		{"names out of order", "\ndev 0 0 v.com/c=a\n",
+		 "\ndev 0 0 v.com/c=a\ndev 0 0 v.com/c=a\n"},
+		{"spec record edited under the dev line", "spec 0 v.com/c\nname a\n",
+		 "spec 0 v.com/c\nname a b\n"},
+		{"a name line away from its spec", "spec 0 v.com/c\nname a\n",
+		 "spec 0 v.com/c\nfproblem x\nname a\n"},
+		{"a number of 20 digits above the largest", "stat 1 ",
+		 "stat 18446744073709551616 "},
+		{"a number of 21 digits", "stat 1 ", "stat 000000000000000000001 "},
+	};
+	static const char *const asked[] = {"v.com/c=a", "v.com/c=evil"};
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		cleanup_free char *buf = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		struct ts_cdi_registry *reg;
+		const char *const *names;
+
+		print_message("row %s\n", rows[i].name);
+		ts_cdi_registry_free(load(f, false));
+		mark_index(f);
+		edit_index(f, rows[i].from, rows[i].to);
+		reg = load_devices(f, asked, ARRAY_SIZE(asked));
+		/* scanned, not filled: no marker problem, the one real device */
+		assert_string_not_equal(problem(reg, 1), "marker");
+		assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
+		assert_string_equal(names[0], "v.com/c=a");
+		ts_cdi_registry_free(reg);
+		assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
+		assert_non_null(strstr(buf, "\ndev 0 0 v.com/c=a\nproblem "));
+		assert_null(strstr(buf, "marker"));
+	}
+}
+
 int main(void)
 {
 	const struct ts_test tests[] = {
@@ -404,6 +538,11 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_index_inconsistent_rebuilt, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_garbage_ignored, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_load_devices, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_index_load_devices_inconsistent, setup,
+						 teardown),
 		 TS_NEEDS_NOTHING},
 	};
 	return ts_run_selected("test-index", tests, ARRAY_SIZE(tests));
