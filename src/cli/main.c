@@ -53,8 +53,19 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	if (!args->rewrite && !delete)
 		return ts_cli_passthrough(argc, argv, args, ret_argv, ret_envp, err);
 	r = ts_cli_config_load(config_path, &config, err);
-	if (r < 0)
+	if (r < 0 && (args->rewrite || ts_error_code(*err) == -ENOMEM))
 		return r;
+	if (r < 0) {
+		/* a delete goes on: a broken config must not leave the engine a
+		 * container it cannot remove; its record stays until the next
+		 * create's collection, which a fixed config lets run */
+		ts_cli_config_unusable(args, *err);
+		ts_log(TS_LOG_WARNING,
+		       "delete '%s': the allocation is not released now (the config is unusable)",
+		       args->container_id != NULL ? args->container_id : "");
+		ts_error_clear(err);
+		delete = false;
+	}
 	/* create and run: the configured runtime; delete: the one that keeps
 	 * the container */
 	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/config.h"
+#include "cli/log.h"
 #include "cli/passthrough.h"
 #include "runtime/runtime.h"
 #include "util/cleanup.h"
@@ -27,6 +28,22 @@ static const char *named_container(const struct ts_cli_args *args)
 	return NULL;
 }
 
+void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_error *why)
+{
+	cleanup_free char *text = ts_error_format(why);
+	const char *id = named_container(args);
+	const char *command = args->command != NULL ? args->command : "";
+
+	if (id != NULL)
+		ts_log(TS_LOG_WARNING,
+		       "%s; '%s' of container '%s' goes to the runtime keeping it, without the "
+		       "config",
+		       text != NULL ? text : why->msg, command, id);
+	else
+		ts_log(TS_LOG_WARNING, "%s; '%s' goes to runc or crun, without the config",
+		       text != NULL ? text : why->msg, command);
+}
+
 int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,
 			       const char *config_path, char **ret_path, int *ret_depth,
 			       struct ts_error **err)
@@ -34,6 +51,20 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 	cleanup_free char *path = NULL;
 	const char *id = args->rewrite ? NULL : named_container(args);
 	int r;
+
+	/* a runtime section that cannot be read must not strand the running
+	 * containers: every command but a create or run goes on without it */
+	if (config != NULL && !args->rewrite) {
+		cleanup_error struct ts_error *why = NULL;
+		struct ts_cli_runtime_config rc = {0};
+
+		if (ts_cli_runtime_config_read(config, config_path, &rc, &why) < 0) {
+			ts_cli_config_unusable(args, why);
+			config = NULL;
+		} else {
+			ts_cli_runtime_config_release(&rc);
+		}
+	}
 
 	/* a command on one container goes to the runtime that keeps it */
 	if (id != NULL)
@@ -60,9 +91,14 @@ int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, ch
 	int depth, r;
 
 	if (override == NULL || override[0] == '\0') {
-		r = ts_cli_config_load(config_path, &config, err);
-		if (r < 0)
-			return r;
+		cleanup_error struct ts_error *why = NULL;
+
+		/* a broken config stops new containers, not the running ones */
+		if (ts_cli_config_load(config_path, &config, &why) < 0) {
+			if (why->errnum == ENOMEM)
+				return ts_error_set(err, ENOMEM, "%s", why->msg);
+			ts_cli_config_unusable(args, why);
+		}
 	}
 	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);
 	if (r < 0)

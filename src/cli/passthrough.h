@@ -20,6 +20,18 @@
 #include "util/error.h"
 
 /**
+ * Warn that the config cannot be used ("<why>; '<command>' of container
+ * '<id>' goes to the runtime keeping it, without the config", or "...;
+ * '<command>' goes to runc or crun, without the config" when it names no
+ * container a runtime knows): a command other than create and run then
+ * goes on as without a config, so that a typo in the config never stops
+ * the engine from killing, exec'ing into or deleting a running container
+ * (its runtime is told by its state, ts_cli_runtime_for_container()).
+ * @param[in] why  the load's or the runtime section's error; borrowed.
+ */
+void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_error *why);
+
+/**
  * The runtime a command goes to, and the depth its exec carries
  * (runtime.h TS_RUNTIME_DEPTH_ENV).  A command that names a container and
  * does not rewrite (every one but the create and run ts_cli_scan() marks
@@ -27,9 +39,13 @@
  * (ts_cli_runtime_for_container()); when the scan could not tell the id,
  * to the keeper of the first of args->container_id_candidates a runtime
  * knows (ts_cli_container_known()).  Any other command goes to the
- * configured runtime (ts_cli_runtime_find()).
+ * configured runtime (ts_cli_runtime_find()).  A config whose "runtime"
+ * section cannot be read is, for any command but a rewriting create or
+ * run, warned about (ts_cli_config_unusable()) and passed over: the
+ * runtime is found as without a config.
  * @param[in]  config       the loaded config; NULL when TOPOSHIM_RUNTIME
- *                          is set (it wins, and the config is not read).
+ *                          is set (it wins, and the config is not read)
+ *                          or when it could not be loaded.
  * @param[in]  config_path  for messages.
  * @param[out] ret_path     caller frees.
  * @param[out] ret_depth    the depth to pass to ts_runtime_build_exec().
@@ -48,8 +64,11 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
  * @param[out] ret_argv    argv for execve(); caller frees (ts_strv_free).
  * @param[out] ret_envp    envp for execve(); caller frees.
  * @param[out] err         set iff the return value is negative.
- * @return 0; the errors of ts_cli_config_load(),
- *         ts_cli_runtime_for_command() and ts_runtime_build_exec().
+ * A config that cannot be loaded (absent TOPOSHIM_CONFIG file, bad JSON)
+ * is warned about (ts_cli_config_unusable()) and the command goes on
+ * without it.
+ * @return 0; -ENOMEM; the errors of ts_cli_runtime_for_command() and
+ *         ts_runtime_build_exec().
  */
 int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
 		       char ***ret_envp, struct ts_error **err);

@@ -340,10 +340,89 @@ check_same_call() {
 	local t=$BATS_TEST_TMPDIR
 
 	echo '{"runtime": {"path": 1}}' >"$t/config.json"
-	TOPOSHIM_CONFIG=$t/config.json run "$TOPOSHIM" --log "$t/log.txt" state id1
+	TOPOSHIM_CONFIG=$t/config.json run "$TOPOSHIM" --log "$t/log.txt" create --bundle "$t" id1
 	assert_failure 1
 	run sed 's/^time="[^"]*" /time="T" /' "$t/log.txt"
 	assert_output "time=\"T\" level=error msg=\"toposhim: $t/config.json: '/runtime/path': expected string, got number\""
+}
+
+# helper-7: a typo in the config made exec, kill and delete of the running
+# containers fail; podman could neither stop nor remove them, and a
+# container was left running with its exclusive cpu held.
+@test "broken config: exec, state, kill and delete of a running container still reach runc; the next create after the fix collects its record" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id id2 good warn
+	id=$(new_container_id)
+	id2=$(new_container_id)
+	make_bundle "$t/b"
+	annotate "$t/b" toposhim.io/class critical
+	annotate "$t/b" toposhim.io/cpus 1
+	good=$TOPOSHIM_CONFIG
+	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
+
+	printf '{"state_dir": "%s",' "$t/state" >"$t/bad.json"
+	export TOPOSHIM_CONFIG=$t/bad.json
+	warn="toposhim: warning: $t/bad.json: line 1 column $(($(wc -c <"$t/bad.json") + 1)): parse error: premature EOF"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = running ] || fail "state: $output"
+	[ "$stderr" = "$warn; 'state' of container '$id' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" exec "$id" echo hi
+	assert_success
+	assert_output hi
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" kill "$id" KILL
+	assert_success
+	[ "$stderr" = "$warn; 'kill' of container '$id' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	wait_status "$id" stopped
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" delete "$id"
+	assert_success
+	[ "$stderr" = "$warn; 'delete' of container '$id' goes to the runtime keeping it, without the config
+toposhim: warning: delete '$id': the allocation is not released now (the config is unusable)" ] ||
+		fail "stderr: $stderr"
+	run "$RUNC" --root "$(runc_root)" state "$id"
+	assert_failure
+	# a create is still refused, with the error
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" create --bundle "$t/b" "$id2"
+	assert_failure 1
+	[ "$stderr" = "toposhim: ${warn#toposhim: warning: }" ] || fail "stderr: $stderr"
+	# the record stays until a create with the fixed config collects it:
+	# the critical cpu is free for the next critical container
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
+	export TOPOSHIM_CONFIG=$good
+	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+	[ "$(jq -r .linux.resources.cpu.cpus "$t/b/config.json")" = "$(jq -r '.allocations[0].cpus' "$t/state/allocations.json")" ]
+}
+
+@test "broken config: a runtime member of the wrong type, or a TOPOSHIM_CONFIG that is missing, leaves kill and state of a running container to runc" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id
+	id=$(new_container_id)
+	make_bundle "$t/b"
+	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+
+	echo '{"runtime": {"path": 5}}' >"$t/bad.json"
+	TOPOSHIM_CONFIG=$t/bad.json run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" state "$id"
+	assert_success
+	[ "$(jq -r .status <<<"$output")" = running ] || fail "state: $output"
+	[ "$stderr" = "toposhim: warning: $t/bad.json: '/runtime/path': expected string, got number; 'state' of container '$id' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	TOPOSHIM_CONFIG=$t/nope.json run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" kill "$id" KILL
+	assert_success
+	[ "$stderr" = "toposhim: warning: $t/nope.json: cannot open: No such file or directory; 'kill' of container '$id' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	wait_status "$id" stopped
+	# a command on no container: runc, the same warning
+	TOPOSHIM_CONFIG=$t/bad.json run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" list -q
+	assert_success
+	assert_output "$id"
+	[ "$stderr" = "toposhim: warning: $t/bad.json: '/runtime/path': expected string, got number; 'list' goes to runc or crun, without the config" ] ||
+		fail "stderr: $stderr"
 }
 
 @test "toposhimctl: version and help" {
