@@ -517,7 +517,10 @@ void ts_cgroup_parent_release(struct ts_cgroup_parent *p);
  * The cgroup path of a container's parent, from linux.cgroupsPath
  * (OCI runtime-spec config-linux.md "Control groups").
  * cgroupfs form: the path's directory ("/kubepods/pod1/c1" -> "/kubepods/pod1";
- * a relative path counts from the root; no path -> "/").  systemd form
+ * a relative path counts from the root; no path -> "/"), of the path
+ * cleaned as runc cleans it ("/../../x/c1" -> "/x": ts_path_clean_absolute(),
+ * so the cpuset read is the one of the cgroup runc makes, never one outside
+ * the hierarchy).  systemd form
  * (systemd true, runc's --systemd-cgroup): "slice:prefix:name" -> the slice
  * as a path, each '-' a level ("kubepods-burstable.slice:cri-containerd:x" ->
  * "/kubepods.slice/kubepods-burstable.slice"; "" and "-.slice" -> "/"; no

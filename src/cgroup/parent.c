@@ -73,18 +73,20 @@ int ts_cgroup_parent_of(const char *cgroups_path, bool systemd, char **ret, stru
 					    "'%s'",
 					    path);
 	} else {
-		const char *slash;
-		size_t n = strlen(path);
+		/* where the runtime puts it: the path cleaned as runc does
+		 * (libcontainer/utils CleanPath(): "/../../x/c" is "/x/c"), a
+		 * relative one rooted; its parent is the path less its last
+		 * component */
+		char *slash;
 
-		while (n > 0 && path[n - 1] == '/')
-			n--;
-		slash = n > 0 ? memrchr(path, '/', n) : NULL;
-		if (slash == NULL || slash == path)
-			out = strdup("/");
-		else if (path[0] == '/')
-			out = strndup(path, (size_t)(slash - path));
-		else if (asprintf(&out, "/%.*s", (int)(slash - path), path) < 0)
-			out = NULL;
+		out = ts_path_clean_absolute(path);
+		if (out != NULL) {
+			slash = strrchr(out, '/');
+			if (slash == out)
+				out[1] = '\0';
+			else
+				*slash = '\0';
+		}
 	}
 	if (out == NULL)
 		return ts_error_set(err, ENOMEM, "cgroup parent");

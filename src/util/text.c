@@ -78,3 +78,33 @@ bool ts_cpulist_valid(const char *s)
 		p++;
 	}
 }
+
+char *ts_path_clean_absolute(const char *path)
+{
+	size_t len = strlen(path);
+	char *out = malloc(len + 2), *o = out;
+
+	if (out == NULL)
+		return NULL;
+	*o++ = '/';
+	for (const char *p = path; *p != '\0';) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			/* back to the slash before the last component, never past the root */
+			while (o > out + 1 && o[-1] != '/')
+				o--;
+			if (o > out + 1)
+				o--;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			if (o > out + 1)
+				*o++ = '/';
+			memcpy(o, p, n);
+			o += n;
+		}
+		p = *end == '/' ? end + 1 : end;
+	}
+	*o = '\0';
+	return out;
+}

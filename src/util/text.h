@@ -53,4 +53,16 @@ bool ts_text_differs(const char *a, const char *b);
  */
 const char *ts_cpulist_number(const char *p, unsigned *ret);
 
+/**
+ * An absolute path cleaned lexically, as Go's path.Clean() and so runc's
+ * cgroup paths (libcontainer/utils CleanPath()): repeated slashes and "."
+ * components dropped, each ".." removing the component before it, a ".."
+ * at the root staying at the root ("/../../a" is "/a"), no trailing slash
+ * but for "/" itself.  Symlinks are not followed.
+ * @param[in] path  NUL-terminated; a relative one is taken as if it began
+ *                  with "/"; borrowed.
+ * @return a new string, the caller frees it; NULL on ENOMEM.
+ */
+char *ts_path_clean_absolute(const char *path);
+
 #endif

@@ -27,6 +27,12 @@ static const struct {
 	{"/c1", false, 0, "/"},
 	{NULL, false, 0, "/"},
 	{"kubepods/c1", false, 0, "/kubepods"},
+	/* cleaned as runc cleans it (helper-7: "/../../../../tmp/x/p/c" read the
+	 * cpuset of /tmp/x/p, outside the hierarchy) */
+	{"/../../../../tmp/x/p/c", false, 0, "/tmp/x/p"},
+	{"/kubepods/../c1", false, 0, "/"},
+	{"../x//./c", false, 0, "/x"},
+	{"/kubepods/./pod1/../pod2/c1", false, 0, "/kubepods/pod2"},
 	{"kubepods-burstable-pod1.slice:cri-containerd:abc", true, 0,
 	 "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice"},
 	{"kubepods.slice:cri-containerd:abc", true, 0, "/kubepods.slice"},
@@ -114,6 +120,19 @@ static void test_parent_cpuset(void **state)
 	ts_cgroup_parent_release(&p);
 	assert_int_equal(
 		ts_cgroup_parent_cpuset(root, TS_CGROUP_MODE_LEGACY, "/c1", false, &p, &err), 1);
+	assert_string_equal(p.existing, "/");
+	assert_string_equal(p.cpus_str, "0-3");
+	ts_cgroup_parent_release(&p);
+
+	/* ".." never leaves the hierarchy: not the cpuset of <root>/outside/p */
+	mkdirs(root, "outside/p");
+	snprintf(dir, sizeof(dir), "%s/outside/p", root);
+	put(dir, "cpuset.effective_cpus", "1\n");
+	put(dir, "cpuset.effective_mems", "0\n");
+	assert_int_equal(ts_cgroup_parent_cpuset(root, TS_CGROUP_MODE_HYBRID, "/../outside/p/c",
+						 false, &p, &err),
+			 1);
+	assert_string_equal(p.path, "/outside/p");
 	assert_string_equal(p.existing, "/");
 	assert_string_equal(p.cpus_str, "0-3");
 	ts_cgroup_parent_release(&p);

@@ -90,13 +90,48 @@ static void test_text_differs(void **state)
 	assert_true(ts_text_differs(NULL, "0"));
 }
 
+/* Go's path.Clean() of "/" + path, runc's CleanPath() of a cgroup path */
+static void test_path_clean_absolute(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} rows[] = {
+		{"", "/"},
+		{"/", "/"},
+		{"//", "/"},
+		{"/a/b/c", "/a/b/c"},
+		{"/a/b/c/", "/a/b/c"},
+		{"a/b", "/a/b"},
+		{"/a//b/./c", "/a/b/c"},
+		{"/a/b/..", "/a"},
+		{"/a/..", "/"},
+		{"/..", "/"},
+		{"/../../../../tmp/x/p/c", "/tmp/x/p/c"},
+		{"/kubepods/../../etc", "/etc"},
+		{"/a/../b/../c", "/c"},
+		{"/a/b/../../..", "/"},
+		{"/.../a", "/.../a"},
+		{"/..a/b..", "/..a/b.."},
+		{"./a/./", "/a"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *out = ts_path_clean_absolute(rows[i].in);
+
+		print_message("'%s'\n", rows[i].in);
+		assert_non_null(out);
+		assert_string_equal(out, rows[i].out);
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_split_lines),
-		cmocka_unit_test(test_cpulist_valid),
-		cmocka_unit_test(test_cpulist_number),
-		cmocka_unit_test(test_text_differs),
+		cmocka_unit_test(test_split_lines),	    cmocka_unit_test(test_cpulist_valid),
+		cmocka_unit_test(test_cpulist_number),	    cmocka_unit_test(test_text_differs),
+		cmocka_unit_test(test_path_clean_absolute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
