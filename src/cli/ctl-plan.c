@@ -144,6 +144,18 @@ static int live_allocations(const struct ts_json *config, const char *config_pat
 	r = ts_state_open(&(struct ts_state_options){.state_dir = sc.state_dir}, ret_state, err);
 	if (r >= 0)
 		r = ts_state_load(*ret_state, &warning, err);
+	/* what a create would see: the stale records collected first, as its
+	 * collection does (in memory only: plan commits nothing).  helper-7:
+	 * after a `toposhim run` container had exited, plan refused what the
+	 * next create granted. */
+	if (r >= 0) {
+		struct ts_alloc **collected = NULL;
+		size_t n = 0;
+
+		r = ts_state_gc(*ret_state, ts_state_now_usec(), sc.gc_grace_usec, &collected, &n,
+				err);
+		ts_alloc_array_free(collected, n);
+	}
 	if (r >= 0)
 		r = ts_pools_views(pools, *ret_state, ret_allocs, ret_bitmaps, err);
 	return r;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -21,6 +22,7 @@
 #include "cli/ctl-placement.h"
 #include "topogen.h"
 #include "oci/json.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -397,6 +399,79 @@ static void test_plan_uses_cache(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* plan sees what a create would: a record whose container is gone (a
+ * `toposhim run` that exited: "creating", its pid dead, no runtime dir) is
+ * collected first, in memory; plan writes nothing.  helper-7: plan refused
+ * the cpus the next create then granted. */
+static void test_plan_collects_stale(void **state)
+{
+	char dir[] = "/tmp/ts-planstale-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL,
+			  *sdir = NULL, *rroot = NULL, *file = NULL, *before = NULL, *after = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	struct ts_state_options opts = {0};
+	struct ts_state *s = NULL;
+	struct ts_alloc *a;
+	pid_t child;
+	int status;
+
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "t.xml", xml);
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
+	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_true(asprintf(&rroot, "%s/runc-root", dir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	write_file(dir, "c.json", text);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+
+	/* a dead pid: a child that has exited and been reaped */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	opts.state_dir = sdir;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	a = ts_alloc_new("gone", &err);
+	assert_non_null(a);
+	a->runtime_root = strdup(rroot);
+	a->bundle = strdup(dir);
+	a->class_name = strdup("critical");
+	a->cpus_str = strdup("0-1");
+	a->mems_str = strdup("0");
+	a->status = TS_ALLOC_CREATING;
+	a->created_usec = ts_state_now_usec();
+	a->pid = child;
+	a->pid_start_ticks = 1;
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	s = ts_state_close(s);
+	assert_true(asprintf(&file, "%s/allocations.json", sdir) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, file, 0, &before, NULL, &err), 0);
+
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	char *argv[] = {"plan", "--bundle", dir, "--config", cfg, NULL};
+	out = capture(ts_ctl_plan, 5, argv, &status);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	assert_int_equal(status, 0);
+	/* with the record counted the cpus would be 2-3 */
+	if (strstr(out, "cpus: 0-1\nmems: 0\n") == NULL)
+		fail_msg("got:\n%s", out);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, file, 0, &after, NULL, &err), 0);
+	assert_string_equal(after, before);
+	assert_non_null(strstr(after, "\"container_id\":\"gone\""));
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_topology_kinds),
 		cmocka_unit_test(test_plan_uses_cache),
+		cmocka_unit_test(test_plan_collects_stale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
