@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli/log.h"
@@ -370,9 +371,69 @@ void ts_log_setup(const struct ts_cli_args *args)
 	ts_log_settings_from_args(args, &ts_log_settings);
 }
 
+/* ts_log_hold_stderr(): holding, and the memfds of the held lines: those
+ * for stderr and those for the --log file (-1 until the first) */
+static bool ts_log_holding;
+static int ts_log_held_fd[2] = {-1, -1};
+
+void ts_log_hold_stderr(void)
+{
+	ts_log_holding = true;
+}
+
+/* Copy what memfd fd holds to out_fd, and close it. */
+static void ts_log_put_back(int *fd, int out_fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (*fd < 0)
+		return;
+	if (out_fd >= 0 && lseek(*fd, 0, SEEK_SET) == 0)
+		while ((n = read(*fd, buf, sizeof(buf))) > 0)
+			if (ts_write_all(out_fd, buf, (size_t)n) < 0)
+				break;
+	ts_closep(fd);
+	*fd = -1;
+}
+
+void ts_log_release_stderr(void)
+{
+	ts_log_holding = false;
+	ts_log_put_back(&ts_log_held_fd[0], STDERR_FILENO);
+	if (ts_log_held_fd[1] >= 0) {
+		cleanup_close int out = -EBADF;
+
+		if (ts_log_settings.path != NULL)
+			out = open(ts_log_settings.path,
+				   O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+		ts_log_put_back(&ts_log_held_fd[1], out);
+	}
+}
+
+/* Hold one line of ts_log() (not an error) while ts_log_holding: into the
+ * memfd of its destination.  @return true when held. */
+static bool ts_log_hold(enum ts_log_level level, const char *msg, time_t now)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *line = NULL;
+	int *fd = &ts_log_held_fd[ts_log_settings.path != NULL];
+
+	if (*fd < 0)
+		*fd = memfd_create("toposhim-log", MFD_CLOEXEC);
+	if (*fd < 0)
+		return false;
+	if (ts_log_settings.path == NULL)
+		return ts_log_emit(&ts_log_settings, *fd, level, msg, now) >= 0;
+	if (ts_log_format_line(ts_log_settings.format, level, msg, now, &line, &err) < 0)
+		return false;
+	return ts_write_all(*fd, line, strlen(line)) >= 0;
+}
+
 void ts_log(enum ts_log_level level, const char *fmt, ...)
 {
 	cleanup_free char *msg = NULL;
+	time_t now = time(NULL);
 	va_list ap;
 	int r;
 
@@ -381,9 +442,15 @@ void ts_log(enum ts_log_level level, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		msg = NULL; /* vasprintf leaves it undefined */
+	if (ts_log_holding && level != TS_LOG_ERROR && level >= 0 &&
+	    level <= ts_log_settings.level &&
+	    ts_log_hold(level, r < 0 ? "out of memory" : msg, now))
+		return;
 	/* (void): a failed log write has nowhere else to go */
 	(void)ts_log_emit(&ts_log_settings, STDERR_FILENO, level, r < 0 ? "out of memory" : msg,
-			  time(NULL));
+			  now);
+	if (level == TS_LOG_ERROR)
+		ts_log_release_stderr();
 }
 
 void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)

@@ -137,8 +137,29 @@ void ts_log_settings_from_args(const struct ts_cli_args *args, struct ts_log_set
 /** Set the global settings with ts_log_settings_from_args(). */
 void ts_log_setup(const struct ts_cli_args *args);
 
-/** Log a printf-formatted message at level with the global settings, now. */
+/** Log a printf-formatted message at level with the global settings, now.
+ * An error also releases what ts_log_hold_stderr() held, after itself. */
 void ts_log(enum ts_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * From now on, hold the lines ts_log() writes (to stderr, or with --log to
+ * the log file) until ts_log_release_stderr() or an error: the error line
+ * comes first, then what was held, each line with its own time.  For
+ * create and run: an engine shows the runtime's first line as the failure
+ * (podman decodes the first JSON object of its --log file: "Error: OCI
+ * runtime error: <msg>"; conmon without a log file sends the first stderr
+ * bytes), while containerd takes the last error-level line of the log; so
+ * the refusal must come first and be the only error.  helper-7 saw podman
+ * head its failure with a CDI registry warning while the refusal was the
+ * fourth line.  The lines wait in memfds made at the first one (none when
+ * nothing is held; when one cannot be made, the line is written at once).
+ */
+void ts_log_hold_stderr(void);
+
+/** Write what ts_log_hold_stderr() held to stderr and to the --log file,
+ * in order, and stop holding; nothing when nothing was held.  Call before
+ * exec'ing the runtime: its own lines come after ours. */
+void ts_log_release_stderr(void);
 
 /**
  * Like ts_log(), but only into the --log file: nothing when there is none

@@ -123,12 +123,17 @@ int main(int argc, char **argv)
 	if (args.warning != NULL && args.command != NULL &&
 	    (strcmp(args.command, "create") == 0 || strcmp(args.command, "run") == 0))
 		ts_log_file_only(TS_LOG_DEBUG, "%s", args.warning);
+	/* a refusal is the first stderr line an engine sees: the warnings of
+	 * a create wait behind it (log.h) */
+	if (args.rewrite)
+		ts_log_hold_stderr();
 	r = prepare(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
 	ts_cli_args_release(&args);
 	if (r < 0) {
 		ts_log_error(err);
 		return EXIT_FAILURE;
 	}
+	ts_log_release_stderr();
 	execve(runtime_argv[0], runtime_argv, runtime_envp);
 	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0], strerror(errno));
 	return EXIT_FAILURE;

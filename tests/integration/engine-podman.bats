@@ -84,3 +84,26 @@ OUT
 	[[ "$output" == "Error: OCI runtime error: toposhim: toposhim: /"*"/userdata/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=nope (no spec file in $WORK/cdi defines it)" ]] ||
 		fail "output: $output"
 }
+
+# helper-7: run through a runtime path podman does not know to take a JSON
+# log (its runtime_supports_json names), podman shows conmon's first bytes
+# of the runtime's stderr; a CDI registry warning written before the
+# refusal became the headline.  The same through the JSON log.
+@test "podman: with a warning before it, the refusal is still the error podman shows (stderr and JSON log)" {
+	local want
+	printf 'cdiVersion: "0.6.0"\nkind: [\n' >"$WORK/cdi/garbled.yaml"
+	chmod 0644 "$WORK/cdi/garbled.yaml"
+	want="toposhim: /*/userdata/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=nope (no spec file in $WORK/cdi defines it; ignored: $WORK/cdi/garbled.yaml: line 3 column 1: did not find expected node content while parsing a flow node)"
+	run podman_run --annotation=cdi.k8s.io/test=toposhim.test/dev=nope true
+	assert_failure
+	# shellcheck disable=SC2053 # want is a pattern
+	[[ "$output" == "Error: OCI runtime error: toposhim: "$want ]] || fail "output: $output"
+	CONTAINERS_CONF="$WORK/containers.conf" run podman --runtime "$WORK/toposhim-wrapper" run \
+		--rm --name "$ID" --ulimit nofile=20000:20000 --ulimit nproc=1000:1000 \
+		--annotation=cdi.k8s.io/test=toposhim.test/dev=nope --rootfs "$WORK/rootfs" true
+	rm -f "$WORK/cdi/garbled.yaml"
+	assert_failure
+	# shellcheck disable=SC2053
+	[[ "${lines[0]}" == "Error: OCI runtime error: $WORK/toposhim-wrapper: "$want ]] ||
+		fail "output: $output"
+}

@@ -372,8 +372,8 @@ cpus_of() {
 	bundle crit2 critical 1
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
-	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[[ "${lines[1]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
 	# the rebuilt store was written: it loads without a warning now
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]
@@ -399,8 +399,8 @@ cpus_of() {
 	bundle crit2 critical 1
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[[ "${lines[0]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations" ]]
-	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[[ "${lines[1]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations" ]]
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]
 	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = "$want" ]
@@ -409,8 +409,8 @@ cpus_of() {
 	rm "$WORK/state/allocations.json"
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[[ "${lines[0]}" == *"/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
-	[ "${lines[-1]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[[ "${lines[1]}" == *"/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
 	# both rebuilds are in the state dir for the operator, oldest first,
 	# each followed by the commit that wrote the rebuilt store
 	run sed 's/^[-0-9T:]*Z pid [0-9]*: //' "$WORK/state/rebuilds.log"
