@@ -114,9 +114,8 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  * Collect the CDI device requests of an OCI config: the value of every
  * annotation whose key starts with "cdi.k8s.io/", keys in strcmp order, each
  * value split on ',', kept in that order with duplicates dropped (first one
- * wins).  Every name from an annotation must be a qualified device name
- * (vendor/class=name); the TOPOSHIM_CDI_DEVICES names are looked up as they
- * are.
+ * wins).  Every name must be a qualified device name (vendor/class=name),
+ * from an annotation as from TOPOSHIM_CDI_DEVICES.
  * @param[in]  config       OCI config root; borrowed.
  * @param[in]  config_name  for messages, e.g. "config.json".
  * @param[in]  env_requests also read TOPOSHIM_CDI_DEVICES=... from
@@ -127,7 +126,8 @@ bool ts_cdi_qualified_name_is_valid(const char *qualified_name);
  *         is not a string ("<config_name>: '/annotations/<key>': expected
  *         string, got <type>") or holds a name that is not a qualified one
  *         ("<config_name>: '/annotations/<key>': invalid qualified device
- *         name 'foobar': missing '='", also for the empty name of ",,");
+ *         name 'foobar': missing '='", also for the empty name of ",,"; the
+ *         same with '/process/env/<i>' for TOPOSHIM_CDI_DEVICES);
  *         -EINVAL when the request holds more than TS_CDI_MAX_REQUESTS
  *         distinct names ("...: '/annotations/<key>': more than 256 CDI
  *         device names requested", naming where the limit was crossed) or a

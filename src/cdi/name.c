@@ -281,10 +281,22 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) != 0 ||
 			    item->u.string[plen] != '=' || item->u.string[plen + 1] == '\0')
 				continue;
+			size_t before = names.n;
+
 			snprintf(where, sizeof(where), "/process/env/%zu", i);
 			r = split_into(&names, item->u.string + plen + 1, config_name, where, err);
 			if (r < 0)
 				goto fail_set;
+			/* as an annotation's: helper-7's "vendor.com/class" was
+			 * an unresolvable device here, and ",,," a list of
+			 * empty names */
+			for (size_t k = before; k < names.n; k++) {
+				if (ts_cdi_qualified_name_parse(names.v[k], NULL, NULL, NULL,
+								err) == 0)
+					continue;
+				r = ts_error_prefix(err, "%s: '%s'", config_name, where);
+				goto fail_set;
+			}
 		}
 	}
 done:

@@ -134,6 +134,16 @@ static const struct req_row {
 	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
 	 "DEVICES=v/c=2,v/c=1\"]}}",
 	 true, 2, "v/c=1|v/c=2"},
+	/* the env's names are checked as the annotations' (helper-7: an
+	 * unresolvable "v/c", a list of empty names for ",,,") */
+	{"{\"process\":{\"env\":[\"A=b\",\"TOPOSHIM_CDI_DEVICES=vendor.com/class\"]}}", true,
+	 -EINVAL,
+	 "config.json: '/process/env/1': invalid qualified device name 'vendor.com/class': "
+	 "missing '='"},
+	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=,,,\"]}}", true, -EINVAL,
+	 "config.json: '/process/env/0': invalid qualified device name '': missing '='"},
+	/* not read without env_requests */
+	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=,,,\"]}}", false, 0, ""},
 	/* oci/role.h: a pod's sandbox takes none of the pod's devices, not
 	 * even from the env; an app container the unscoped and its own scoped
 	 * ones (after them, duplicates once), not another container's */
