@@ -46,6 +46,8 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 {
 	const struct ts_json *topology = ts_json_get(p->config, "topology");
 	const struct ts_json *xml = ts_json_get(topology, "xml");
+	const char *env;
+	int r;
 
 	/* once per process: the create and each settle round share it */
 	if (p->topo != NULL)
@@ -67,8 +69,14 @@ int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_
 		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'",
 				    p->config_path, xml->u.string);
 	/* placement only: the cache's snapshot will do */
-	return ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, true,
-					      &p->topo, err);
+	r = ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, true,
+					   &p->topo, err);
+	/* the file the config names (not the variable's, which wins): say
+	 * where it was named (helper-7) */
+	env = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
+	if (r < 0 && xml != NULL && (env == NULL || env[0] == '\0'))
+		return ts_error_prefix(err, "%s: '/topology/xml'", p->config_path);
+	return r;
 }
 
 void ts_pools_release(struct ts_pools *p)

@@ -150,6 +150,17 @@ CONF
 	[ ! -e "$WORK/fake.argv" ]
 }
 
+@test "create: a topology file the config names that is missing is refused, naming the field" {
+	cat >"$WORK/toposhim.json" <<CONF
+{$(cdi_config), "state_dir": "$WORK/state", "topology": {"xml": "$WORK/none.xml"}}
+CONF
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/topology/xml': $WORK/none.xml: cannot read topology: No such file or directory" ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
 @test "create: explicit mems naming a missing memory node are refused" {
 	jq '.linux.resources.cpu = {"cpus": "0", "mems": "0,7"}' "$WORK/b/config.json" >"$WORK/b.json"
 	mv "$WORK/b.json" "$WORK/b/config.json"
