@@ -304,6 +304,95 @@ static void test_settings_from_args(void **state)
 	}
 }
 
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s != NULL && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Run ts_log() (the global settings of args) with stderr on the sink. */
+static void with_stderr_on(struct sink *s, int *saved)
+{
+	fflush(stderr);
+	*saved = dup(STDERR_FILENO);
+	assert_true(*saved >= 0);
+	assert_int_equal(dup2(s->err_fd, STDERR_FILENO), STDERR_FILENO);
+}
+
+static void stderr_back(int saved)
+{
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+}
+
+/* A create holds its lines until the exec, or until an error, which comes
+ * first (helper-7: podman showed a warning as the failure). */
+static void test_hold(void **state)
+{
+	struct sink s;
+	cleanup_free char *got = NULL, *log = NULL;
+	struct ts_cli_args args = {.log_format = "json"};
+	char *line2;
+	int saved;
+
+	/* stderr: held, then released in order before the exec */
+	sink_open(&s);
+	ts_log_setup(&args);
+	with_stderr_on(&s, &saved);
+	ts_log_hold_stderr();
+	ts_log(TS_LOG_WARNING, "w1");
+	ts_log(TS_LOG_DEBUG, "filtered");
+	ts_log(TS_LOG_WARNING, "w2");
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "");
+	ts_log_release_stderr();
+	ts_log(TS_LOG_WARNING, "w3"); /* not held any more */
+	free(got);
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "toposhim: warning: w1\ntoposhim: warning: w2\n"
+				 "toposhim: warning: w3\n");
+	/* an error: first, the held lines after it */
+	assert_int_equal(ftruncate(s.err_fd, 0), 0);
+	assert_int_equal(lseek(s.err_fd, 0, SEEK_SET), 0);
+	ts_log_hold_stderr();
+	ts_log(TS_LOG_WARNING, "w");
+	ts_log(TS_LOG_ERROR, "refused");
+	ts_log(TS_LOG_WARNING, "after");
+	free(got);
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "toposhim: refused\ntoposhim: warning: w\n"
+				 "toposhim: warning: after\n");
+	stderr_back(saved);
+	sink_close(&s);
+
+	/* --log: the file gets the error first too; stderr the error only */
+	sink_open(&s);
+	args.log = s.log;
+	ts_log_setup(&args);
+	with_stderr_on(&s, &saved);
+	ts_log_hold_stderr();
+	ts_log(TS_LOG_WARNING, "w");
+	ts_log(TS_LOG_INFO, "i");
+	log = sink_read(s.log);
+	assert_null(log); /* nothing written yet */
+	ts_log(TS_LOG_ERROR, "refused");
+	stderr_back(saved);
+	free(got);
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "toposhim: refused\n");
+	log = sink_read(s.log);
+	assert_non_null(log);
+	assert_true(starts_with(log, "{\"level\":\"error\",\"msg\":\"toposhim: refused\","));
+	line2 = strchr(log, '\n');
+	assert_non_null(line2);
+	assert_true(starts_with(line2 + 1, "{\"level\":\"warning\",\"msg\":\"toposhim: w\","));
+	line2 = strchr(line2 + 1, '\n');
+	assert_non_null(line2);
+	assert_true(starts_with(line2 + 1, "{\"level\":\"info\",\"msg\":\"toposhim: i\","));
+	sink_close(&s);
+	args.log = NULL;
+	ts_log_setup(&args);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_emit_appends_text),
 		cmocka_unit_test(test_emit_unwritable_log),
 		cmocka_unit_test(test_settings_from_args),
+		cmocka_unit_test(test_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
