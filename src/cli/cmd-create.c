@@ -1093,10 +1093,20 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_plugin_chain_load(config, config_path, &chain, err);
 	if (r < 0)
 		return r;
+	struct ts_placement_request req = {0};
+	bool checked = false;
+
 	if (pools.placement.enabled &&
 	    !ts_pools_placement_applicable(&pools, b->config, args->systemd_cgroup, &why)) {
 		/* rootless without a writable cpuset: the runtime could not apply
-		 * cpus and mems; the devices still go in */
+		 * cpus and mems; the devices still go in.  The request is still
+		 * read and held to the policy (helper-7: a class 'bogus' and a
+		 * numa policy the policy does not grant ran, rootless) */
+		r = ts_placement_request_from_config(b->config, b->config_path, args->container_id,
+						     &pools.placement, &req, err);
+		if (r < 0)
+			return r;
+		checked = true;
 		ts_log(TS_LOG_WARNING, "%s and %s: cpus and mems are not placed, ignoring",
 		       geteuid() == 0 ? "root of a user namespace" : "not root",
 		       why != NULL ? why : "no writable cpuset controller");
@@ -1107,7 +1117,9 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 				      injected, devices, err);
 	struct ts_plugin_report rep = {0};
 
-	r = check_policy(config, config_path, b, NULL, NULL, injected, err);
+	r = check_policy(config, config_path, b, checked ? &pools.placement : NULL,
+			 checked ? &req : NULL, injected, err);
+	ts_placement_request_release(&req);
 	if (r >= 0)
 		r = pre_create(chain, args, b, NULL, injected, &rep, err);
 	ts_plugin_report_release(&rep);

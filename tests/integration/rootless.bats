@@ -101,6 +101,34 @@ TUN=present" ]
 	[ ! -e "$WORK/xdg/toposhim/allocations.json" ]
 }
 
+# helper-7: rootless, a class 'bogus' and a numa policy the policy does not
+# grant ran (exit 0), while as root both are refused: placement is skipped,
+# the request is still checked.
+@test "rootless: placement skipped, the request is still read and held to the policy" {
+	rootless_bundle
+	cat >"$WORK/toposhim.json" <<CONF
+{ "cdi": {"spec_dirs": ["$WORK/cdi"]},
+  "policy": {"unscoped": {"classes": ["*"], "devices": ["*"]}} }
+CONF
+	jq '.annotations["toposhim.io/class"] = "bogus"' "$WORK/b/config.json" >"$WORK/b/c.json"
+	cp "$WORK/b/config.json" "$WORK/b/orig.json"
+	cp "$WORK/b/c.json" "$WORK/b/config.json"
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	run head -n 1 "$WORK/xdg/err"
+	assert_output "toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1class': unknown class 'bogus'"
+	cmp "$WORK/b/config.json" "$WORK/b/c.json"
+	jq '.annotations["toposhim.io/numa"] = "exclusive"' "$WORK/b/orig.json" >"$WORK/b/config.json"
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	run head -n 1 "$WORK/xdg/err"
+	assert_output "toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1numa': numa 'exclusive' (a whole numa node) is not allowed for unscoped containers: it needs 'exclusive' in '/policy/unscoped/numa' of $WORK/toposhim.json"
+	# the same bundle without them runs, unplaced
+	cp "$WORK/b/orig.json" "$WORK/b/config.json"
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
+}
+
 @test "rootless: the state dir is \$XDG_RUNTIME_DIR/toposhim, not /run/toposhim" {
 	rootless_bundle
 	run as_user "$TOPOSHIMCTL" alloc list --json
