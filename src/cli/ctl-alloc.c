@@ -6,7 +6,9 @@
  *                       columns two spaces apart, in store order; RECORD is
  *                       the record's state (creating: reserved, the runtime
  *                       has not yet created the container; created: it
- *                       has), not the container's (ask the runtime); then
+ *                       has; gone: its container is, and the next create
+ *                       or alloc gc collects the record: ts_state_stale()),
+ *                       not the container's (ask the runtime); then
  *                       the plain containers that may still exist (no
  *                       request, not recorded: the journal of state/plain.h)
  *                       with RECORD "plain" and PID "-"
@@ -140,12 +142,17 @@ static int live_plain(const struct ts_state *s, struct ts_plain_entry **ret_v, s
 	return 0;
 }
 
-static int list_text(const struct ts_state *s)
+static int list_text(const struct ts_state *s, uint64_t grace_usec)
 {
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free bool *gone = NULL;
 	size_t n = ts_state_count(s), np = 0;
 	struct ts_plain_entry *plain = NULL;
 	size_t width[_COL_MAX];
 
+	/* RECORD "gone": what the next create (or alloc gc) collects */
+	if (ts_state_stale(s, ts_state_now_usec(), grace_usec, &gone, &err) < 0)
+		return print_error(err);
 	(void)live_plain(s, &plain, &np);
 	for (int c = 0; c < _COL_MAX; c++)
 		width[c] = strlen(headers[c]);
@@ -163,6 +170,8 @@ static int list_text(const struct ts_state *s)
 				fprintf(stderr, "toposhimctl: alloc: out of memory\n");
 				ts_plain_entries_free(plain, np);
 				return 1;
+			} else if (gone != NULL && gone[i]) {
+				cells[COL_STATE] = "gone";
 			}
 			for (int c = 0; pass == 0 && c < _COL_MAX; c++)
 				if (strlen(cells[c]) > width[c])
@@ -335,5 +344,5 @@ int ts_ctl_alloc(int argc, char **argv)
 		if (ts_state_commit(s, &err) < 0)
 			return print_error(TAKE_PTR(err));
 	}
-	return json ? list_json(s) : list_text(s);
+	return json ? list_json(s) : list_text(s, sc.gc_grace_usec);
 }

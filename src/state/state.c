@@ -1303,6 +1303,23 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	return 0;
 }
 
+int ts_state_stale(const struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
+		   bool **ret_stale, struct ts_error **err)
+{
+	cleanup_free bool *stale = NULL;
+
+	*ret_stale = NULL;
+	if (s->n_allocs == 0)
+		return 0;
+	stale = calloc(s->n_allocs, sizeof(*stale));
+	if (stale == NULL ||
+	    ts_state_mark_stale(s->proc_root, (const struct ts_alloc *const *)s->allocs,
+				s->n_allocs, now_usec, grace_usec, stale) < 0)
+		return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
+	*ret_stale = TAKE_PTR(stale);
+	return 0;
+}
+
 int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 		struct ts_alloc ***ret_collected, size_t *ret_n, struct ts_error **err)
 {

@@ -377,6 +377,21 @@ size_t ts_state_learn_inits(struct ts_state *s);
 int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 		struct ts_alloc ***ret_collected, size_t *ret_n, struct ts_error **err);
 
+/**
+ * Which records ts_state_gc() would collect now, the same answers, without
+ * collecting them (nothing changes): for a listing that tells the records
+ * of containers that are gone from the others.  Run ts_state_learn_inits()
+ * first, as ts_state_gc() does.
+ * @param[in]  now_usec    as ts_state_gc()'s.
+ * @param[in]  grace_usec  as ts_state_gc()'s.
+ * @param[out] ret_stale   ts_state_count(s) answers in store order, true
+ *                         for a record whose container is gone; the caller
+ *                         frees it; NULL when the store is empty.
+ * @return 0; -ENOMEM.
+ */
+int ts_state_stale(const struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
+		   bool **ret_stale, struct ts_error **err);
+
 /** Unlock and free the store without writing (NULL accepted). @return NULL. */
 struct ts_state *ts_state_close(struct ts_state *s);
 

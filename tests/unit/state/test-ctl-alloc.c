@@ -179,10 +179,14 @@ static void test_list_text_and_json(void **state)
 	put_two(77);
 	r = ctl(f->top, text_argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  RECORD    CLASS     CPUS  MEMS  PID   DEVICES\n"
-				   "web-1         created   critical  2-3   0     4242  "
+	/* both are what a create would collect: web-1's init 4242 with start
+	 * time 77 is no live process, old never got a pid and is older than
+	 * the grace period (helper-7: a 'creating' record of a dead create
+	 * looked like one in progress) */
+	assert_string_equal(r.out, "CONTAINER ID  RECORD  CLASS     CPUS  MEMS  PID   DEVICES\n"
+				   "web-1         gone    critical  2-3   0     4242  "
 				   "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
-				   "old           creating  -         -     -     -     -\n");
+				   "old           gone    -         -     -     -     -\n");
 	assert_string_equal(r.err, "");
 	run_release(&r);
 	r = ctl(f->top, json_argv);
@@ -216,6 +220,41 @@ static void test_list_text_and_json(void **state)
 				   "    }\n"
 				   "]\n");
 	run_release(&r);
+	/* web-1 made this test's own process, old young again: their states */
+	{
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_state struct ts_state *w = NULL;
+		cleanup_free char *want = NULL;
+		uint64_t ticks = 0;
+		struct ts_alloc *a, *b;
+
+		assert_int_equal(ts_state_proc_start_ticks(NULL, getpid(), &ticks, NULL, &err), 0);
+		assert_int_equal(ts_state_open(NULL, &w, &err), 0);
+		assert_int_equal(ts_state_load(w, NULL, &err), 0);
+		a = ts_alloc_dup(ts_state_find(w, NULL, "web-1"));
+		b = ts_alloc_dup(ts_state_find(w, NULL, "old"));
+		assert_non_null(a);
+		assert_non_null(b);
+		a->pid = getpid();
+		a->pid_start_ticks = ticks;
+		b->created_usec = ts_state_now_usec();
+		assert_int_equal(ts_state_put(w, a, &err), 0);
+		assert_int_equal(ts_state_put(w, b, &err), 0);
+		assert_int_equal(ts_state_commit(w, &err), 0);
+		w = ts_state_close(w);
+		r = ctl(f->top, text_argv);
+		assert_int_equal(r.status, 0);
+		assert_true(
+			asprintf(&want,
+				 "CONTAINER ID  RECORD    CLASS     CPUS  MEMS  PID%*s  DEVICES\n"
+				 "web-1         created   critical  2-3   0     %d  "
+				 "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
+				 "old           creating  -         -     -     -%*s  -\n",
+				 (int)snprintf(NULL, 0, "%d", getpid()) - 3, "", getpid(),
+				 (int)snprintf(NULL, 0, "%d", getpid()) - 1, "") > 0);
+		assert_string_equal(r.out, want);
+		run_release(&r);
+	}
 }
 
 static void test_gc(void **state)
