@@ -663,7 +663,11 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	hwloc_bitmap_t *bitmaps = NULL;
 	int n, r;
 
-	r = ts_state_open(&(struct ts_state_options){.state_dir = sc->state_dir}, &s, err);
+	/* with its root: a store that lost its whole dir finds the
+	 * containers toposhim placed there (state.h) */
+	r = ts_state_open(
+		&(struct ts_state_options){.state_dir = sc->state_dir, .runtime_root = root}, &s,
+		err);
 	if (r >= 0)
 		r = ts_state_load(s, &warning, err);
 	if (r < 0)
@@ -904,7 +908,8 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
  * create of this bundle left goes. */
 static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bundle *b,
 			  const struct ts_placement_result *res, bool pinned,
-			  const struct reservation *rv, const char *devices, struct ts_error **err)
+			  const struct reservation *rv, const char *devices, const char *state_dir,
+			  struct ts_error **err)
 {
 	const char *cpus = NULL, *mems = NULL;
 	struct ts_state_placement p = {
@@ -936,8 +941,9 @@ static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bu
 	p.container_id = strdup(args->container_id);
 	p.class_name = strdup(res->class_name);
 	p.devices = devices != NULL ? strdup(devices) : NULL;
+	p.state_dir = strdup(state_dir);
 	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
-	    p.mems_str == NULL || (devices != NULL && p.devices == NULL))
+	    p.mems_str == NULL || (devices != NULL && p.devices == NULL) || p.state_dir == NULL)
 		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
 	else
 		r = ts_state_placement_write(b->bundle_fd, &p, err);
@@ -1005,7 +1011,8 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	if (r >= 0 && hooks_needed(chain))
 		r = inject_hooks(b, ts_state_dir_resolve(sc.state_dir), config_path, root, err);
 	if (r >= 0)
-		r = save_placement(args, b, &res, pinned, &rv, devices, err);
+		r = save_placement(args, b, &res, pinned, &rv, devices,
+				   ts_state_dir_resolve(sc.state_dir), err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
 	if (r < 0) {

@@ -598,7 +598,8 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
  * it (helper-5, helper-6).  A file that names it
  * is left as it is: its cpus are what was written into config.json, which
  * a later create of the bundle compares with.  Best effort. */
-static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, const char *mems)
+static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, const char *mems,
+				  const char *state_dir)
 {
 	cleanup_error struct ts_error *ignored = NULL;
 	cleanup_close int fd = -EBADF;
@@ -621,6 +622,7 @@ static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, co
 	p.cpus_str = (char *)(uintptr_t)cpus;
 	p.mems_str = (char *)(uintptr_t)mems;
 	p.pinned = a->pinned;
+	p.state_dir = (char *)(uintptr_t)state_dir;
 	(void)ts_state_placement_write(fd, &p, &ignored); /* borrowed strings: no release */
 }
 
@@ -645,7 +647,7 @@ static int record_results(struct ts_state *s, const struct pools_plan *pl,
 			ts_log(TS_LOG_DEBUG,
 			       "container '%s' follows the shared pool: cpus %s mems %s",
 			       planned->container_id, pl->cpus[i], pl->mems[i]);
-			ensure_placement_file(planned, pl->cpus[i], pl->mems[i]);
+			ensure_placement_file(planned, pl->cpus[i], pl->mems[i], ts_state_dir(s));
 			resized++;
 		}
 	}
@@ -1006,7 +1008,7 @@ static void placement_of_entry(const struct ts_plain_entry *e, const struct ts_s
 
 	/* only the record made from this entry (not a later create's) */
 	if (a != NULL && a->created_usec == e->created_usec && a->pid == e->pid)
-		ensure_placement_file(a, a->cpus_str, a->mems_str);
+		ensure_placement_file(a, a->cpus_str, a->mems_str, ts_state_dir(s));
 }
 
 /* Whether the pool gives some entry other cpus than it was created with. */

@@ -43,10 +43,11 @@ struct ts_state_sum {
 };
 
 struct ts_state {
-	char *dir_path;	 /* absolute state directory */
-	char *proc_root; /* "/proc" or a fake tree */
-	int dir_fd;	 /* O_DIRECTORY of dir_path */
-	int lock_fd;	 /* holds the exclusive flock */
+	char *dir_path;	    /* absolute state directory */
+	char *proc_root;    /* "/proc" or a fake tree */
+	char *runtime_root; /* ts_state_options.runtime_root, or NULL */
+	int dir_fd;	    /* O_DIRECTORY of dir_path */
+	int lock_fd;	    /* holds the exclusive flock */
 	struct ts_alloc **allocs;
 	size_t n_allocs, cap_allocs;
 	bool dirty;   /* differs from allocations.json */

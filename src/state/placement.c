@@ -18,6 +18,7 @@ void ts_state_placement_release(struct ts_state_placement *p)
 	free(p->cpus_str);
 	free(p->mems_str);
 	free(p->devices);
+	free(p->state_dir);
 	*p = (struct ts_state_placement){0};
 }
 
@@ -71,6 +72,8 @@ int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
 	if (r >= 0)
 		r = ts_json_object_set(o, "numa_exclusive", ts_json_new_bool(p->numa_exclusive),
 				       err);
+	if (r >= 0 && p->state_dir != NULL)
+		r = set_str(o, "state_dir", p->state_dir, err);
 	if (r >= 0 && p->devices != NULL && p->devices[0] != '\0')
 		r = set_devices(o, p->devices, err);
 	if (r >= 0)
@@ -170,6 +173,7 @@ int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_place
 	p.pinned = bool_member(o, "pinned");
 	p.numa_exclusive = bool_member(o, "numa_exclusive");
 	p.devices = devices_member(o);
+	p.state_dir = dup_member(o, "state_dir");
 	if (p.container_id == NULL || p.class_name == NULL || p.class_name[0] == '\0' ||
 	    p.cpus_str == NULL || p.mems_str == NULL || !ts_cpulist_valid(p.cpus_str) ||
 	    !ts_cpulist_valid(p.mems_str)) {

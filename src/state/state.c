@@ -280,6 +280,9 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 	s->proc_root = strdup(opts->proc_root ? opts->proc_root : "/proc");
 	if (s->dir_path == NULL || s->proc_root == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
+	if (opts->runtime_root != NULL && opts->runtime_root[0] == '/' &&
+	    (s->runtime_root = strdup(opts->runtime_root)) == NULL)
+		return ts_error_set(err, ENOMEM, "%s: cannot open state", dir);
 	if (opts->must_exist) {
 		struct stat st;
 
@@ -341,6 +344,7 @@ struct ts_state *ts_state_close(struct ts_state *s)
 	ts_closep(&s->dir_fd);
 	free(s->dir_path);
 	free(s->proc_root);
+	free(s->runtime_root);
 	free(s);
 	return NULL;
 }
@@ -830,7 +834,8 @@ static char **split_devices(const char *joined)
 /* A record for a running container that toposhim placed (its bundle holds
  * a placement file for this id) but the store has lost; NULL when it is not
  * one of ours. */
-static struct ts_alloc *adopt_one(const char *root, const char *id, const char *bundle)
+static struct ts_alloc *adopt_one(const char *root, const char *id, const char *bundle,
+				  const char *state_dir)
 {
 	cleanup_error struct ts_error *ignored = NULL;
 	struct ts_state_placement p = {0};
@@ -838,7 +843,9 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
 
 	if (ts_state_placement_read(AT_FDCWD, bundle, &p) != 1)
 		return NULL;
-	if (strcmp(p.container_id, id) == 0)
+	/* not another store's container (one sharing the runtime root) */
+	if (strcmp(p.container_id, id) == 0 &&
+	    (p.state_dir == NULL || strcmp(p.state_dir, state_dir) == 0))
 		a = ts_alloc_new(id, &ignored);
 	if (a != NULL) {
 		a->status = TS_ALLOC_CREATED;
@@ -870,12 +877,14 @@ static size_t adopt_live_containers(struct ts_state *s)
 
 	while (known != NULL && known[n_known] != NULL)
 		n_known++;
-	cleanup_free const char **roots = calloc(s->n_allocs + n_known + 1, sizeof(*roots));
+	cleanup_free const char **roots = calloc(s->n_allocs + n_known + 2, sizeof(*roots));
 	if (roots == NULL)
 		return 0;
-	for (size_t i = 0; i < s->n_allocs + n_known; i++) {
-		const char *r =
-			i < s->n_allocs ? s->allocs[i]->runtime_root : known[i - s->n_allocs];
+	/* the records' roots, the roots file's, the command's own */
+	for (size_t i = 0; i < s->n_allocs + n_known + 1; i++) {
+		const char *r = i < s->n_allocs		    ? s->allocs[i]->runtime_root
+				: i < s->n_allocs + n_known ? known[i - s->n_allocs]
+							    : s->runtime_root;
 		bool seen = r == NULL || r[0] != '/';
 
 		for (size_t j = 0; j < k && !seen; j++)
@@ -905,7 +914,7 @@ static size_t adopt_live_containers(struct ts_state *s)
 			if (e->d_name[0] == '.' || ts_state_find(s, root, e->d_name) != NULL)
 				continue;
 			bundle = runtime_bundle(root_fd, e->d_name);
-			a = bundle != NULL ? adopt_one(root, e->d_name, bundle) : NULL;
+			a = bundle != NULL ? adopt_one(root, e->d_name, bundle, s->dir_path) : NULL;
 			if (a != NULL && ts_state_put(s, a, &ignored) == 0)
 				added++;
 		}
@@ -1211,6 +1220,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	cleanup_free char *warning = NULL;
 	struct ts_alloc **v = NULL;
 	size_t len = 0, n = 0, kept = 0;
+	bool new_store = false;
 	int r;
 
 	store_clear(s);
@@ -1222,10 +1232,14 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
 			    &len, &read_err);
 	if (r == -ENOENT && !store_was_written(s)) {
-		/* a new store */
+		/* a new store, or one whose whole dir went (nothing says
+		 * which): what runs in the command's runtime root with a
+		 * placement file is toposhim's; a rebuild below when any */
 		if (ret_warning != NULL)
 			*ret_warning = NULL;
-		return 0;
+		if (s->runtime_root == NULL)
+			return 0;
+		new_store = true;
 	}
 	if (r == -ENOMEM)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", path);
@@ -1242,7 +1256,8 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		problem = strdup(
 			faccessat(s->dir_fd, TS_STATE_ALLOC_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0
 				? "a dangling symbolic link"
-				: "missing");
+			: new_store ? "missing, as is everything else of the store"
+				    : "missing");
 		if (problem == NULL)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 	} else if (r < 0) {
@@ -1277,6 +1292,11 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 		/* and what neither holds, in the runtimes' own state */
 		adopted = adopt_live_containers(s);
+		if (new_store && adopted == 0) {
+			/* nothing of toposhim's runs there: a new store */
+			s->dirty = false;
+			return 0;
+		}
 		if (adopted > 0)
 			snprintf(found, sizeof(found), " (%zu found in the runtime state)",
 				 adopted);

@@ -182,6 +182,14 @@ struct ts_state_options {
 	 * no state directory" (readers such as toposhimctl, where a missing
 	 * directory is a typo or a host where nothing was placed yet). */
 	bool must_exist;
+	/* The runtime root of the command (the create's --root, absolute), or
+	 * NULL.  A store with nothing on disk (no allocations.json, no copy,
+	 * no roots file: a first create, or a state dir removed with all
+	 * it held) looks there for live containers toposhim placed (their
+	 * placement files) and is rebuilt from them (ts_state_load());
+	 * every rebuild looks there too.  helper-8: rm -rf of the state dir
+	 * let the next critical create take the cpu a running one held. */
+	const char *runtime_root;
 };
 
 /**
@@ -432,8 +440,9 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
  * container id), "class", "cpus" and "mems" (what the container runs
  * with, lists, "" for none), "cpus_written" (whether toposhim wrote cpus
  * into config.json: false for a recorded container left untouched),
- * "pinned" and "numa_exclusive" (as in allocations.json), and, when
- * toposhim injected CDI devices, "devices": their qualified names, sorted.
+ * "pinned" and "numa_exclusive" (as in allocations.json), "state_dir"
+ * (the store's, when known), and, when toposhim injected CDI devices,
+ * "devices": their qualified names, sorted.
  * Create writes it atomically before config.json; a rebuild of a damaged
  * store reads it to adopt running containers, and a retried create to
  * tell the cpus it wrote from a user's and the devices it injected from
@@ -446,6 +455,11 @@ struct ts_state_placement {
 	char *cpus_str;
 	char *mems_str;
 	char *devices; /* the CDI devices toposhim injected, comma-joined; NULL: none */
+	/* the state dir of the store that recorded it (absolute); NULL in a
+	 * file written before it was kept: a rebuild of another store does
+	 * not adopt the container (tests and nodes that share a runtime root
+	 * keep stores of their own) */
+	char *state_dir;
 	bool cpus_written;
 	bool pinned;
 	bool numa_exclusive;

@@ -180,7 +180,7 @@ OUT
 	run jq -c '[.allocations[] | [.container_id, .cpus, .mems, .devices]]' "$W/state/allocations.json"
 	assert_output '[["c1","4-5","1",[]]]'
 	run jq -c . "$W/c1/toposhim-placement.json"
-	assert_output '{"version":1,"id":"c1","class":"critical","cpus":"4-5","mems":"1","cpus_written":true,"pinned":false,"numa_exclusive":false}'
+	assert_output '{"version":1,"id":"c1","class":"critical","cpus":"4-5","mems":"1","cpus_written":true,"pinned":false,"numa_exclusive":false,"state_dir":"'"$W/state"'"}'
 }
 
 # A privileged container gets every host device from its engine: those

@@ -487,6 +487,43 @@ cpus_of() {
 	[ "$(cpus_own plain)" = 0-1 ]
 }
 
+# helper-8: rm -rf of the state dir (nothing left to tell a lost store
+# from a new one) let the next critical create take the cpu a running
+# critical container held, without a word.
+@test "placement: the whole state dir removed: the next create finds the containers in its runtime root" {
+	bundle crit critical 1
+	create_start_own crit
+	[ "$(cpus_own crit)" = 1 ]
+	rm -rf "$WORK/state"
+	bundle crit2 critical 1
+	cp "$WORK/crit2/config.json" "$WORK/crit2.orig"
+	# (stdio on files: were it created, the container would hold them)
+	local rc=0
+	"$TOPOSHIM" --root "$WORK/runc-root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null \
+		>"$WORK/crit2.out" 2>"$WORK/crit2.err" || rc=$?
+	runc --root "$WORK/runc-root" delete -f "$ID-crit2" >/dev/null 2>&1 || true
+	[ "$rc" -eq 1 ]
+	run cat "$WORK/crit2.err"
+	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	[ "${lines[1]}" = "toposhim: warning: $WORK/state/allocations.json: missing, as is everything else of the store: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)" ]
+	cmp "$WORK/crit2.orig" "$WORK/crit2/config.json"
+	grep -q 'missing, as is everything else of the store: store rebuilt' "$WORK/state/rebuilds.log"
+	run alloc_json
+	[ "$(jq -c 'map({id, class, cpus})' <<<"$output")" = '[{"id":"'"$ID"'-crit","class":"critical","cpus":"1"}]' ]
+	# a new state dir and a runtime root without toposhim's containers:
+	# a new store, no warning
+	# (stdio on files: a created container holds them)
+	mkdir -p "$WORK/other-root"
+	rc=0
+	TOPOSHIM_STATE_DIR=$WORK/state2 "$TOPOSHIM" --root "$WORK/other-root" \
+		create --bundle "$WORK/crit2" "$ID-crit3" </dev/null >"$WORK/crit3.out" \
+		2>"$WORK/crit3.err" || rc=$?
+	runc --root "$WORK/other-root" delete -f "$ID-crit3" >/dev/null 2>&1 || true
+	[ "$rc" -eq 0 ] || fail "status $rc: $(cat "$WORK/crit3.err")"
+	[ ! -s "$WORK/crit3.err" ]
+	[ ! -e "$WORK/state2/rebuilds.log" ]
+}
+
 @test "placement: a resized container whose placement file is gone gets it back" {
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"
 	create_start_own plain

@@ -640,11 +640,34 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_int_equal(th_fake_proc(f->proc, 300, "sleep", 'S', 5000), 0);
 	assert_int_equal(th_write(f->proc, "300/cgroup", "0::/kubepods/c2\n"), 0);
 	assert_int_equal(th_write(f->runtime, "c2/status", st), 0);
-	assert_int_equal(th_write(f->top, "b2/toposhim-placement.json",
-				  "{\"version\": 1, \"id\": \"c2\", \"class\": \"standard\", "
-				  "\"cpus\": \"9\", \"mems\": \"\", \"cpus_written\": false, "
-				  "\"pinned\": true, \"numa_exclusive\": false}"),
-			 0);
+	{
+		cleanup_free char *b2 = NULL;
+
+		/* naming this store: adopted */
+		assert_true(asprintf(&b2,
+				     "{\"version\": 1, \"id\": \"c2\", \"class\": \"standard\", "
+				     "\"cpus\": \"9\", \"mems\": \"\", \"cpus_written\": false, "
+				     "\"pinned\": true, \"numa_exclusive\": false, \"state_dir\": "
+				     "\"%s\"}",
+				     f->sdir) > 0);
+		assert_int_equal(th_write(f->top, "b2/toposhim-placement.json", b2), 0);
+	}
+	/* naming another store (a node or test sharing the runtime root):
+	 * not adopted */
+	{
+		cleanup_free char *lbl6 = NULL;
+
+		assert_true(asprintf(&lbl6, "{\"config\": {\"labels\": [\"bundle=%s/b6\"]}}",
+				     f->top) > 0);
+		assert_int_equal(th_write(f->runtime, "c6/state.json", lbl6), 0);
+		assert_int_equal(
+			th_write(f->top, "b6/toposhim-placement.json",
+				 "{\"version\": 1, \"id\": \"c6\", \"class\": "
+				 "\"critical\", \"cpus\": \"3\", \"mems\": \"\", "
+				 "\"cpus_written\": true, \"pinned\": false, "
+				 "\"numa_exclusive\": false, \"state_dir\": \"/other/store\"}"),
+			0);
+	}
 	/* the placement file of another container in a bundle: not adopted */
 	assert_true(asprintf(&lbl5, "{\"config\": {\"labels\": [\"bundle=%s/b1\"]}}", f->top) > 0);
 	assert_int_equal(th_write(f->runtime, "c5/state.json", lbl5), 0);
@@ -696,6 +719,55 @@ static void test_adopt_from_runtime_state(void **state)
 	assert_null(ts_state_find(s, f->runtime, "c3"));
 	assert_null(ts_state_find(s, f->runtime, "c4"));
 	assert_null(ts_state_find(s, f->runtime, "c5"));
+	assert_null(ts_state_find(s, f->runtime, "c6"));
+}
+
+/* helper-8: the whole state dir removed (nothing tells the lost store from
+ * a new one): with the command's runtime root, a new store adopts the
+ * containers toposhim placed there for this store, and says so; without
+ * any, it is a new store, silently. */
+static void test_new_store_adopts_from_runtime_root(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_state_options opts = f->opts;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *lbl = NULL, *placement = NULL, *warning = NULL, *want = NULL;
+
+	/* a runtime root without toposhim's containers: a new store */
+	opts.runtime_root = f->runtime;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 0);
+	s = ts_state_close(s);
+
+	assert_true(asprintf(&lbl, "{\"config\": {\"labels\": [\"bundle=%s/b1\"]}}", f->top) > 0);
+	assert_int_equal(th_write(f->runtime, "c1/state.json", lbl), 0);
+	assert_true(asprintf(&placement,
+			     "{\"version\": 1, \"id\": \"c1\", \"class\": \"critical\", "
+			     "\"cpus\": \"1\", \"mems\": \"0\", \"cpus_written\": true, "
+			     "\"pinned\": false, \"numa_exclusive\": false, \"state_dir\": \"%s\"}",
+			     f->sdir) > 0);
+	assert_int_equal(th_write(f->top, "b1/toposhim-placement.json", placement), 0);
+	/* without the root (a reader, a delete): nothing looked at */
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_null(warning);
+	assert_int_equal(ts_state_count(s), 0);
+	s = ts_state_close(s);
+	/* with it: rebuilt */
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: missing, as is everything else of the store: "
+			     "store rebuilt from live containers, kept 1 of 1 allocations (1 found "
+			     "in the runtime state)",
+			     f->sdir) > 0);
+	assert_non_null(warning);
+	assert_string_equal(warning, want);
+	assert_non_null(ts_state_find(s, f->runtime, "c1"));
+	assert_string_equal(ts_state_find(s, f->runtime, "c1")->cpus_str, "1");
 }
 
 /* Nothing of the file survives and there is no previous copy: the runtime
@@ -2058,6 +2130,8 @@ int main(void)
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_from_runtime_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_store_adopts_from_runtime_root, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_with_nothing_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
