@@ -71,6 +71,14 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);
 	if (r < 0)
 		return r;
+	if (r > 0 && delete) {
+		/* its settle would run the runtime the config names: as for a
+		 * config that does not load, the next create collects */
+		ts_log(TS_LOG_WARNING,
+		       "delete '%s': the allocation is not released now (the config is unusable)",
+		       args->container_id != NULL ? args->container_id : "");
+		delete = false;
+	}
 	if (args->rewrite) {
 		cleanup_error struct ts_error *affinity_err = NULL;
 

@@ -50,6 +50,7 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 {
 	cleanup_free char *path = NULL;
 	const char *id = args->rewrite ? NULL : named_container(args);
+	bool without = false;
 	int r;
 
 	/* a runtime section that cannot be read must not strand the running
@@ -61,6 +62,7 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 		if (ts_cli_runtime_config_read(config, config_path, &rc, &why) < 0) {
 			ts_cli_config_unusable(args, why);
 			config = NULL;
+			without = true;
 		} else {
 			ts_cli_runtime_config_release(&rc);
 		}
@@ -71,6 +73,19 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 		r = ts_cli_runtime_for_container(config, config_path, args->root, id, &path, err);
 	else
 		r = ts_cli_runtime_find(config, config_path, NULL, &path, err);
+	/* nor a runtime the config names that is not there (a typo, a moved
+	 * binary: helper-8), or that is toposhim itself */
+	if (r < 0 && config != NULL && !args->rewrite && ts_error_code(*err) != -ENOMEM) {
+		ts_cli_config_unusable(args, *err);
+		ts_error_clear(err);
+		config = NULL;
+		without = true;
+		if (id != NULL)
+			r = ts_cli_runtime_for_container(NULL, config_path, args->root, id, &path,
+							 err);
+		else
+			r = ts_cli_runtime_find(NULL, config_path, NULL, &path, err);
+	}
 	if (r < 0)
 		return r;
 	r = ts_runtime_check_depth(getenv(TS_RUNTIME_DEPTH_ENV), path, err);
@@ -78,7 +93,7 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 		return r;
 	*ret_depth = r;
 	*ret_path = TAKE_PTR(path);
-	return 0;
+	return without ? 1 : 0;
 }
 
 int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,

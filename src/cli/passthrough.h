@@ -40,16 +40,20 @@ void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_erro
  * to the keeper of the first of args->container_id_candidates a runtime
  * knows (ts_cli_container_known()).  Any other command goes to the
  * configured runtime (ts_cli_runtime_find()).  A config whose "runtime"
- * section cannot be read is, for any command but a rewriting create or
- * run, warned about (ts_cli_config_unusable()) and passed over: the
- * runtime is found as without a config.
+ * section cannot be read, or names a runtime that cannot be found or is
+ * toposhim itself, is, for any command but a rewriting create or run,
+ * warned about (ts_cli_config_unusable()) and passed over: the runtime is
+ * found as without a config.
  * @param[in]  config       the loaded config; NULL when TOPOSHIM_RUNTIME
  *                          is set (it wins, and the config is not read)
  *                          or when it could not be loaded.
  * @param[in]  config_path  for messages.
  * @param[out] ret_path     caller frees.
  * @param[out] ret_depth    the depth to pass to ts_runtime_build_exec().
- * @return 0; the errors of ts_cli_runtime_for_container(),
+ * @return 0; 1 when the config's runtime was passed over (the caller
+ *         must not act on the config's other members as if it were sound:
+ *         a delete then releases nothing, its settle would run the same
+ *         missing runtime); the errors of ts_cli_runtime_for_container(),
  *         ts_cli_runtime_find() and ts_runtime_check_depth().
  */
 int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,

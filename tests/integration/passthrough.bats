@@ -425,6 +425,47 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 		fail "stderr: $stderr"
 }
 
+# helper-8: a runtime path of the right type that is not there (a typo, a
+# moved binary) stranded the running containers as a bad type did; and a
+# delete under a runtime the config cannot give released the cpu but could
+# not resize the shared containers, which stayed shrunk.
+@test "broken config: a runtime path that is not there leaves the running containers to runc; their delete releases nothing" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id id2 good warn
+	id=$(new_container_id)
+	id2=$(new_container_id)
+	make_bundle "$t/b"
+	annotate "$t/b" toposhim.io/class critical
+	annotate "$t/b" toposhim.io/cpus 1
+	good=$TOPOSHIM_CONFIG
+	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+
+	jq '. + {runtime: {path: "/nonexistent/runc"}}' "$good" >"$t/bad.json"
+	export TOPOSHIM_CONFIG=$t/bad.json
+	warn="toposhim: warning: runtime '/nonexistent/runc' (from $t/bad.json: '/runtime/path'): not an executable file: No such file or directory"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" exec "$id" echo hi
+	assert_success
+	assert_output hi
+	[ "$stderr" = "$warn; 'exec' of container '$id' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" delete --force "$id"
+	assert_success
+	[ "$stderr" = "$warn; 'delete' of container '$id' goes to the runtime keeping it, without the config
+toposhim: warning: delete '$id': the allocation is not released now (the config is unusable)" ] ||
+		fail "stderr: $stderr"
+	run "$RUNC" --root "$(runc_root)" state "$id"
+	assert_failure
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
+	# a create still fails, on the runtime it cannot find
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" create --bundle "$t/b" "$id2"
+	assert_failure 1
+	# fixed: the next create collects the record, the cpu is free
+	export TOPOSHIM_CONFIG=$good
+	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+}
+
 @test "toposhimctl: version and help" {
 	run "$TOPOSHIMCTL" version
 	assert_success
