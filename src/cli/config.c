@@ -109,6 +109,12 @@ int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_
 	if (runtime->type != TS_JSON_OBJECT)
 		return ts_error_set(err, 0, "%s: '/runtime': expected object, got %s", config_path,
 				    ts_json_type_name(runtime->type));
+	/* a misspelt member would be a setting silently ignored (helper-8) */
+	for (size_t i = 0; i < runtime->u.object.len; i++)
+		if (strcmp(runtime->u.object.keys[i], "path") != 0 &&
+		    strcmp(runtime->u.object.keys[i], "search") != 0)
+			return ts_error_set(err, 0, "%s: '/runtime/%s': unknown key", config_path,
+					    runtime->u.object.keys[i]);
 	path = ts_json_get(runtime, "path");
 	if (path != NULL && path->type != TS_JSON_STRING)
 		return ts_error_set(err, 0, "%s: '/runtime/path': expected string, got %s",

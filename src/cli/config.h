@@ -64,7 +64,9 @@ struct ts_cli_runtime_config {
  *         "<file>: '/runtime/search': expected array, got <type>",
  *         "<file>: '/runtime/search': empty list",
  *         "<file>: '/runtime/search/<i>': expected string, got <type>",
- *         "<file>: '/runtime/search/<i>': empty name ''"; -ENOMEM.
+ *         "<file>: '/runtime/search/<i>': empty name ''",
+ *         "<file>: '/runtime/<key>': unknown key" (a member but path and
+ *         search); -ENOMEM.
  */
 int ts_cli_runtime_config_read(const struct ts_json *config, const char *config_path,
 			       struct ts_cli_runtime_config *ret, struct ts_error **err);

@@ -130,6 +130,11 @@ static void test_runtime_errors(void **state)
 		 "c.json: '/runtime/search/1': expected string, got null"},
 		{"{\"runtime\": {\"search\": [\"\"]}}",
 		 "c.json: '/runtime/search/0': empty name ''"},
+		/* helper-8: a misspelt member was a setting silently ignored */
+		{"{\"runtime\": {\"path\": \"runc\", \"extra\": 1}}",
+		 "c.json: '/runtime/extra': unknown key"},
+		{"{\"runtime\": {\"serach\": [\"crun\"]}}",
+		 "c.json: '/runtime/serach': unknown key"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
