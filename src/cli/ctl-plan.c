@@ -189,12 +189,20 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	 * in the state dir (read only: plan writes nothing) */
 	if (r >= 0 && a->topology == NULL)
 		r = ts_cli_state_config_read(config, cfg_path, &sc, err);
-	if (r >= 0)
-		r = a->topology != NULL
-			    ? ts_topology_load_xml(a->topology, &topo, err)
-			    : ts_topology_load_for_placement(
-				      xml, existing_dir(ts_state_dir_resolve(sc.state_dir)), false,
-				      &topo, err);
+	/* the config's file as a create takes it (pools.c): absolute, and
+	 * named with its field when it cannot be read (helper-8) */
+	if (r >= 0 && a->topology == NULL && xml != NULL && xml[0] != '/')
+		r = ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'", cfg_path, xml);
+	if (r >= 0 && a->topology != NULL) {
+		r = ts_topology_load_xml(a->topology, &topo, err);
+	} else if (r >= 0) {
+		const char *env = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
+
+		r = ts_topology_load_for_placement(
+			xml, existing_dir(ts_state_dir_resolve(sc.state_dir)), false, &topo, err);
+		if (r < 0 && xml != NULL && (env == NULL || env[0] == '\0'))
+			r = ts_error_prefix(err, "%s: '/topology/xml'", cfg_path);
+	}
 	if (r >= 0)
 		r = ts_oci_bundle_open(a->bundle, NULL, &bundle, err);
 	if (r >= 0)

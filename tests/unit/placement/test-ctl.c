@@ -26,26 +26,34 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
-/* Run fn(argc, argv) with stdout going to a file; return what it wrote. */
-static char *capture(int (*fn)(int, char **), int argc, char **argv, int *ret_status)
+/* Run fn(argc, argv) with out_fd (stdout, stderr) going to a file; return
+ * what it wrote there. */
+static char *capture_fd(int (*fn)(int, char **), int argc, char **argv, int *ret_status, int out_fd)
 {
 	char path[] = "/tmp/ts-ctl-XXXXXX";
 	int fd = mkstemp(path);
-	int saved = dup(STDOUT_FILENO);
+	int saved = dup(out_fd);
 	char *buf = NULL;
 	cleanup_error struct ts_error *err = NULL;
 
 	assert_true(fd >= 0 && saved >= 0);
 	fflush(stdout);
-	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	fflush(stderr);
+	assert_true(dup2(fd, out_fd) >= 0);
 	*ret_status = fn(argc, argv);
 	fflush(stdout);
-	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	fflush(stderr);
+	assert_true(dup2(saved, out_fd) >= 0);
 	close(saved);
 	close(fd);
 	assert_int_equal(ts_read_file_at(AT_FDCWD, path, 0, &buf, NULL, &err), 0);
 	unlink(path);
 	return buf;
+}
+
+static char *capture(int (*fn)(int, char **), int argc, char **argv, int *ret_status)
+{
+	return capture_fd(fn, argc, argv, ret_status, STDOUT_FILENO);
 }
 
 /* A topology of the shared corpus, or the test is skipped. */
@@ -472,6 +480,40 @@ static void test_plan_collects_stale(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* The config's topology file as a create takes it: absolute, and named
+ * with its field when it cannot be read (helper-8: plan read a relative
+ * path from its working directory, and named no field). */
+static void test_plan_topology_field(void **state)
+{
+	char dir[] = "/tmp/ts-plantopo-XXXXXX";
+	cleanup_free char *cfg = NULL, *err1 = NULL, *err2 = NULL, *want = NULL, *rm = NULL;
+	int status;
+
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "config.json", "{\"ociVersion\":\"1.0.2\"}");
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	char *argv[] = {"plan", "--bundle", dir, "--config", cfg, NULL};
+	write_file(dir, "c.json", "{\"topology\": {\"xml\": \"rel/t.xml\"}}");
+	err1 = capture_fd(ts_ctl_plan, 5, argv, &status, STDERR_FILENO);
+	assert_int_equal(status, 1);
+	assert_true(asprintf(&want,
+			     "toposhimctl: plan: %s: '/topology/xml': not absolute 'rel/t.xml'\n",
+			     cfg) > 0);
+	assert_string_equal(err1, want);
+	free(want);
+	write_file(dir, "c.json", "{\"topology\": {\"xml\": \"/nonexistent/t.xml\"}}");
+	err2 = capture_fd(ts_ctl_plan, 5, argv, &status, STDERR_FILENO);
+	assert_int_equal(status, 1);
+	assert_true(
+		asprintf(&want,
+			 "toposhimctl: plan: %s: '/topology/xml': /nonexistent/t.xml: cannot read "
+			 "topology: No such file or directory\n",
+			 cfg) > 0);
+	assert_string_equal(err2, want);
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_topology_kinds),
 		cmocka_unit_test(test_plan_uses_cache),
 		cmocka_unit_test(test_plan_collects_stale),
+		cmocka_unit_test(test_plan_topology_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
