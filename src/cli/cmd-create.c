@@ -1114,9 +1114,6 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		if (r < 0)
 			return r;
 		checked = true;
-		ts_log(TS_LOG_WARNING, "%s and %s: cpus and mems are not placed, ignoring",
-		       geteuid() == 0 ? "root of a user namespace" : "not root",
-		       why != NULL ? why : "no writable cpuset controller");
 		pools.placement.enabled = false;
 	}
 	if (pools.placement.enabled)
@@ -1127,6 +1124,11 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	r = check_policy(config, config_path, b, checked ? &pools.placement : NULL,
 			 checked ? &req : NULL, injected, err);
 	ts_placement_request_release(&req);
+	/* (after the policy: a refused request is not "not placed") */
+	if (r >= 0 && checked)
+		ts_log(TS_LOG_WARNING, "%s and %s: cpus and mems are not placed, ignoring",
+		       geteuid() == 0 ? "root of a user namespace" : "not root",
+		       why != NULL ? why : "no writable cpuset controller");
 	if (r >= 0)
 		r = pre_create(chain, args, b, NULL, injected, &rep, err);
 	ts_plugin_report_release(&rep);

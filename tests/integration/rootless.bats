@@ -115,13 +115,13 @@ CONF
 	cp "$WORK/b/c.json" "$WORK/b/config.json"
 	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	run head -n 1 "$WORK/xdg/err"
+	run cat "$WORK/xdg/err"
 	assert_output "toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1class': unknown class 'bogus'"
 	cmp "$WORK/b/config.json" "$WORK/b/c.json"
 	jq '.annotations["toposhim.io/numa"] = "exclusive"' "$WORK/b/orig.json" >"$WORK/b/config.json"
 	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	run head -n 1 "$WORK/xdg/err"
+	run cat "$WORK/xdg/err"
 	assert_output "toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1numa': numa 'exclusive' (a whole numa node) is not allowed for unscoped containers: it needs 'exclusive' in '/policy/unscoped/numa' of $WORK/toposhim.json"
 	# the same bundle without them runs, unplaced
 	cp "$WORK/b/orig.json" "$WORK/b/config.json"
