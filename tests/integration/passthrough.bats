@@ -257,11 +257,19 @@ check_same_call() {
 	local t=$BATS_TEST_TMPDIR
 
 	echo '{"runtime": {"search": ["no-such-runtime"]}}' >"$t/config.json"
-	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr "$TOPOSHIM" state x
+	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr "$TOPOSHIM" create --bundle "$t" x
 	assert_failure 1
 	assert_output ""
 	[ "$stderr" = "toposhim: no OCI runtime found: tried no-such-runtime in PATH ($PATH) and /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin: No such file or directory" ] ||
 		fail "stderr: $stderr"
+	# any other command goes on without the config's runtime (0863dc5):
+	# the keeper, else runc by name, which knows no container x
+	TOPOSHIM_CONFIG=$t/config.json run --separate-stderr "$TOPOSHIM" state x
+	assert_failure 1
+	assert_output ""
+	[ "${stderr%%$'\n'*}" = "toposhim: warning: no OCI runtime found: tried no-such-runtime in PATH ($PATH) and /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin: No such file or directory; 'state' of container 'x' goes to the runtime keeping it, without the config" ] ||
+		fail "stderr: $stderr"
+	[[ "$stderr" == *'level=error msg="container does not exist"' ]] || fail "stderr: $stderr"
 
 	TOPOSHIM_RUNTIME=$t/missing run --separate-stderr "$TOPOSHIM" state x
 	assert_failure 1
