@@ -35,7 +35,7 @@ teardown() {
 	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=zero
 	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$output" = "$EXPECTED_OUT" ]
+	[ "$output" = "$EXPECTED_OUT" ] || fail "output: $output"
 	# config.json shows exactly the injected edits
 	# (fileMode 438 = 0666, from the host node, as CDI fills a missing mode)
 	run jq -cS '.linux.devices[] | select(.path == "/dev/xzero")' "$WORK/b/config.json"
@@ -58,7 +58,7 @@ teardown() {
 	"$TOPOSHIM" start "$ID"
 	run runc exec "$ID" sh -c "$DEVCHECK"
 	[ "$status" -eq 0 ]
-	[ "$output" = "$EXPECTED_OUT" ]
+	[ "$output" = "$EXPECTED_OUT" ] || fail "output: $output"
 	"$TOPOSHIM" kill "$ID" KILL
 	"$TOPOSHIM" delete --force "$ID"
 }
@@ -97,7 +97,7 @@ teardown() {
 		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
 		env TOPOSHIM_RUNTIME="$(command -v crun)" "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$output" = "$EXPECTED_OUT" ]
+	[ "$output" = "$EXPECTED_OUT" ] || fail "output: $output"
 }
 
 # state_and_hooks RUNTIME STATUS: a CDI-device container through toposhim with
@@ -158,7 +158,7 @@ state_and_hooks() {
 		--annotation cdi.k8s.io/test=toposhim.test/dev=zero --env PATH=/bin \
 		"$WORK/rootfs" "$ID" /bin/sh -c "$DEVCHECK"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$output" = "$EXPECTED_OUT" ]
+	[ "$output" = "$EXPECTED_OUT" ] || fail "output: $output"
 }
 
 @test "containerd: an unknown device makes ctr run fail with toposhim's message" {
@@ -185,7 +185,7 @@ podman_run() {
 	run podman_run --annotation cdi.k8s.io/test=toposhim.test/dev=zero \
 		--rootfs "$WORK/rootfs" sh -c "$DEVCHECK"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$output" = "$EXPECTED_OUT" ]
+	[ "$output" = "$EXPECTED_OUT" ] || fail "output: $output"
 }
 
 @test "podman: an unknown device makes podman run fail with toposhim's message" {
