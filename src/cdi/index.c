@@ -435,22 +435,16 @@ static struct ts_cdi_spec *new_lazy_spec(const struct ts_cdi_index_file *f)
 	return ts_cdi_spec_new_lazy(f->rec.path, f->kind, f->priority, f->names, f->n_names);
 }
 
+static int cmp_dev_name(const void *key, const void *dev)
+{
+	return strcmp(key, ((const struct ts_cdi_index_dev *)dev)->name);
+}
+
 static const struct ts_cdi_index_dev *find_dev(const struct ts_cdi_index *idx, const char *name)
 {
-	size_t lo = 0, hi = idx->n_devs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, idx->devs[mid].name);
-
-		if (c == 0)
-			return &idx->devs[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return idx->n_devs > 0
+		       ? bsearch(name, idx->devs, idx->n_devs, sizeof(*idx->devs), cmp_dev_name)
+		       : NULL;
 }
 
 static int cmp_entry_name(const void *a, const void *b)
@@ -478,8 +472,7 @@ static int fill_wanted(const struct ts_cdi_index *idx, const char *const *wanted
 			return -EINVAL;
 		f = &idx->files[idx->spec_file[d->spec]];
 		for (size_t k = 0; k < reg->n_devices && !dup; k++)
-			dup = reg->devices[k].qualified_name != NULL &&
-			      strcmp(reg->devices[k].qualified_name, d->name) == 0;
+			dup = strcmp(reg->devices[k].qualified_name, d->name) == 0;
 		if (dup)
 			continue; /* asked for twice */
 		for (size_t k = 0; k < reg->n_specs && spec == NULL; k++)

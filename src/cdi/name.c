@@ -205,6 +205,19 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The names split from one request field (names->v[from..]) must each be a
+ * qualified name: one that cannot be (empty, no '=', a space) is the
+ * field's fault, not a device that is missing.  @return 0; -EINVAL with
+ * "<config_name>: '<where>': invalid qualified device name ...". */
+static int check_names(const struct strv *names, size_t from, const char *config_name,
+		       const char *where, struct ts_error **err)
+{
+	for (size_t k = from; k < names->n; k++)
+		if (ts_cdi_qualified_name_parse(names->v[k], NULL, NULL, NULL, err) < 0)
+			return ts_error_prefix(err, "%s: '%s'", config_name, where);
+	return 0;
+}
+
 int ts_cdi_requests_collect(const struct ts_json *config, const char *config_name,
 			    bool env_requests, char ***ret_names, char ***ret_where,
 			    struct ts_error **err)
@@ -257,14 +270,9 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 			       ts_cdi_ptr_str(&p), err);
 		if (r < 0)
 			goto fail_set;
-		/* a name that cannot be one (empty, no '=', a space) is the
-		 * annotation's fault, not a device that is missing */
-		for (size_t k = before; k < names.n; k++) {
-			if (ts_cdi_qualified_name_parse(names.v[k], NULL, NULL, NULL, err) == 0)
-				continue;
-			r = ts_error_prefix(err, "%s: '%s'", config_name, ts_cdi_ptr_str(&p));
+		r = check_names(&names, before, config_name, ts_cdi_ptr_str(&p), err);
+		if (r < 0)
 			goto fail_set;
-		}
 	}
 	r = scoped_into(&names, config, &c, config_name, err);
 	if (r < 0)
@@ -287,16 +295,11 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 			r = split_into(&names, item->u.string + plen + 1, config_name, where, err);
 			if (r < 0)
 				goto fail_set;
-			/* as an annotation's: helper-7's "vendor.com/class" was
-			 * an unresolvable device here, and ",,," a list of
-			 * empty names */
-			for (size_t k = before; k < names.n; k++) {
-				if (ts_cdi_qualified_name_parse(names.v[k], NULL, NULL, NULL,
-								err) == 0)
-					continue;
-				r = ts_error_prefix(err, "%s: '%s'", config_name, where);
+			/* as an annotation's (helper-7: "vendor.com/class" was an
+			 * unresolvable device here, ",,," a list of empty names) */
+			r = check_names(&names, before, config_name, where, err);
+			if (r < 0)
 				goto fail_set;
-			}
 		}
 	}
 done:

@@ -48,6 +48,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	cleanup_free char *runtime_path = NULL;
 	const char *config_path = ts_cli_config_path();
 	bool delete = args->command != NULL && strcmp(args->command, "delete") == 0;
+	bool unusable;
 	int depth, r;
 
 	if (!args->rewrite && !delete)
@@ -55,25 +56,22 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	r = ts_cli_config_load(config_path, &config, err);
 	if (r < 0 && (args->rewrite || ts_error_code(*err) == -ENOMEM))
 		return r;
+	unusable = r < 0;
 	if (r < 0) {
 		/* a delete goes on: a broken config must not leave the engine a
-		 * container it cannot remove; its record stays until the next
-		 * create's collection, which a fixed config lets run */
+		 * container it cannot remove */
 		ts_cli_config_unusable(args, *err);
-		ts_log(TS_LOG_WARNING,
-		       "delete '%s': the allocation is not released now (the config is unusable)",
-		       args->container_id != NULL ? args->container_id : "");
 		ts_error_clear(err);
-		delete = false;
 	}
 	/* create and run: the configured runtime; delete: the one that keeps
 	 * the container */
 	r = ts_cli_runtime_for_command(args, config, config_path, &runtime_path, &depth, err);
 	if (r < 0)
 		return r;
-	if (r > 0 && delete) {
-		/* its settle would run the runtime the config names: as for a
-		 * config that does not load, the next create collects */
+	if ((unusable || r > 0) && delete) {
+		/* its settle would run the runtime the config names, its pools
+		 * are the config's: the record stays until the next create's
+		 * collection, which a fixed config lets run */
 		ts_log(TS_LOG_WARNING,
 		       "delete '%s': the allocation is not released now (the config is unusable)",
 		       args->container_id != NULL ? args->container_id : "");

@@ -53,28 +53,15 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 	bool without = false;
 	int r;
 
-	/* a runtime section that cannot be read must not strand the running
-	 * containers: every command but a create or run goes on without it */
-	if (config != NULL && !args->rewrite) {
-		cleanup_error struct ts_error *why = NULL;
-		struct ts_cli_runtime_config rc = {0};
-
-		if (ts_cli_runtime_config_read(config, config_path, &rc, &why) < 0) {
-			ts_cli_config_unusable(args, why);
-			config = NULL;
-			without = true;
-		} else {
-			ts_cli_runtime_config_release(&rc);
-		}
-	}
-
 	/* a command on one container goes to the runtime that keeps it */
 	if (id != NULL)
 		r = ts_cli_runtime_for_container(config, config_path, args->root, id, &path, err);
 	else
 		r = ts_cli_runtime_find(config, config_path, NULL, &path, err);
-	/* nor a runtime the config names that is not there (a typo, a moved
-	 * binary: helper-8), or that is toposhim itself */
+	/* a runtime section that cannot be read, a runtime it names that is
+	 * not there (a typo, a moved binary: helper-8) or is toposhim itself
+	 * must not strand the running containers: every command but a create
+	 * or run goes on without the config */
 	if (r < 0 && config != NULL && !args->rewrite && ts_error_code(*err) != -ENOMEM) {
 		ts_cli_config_unusable(args, *err);
 		ts_error_clear(err);

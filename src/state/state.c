@@ -1353,13 +1353,8 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 		if (collected == NULL)
 			return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
 	}
-	if (s->n_allocs > 0) {
-		stale = calloc(s->n_allocs, sizeof(*stale));
-		if (stale == NULL ||
-		    ts_state_mark_stale(s->proc_root, (const struct ts_alloc *const *)s->allocs,
-					s->n_allocs, now_usec, grace_usec, stale) < 0)
-			return ts_error_set(err, ENOMEM, "%s: garbage collection", s->dir_path);
-	}
+	if (ts_state_stale(s, now_usec, grace_usec, &stale, err) < 0)
+		return ts_error_code(*err);
 	for (size_t i = 0; i < s->n_allocs; i++) {
 		struct ts_alloc *a = s->allocs[i];
 
