@@ -175,13 +175,10 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	struct ts_placement_request req = {0};
 	struct ts_placement_result res = {0};
 	const char *cfg_path = "config.json";
-	const char *xml = a->topology;
 	struct ts_cli_state_config sc = {0};
 	int r;
 
 	r = load_config(a->config, &config, &cfg_path, err);
-	if (r >= 0 && xml == NULL)
-		xml = ts_json_get_string(ts_json_get_object(config, "topology"), "xml");
 	if (r >= 0)
 		r = ts_placement_config_parse(ts_json_get(config, "placement"), cfg_path, &cfg,
 					      err);
@@ -189,20 +186,14 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	 * in the state dir (read only: plan writes nothing) */
 	if (r >= 0 && a->topology == NULL)
 		r = ts_cli_state_config_read(config, cfg_path, &sc, err);
-	/* the config's file as a create takes it (pools.c): absolute, and
-	 * named with its field when it cannot be read (helper-8) */
-	if (r >= 0 && a->topology == NULL && xml != NULL && xml[0] != '/')
-		r = ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'", cfg_path, xml);
-	if (r >= 0 && a->topology != NULL) {
-		r = ts_topology_load_xml(a->topology, &topo, err);
-	} else if (r >= 0) {
-		const char *env = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
-
-		r = ts_topology_load_for_placement(
-			xml, existing_dir(ts_state_dir_resolve(sc.state_dir)), false, &topo, err);
-		if (r < 0 && xml != NULL && (env == NULL || env[0] == '\0'))
-			r = ts_error_prefix(err, "%s: '/topology/xml'", cfg_path);
-	}
+	/* the config's file as a create takes it (helper-8: plan read a
+	 * relative one and named no field) */
+	if (r >= 0)
+		r = a->topology != NULL ? ts_topology_load_xml(a->topology, &topo, err)
+					: ts_pools_config_topology(
+						  config, cfg_path,
+						  existing_dir(ts_state_dir_resolve(sc.state_dir)),
+						  false, &topo, err);
 	if (r >= 0)
 		r = ts_oci_bundle_open(a->bundle, NULL, &bundle, err);
 	if (r >= 0)

@@ -42,41 +42,48 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
 	return 0;
 }
 
-int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err)
+int ts_pools_config_topology(const struct ts_json *config, const char *config_path,
+			     const char *state_dir, bool may_write, struct ts_topology **ret,
+			     struct ts_error **err)
 {
-	const struct ts_json *topology = ts_json_get(p->config, "topology");
+	const struct ts_json *topology = ts_json_get(config, "topology");
 	const struct ts_json *xml = ts_json_get(topology, "xml");
 	const char *env;
 	int r;
 
-	/* once per process: the create and each settle round share it */
-	if (p->topo != NULL)
-		return 0;
 	if (topology != NULL && topology->type != TS_JSON_OBJECT)
-		return ts_error_set(err, 0, "%s: '/topology': expected object, got %s",
-				    p->config_path, ts_json_type_name(topology->type));
+		return ts_error_set(err, 0, "%s: '/topology': expected object, got %s", config_path,
+				    ts_json_type_name(topology->type));
 	if (topology != NULL &&
 	    (topology->u.object.len > 1 || (topology->u.object.len == 1 && xml == NULL)))
-		return ts_error_set(err, 0, "%s: '/topology/%s': unknown key", p->config_path,
+		return ts_error_set(err, 0, "%s: '/topology/%s': unknown key", config_path,
 				    strcmp(topology->u.object.keys[0], "xml") != 0
 					    ? topology->u.object.keys[0]
 					    : topology->u.object.keys[1]);
 	if (xml != NULL && xml->type != TS_JSON_STRING)
 		return ts_error_set(err, 0, "%s: '/topology/xml': expected string, got %s",
-				    p->config_path, ts_json_type_name(xml->type));
+				    config_path, ts_json_type_name(xml->type));
 	/* the runtime and the hooks run toposhim from other directories */
 	if (xml != NULL && xml->u.string[0] != '/')
-		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'",
-				    p->config_path, xml->u.string);
+		return ts_error_set(err, 0, "%s: '/topology/xml': not absolute '%s'", config_path,
+				    xml->u.string);
 	/* placement only: the cache's snapshot will do */
-	r = ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, true,
-					   &p->topo, err);
+	r = ts_topology_load_for_placement(xml != NULL ? xml->u.string : NULL, state_dir, may_write,
+					   ret, err);
 	/* the file the config names (not the variable's, which wins): say
 	 * where it was named (helper-7) */
 	env = secure_getenv("TOPOSHIM_TOPOLOGY_XML");
 	if (r < 0 && xml != NULL && (env == NULL || env[0] == '\0'))
-		return ts_error_prefix(err, "%s: '/topology/xml'", p->config_path);
+		return ts_error_prefix(err, "%s: '/topology/xml'", config_path);
 	return r;
+}
+
+int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err)
+{
+	/* once per process: the create and each settle round share it */
+	if (p->topo != NULL)
+		return 0;
+	return ts_pools_config_topology(p->config, p->config_path, state_dir, true, &p->topo, err);
 }
 
 void ts_pools_release(struct ts_pools *p)

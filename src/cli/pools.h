@@ -60,6 +60,28 @@ int ts_pools_init(const struct ts_json *config, const char *config_path, struct 
 int ts_pools_load_topology(struct ts_pools *p, const char *state_dir, struct ts_error **err);
 
 /**
+ * The topology placement uses, as the config gives it: "topology": {"xml":
+ * "<absolute path>"} (TOPOSHIM_TOPOLOGY_XML wins), else the host's through
+ * the state dir's cache (topology.h ts_topology_load_for_placement()).
+ * Shared by a create and toposhimctl plan, so both refuse and name the
+ * same things.
+ * @param[in]  config       the toposhim config root (may be NULL); borrowed.
+ * @param[in]  config_path  for messages.
+ * @param[in]  state_dir    the cache's dir, or NULL (no cache).
+ * @param[in]  may_write    the cache may be written (a create) or not (plan).
+ * @param[out] ret          the topology; free with ts_topology_free().
+ * @return 0; -EINVAL "<config_path>: '/topology': expected object, got
+ *         <type>", "...: '/topology/<key>': unknown key", "...:
+ *         '/topology/xml': expected string, got <type>", "...:
+ *         '/topology/xml': not absolute '<path>'"; the errors of
+ *         ts_topology_load_for_placement(), prefixed "<config_path>:
+ *         '/topology/xml': " when the config named the file.
+ */
+int ts_pools_config_topology(const struct ts_json *config, const char *config_path,
+			     const char *state_dir, bool may_write, struct ts_topology **ret,
+			     struct ts_error **err);
+
+/**
  * Set req->parent_cpus, parent_mems and parent_name from the effective
  * cpuset of the container's cgroup parent (ts_cgroup_parent_cpuset() on
  * the pools' cgroup root and mode, config's /linux/cgroupsPath).  Nothing
