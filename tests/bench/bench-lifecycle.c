@@ -7,7 +7,10 @@
  *   bench-lifecycle -r ROUNDS -k K -b BUNDLE [-p OP -i ID] -- LABEL=CMD...
  *
  * CMD is "[VAR=VALUE ...] PATH": the assignments (no spaces inside) go to
- * the child's environment only, so a row measures the program itself.
+ * the child's environment only, so a row measures the program itself; but
+ * BENCH_BUNDLE=DIR is the bench's own: this row's lifecycles use the bundle
+ * DIR instead of -b's (e.g. the runtime alone with the config.json a wrapper
+ * wrote, to tell the runtime's extra work from the wrapper's).
  *
  * Lifecycle mode (no -p): K times per command and round: restore
  * BUNDLE/config.json from BUNDLE/config.json.orig, then `CMD create --bundle
@@ -44,6 +47,7 @@
 struct cmd {
 	char *label;
 	char *path;
+	char *bundle; /* BENCH_BUNDLE=, or NULL for -b's */
 	char *env[16];
 	double wall[MAX_ROUNDS], cpu[MAX_ROUNDS];
 	long maxrss;
@@ -177,7 +181,10 @@ static int parse_cmd(char *arg, struct cmd *c)
 	while ((word = strchr(cmd, ' ')) != NULL && strchr(cmd, '=') != NULL &&
 	       strchr(cmd, '=') < word && nenv < 15) {
 		*word = '\0';
-		c->env[nenv++] = cmd;
+		if (strncmp(cmd, "BENCH_BUNDLE=", 13) == 0)
+			c->bundle = cmd + 13;
+		else
+			c->env[nenv++] = cmd;
 		cmd = word + 1;
 	}
 	c->env[nenv] = NULL;
@@ -235,7 +242,8 @@ int main(int argc, char **argv)
 
 				snprintf(id, sizeof(id), "bench-%d-%d", (int)getpid(), i);
 				rc = op != NULL ? passthrough(c, op, live_id, &cpu)
-						: lifecycle(c, bundle, id, &cpu);
+						: lifecycle(c, c->bundle ? c->bundle : bundle, id,
+							    &cpu);
 				if (rc < 0)
 					c->failures++;
 			}

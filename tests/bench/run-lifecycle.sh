@@ -70,6 +70,19 @@ mkbundle "$work/plain" '["true"]' '{}'
 mkbundle "$work/dev" '["true"]' '{"cdi.k8s.io/b": "bench.toposhim/dev=zero",
 	"toposhim.io/class": "critical", "toposhim.io/cpus": "1"}'
 mkbundle "$work/live" '["sleep", "100000"]' '{}'
+# the dev bundle's config.json as toposhim rewrites it (the same cpus and
+# device as in its lifecycle rows), for the runtime alone: what the runtime
+# itself spends on the device node and the cpuset
+mkdir -p "$work/dev-rw/rootfs/bin" "$work/rt-rw"
+cp -a "$work/dev/rootfs/." "$work/dev-rw/rootfs/"
+cp "$work/dev/config.json.orig" "$work/dev-rw/config.json"
+echo "{\"cdi\": {\"spec_dirs\": [\"$work/cdi\"]}, \"state_dir\": \"$work/state-rw\", $policy}" >"$work/rw.json"
+TOPOSHIM_CONFIG=$work/rw.json TOPOSHIM_RUNTIME=/bin/true \
+	"$shim" --root "$work/rt-rw" create --bundle "$work/dev-rw" rw
+cp "$work/dev-rw/config.json" "$work/dev-rw/config.json.orig"
+jq -e '.linux.resources.cpu.cpus != null and (.linux.devices | length) > 0' \
+	"$work/dev-rw/config.json.orig" >/dev/null ||
+	{ echo "run-lifecycle: toposhim did not rewrite the dev bundle" >&2; exit 1; }
 
 # 500 live allocations: standard containers recorded under a runtime root
 # of their own whose state dirs exist (no runtime state toposhim can read:
@@ -104,11 +117,15 @@ for rt in "$runc" $crun; do
 		label="$b"
 		[ "$b" = dev ] && label="dev+excl"
 		[ "$conf" = big ] && label="dev+excl, 1000 specs, 500 allocs"
+		# dev+excl: and the runtime alone with toposhim's config.json
+		rw=()
+		[ "$sc" = dev:small ] && rw=("$name, toposhim's config.json=BENCH_BUNDLE=$work/dev-rw $rt")
 		echo "-- $label, $name"
 		"$bench" -r "$rounds" -k "$k" -b "$work/$b" \
 			"$name=$rt" \
 			"exec floor -> $name=EXEC_FLOOR_RUNTIME=$rt $floor" \
-			"toposhim -> $name=TOPOSHIM_CONFIG=$work/$conf.json TOPOSHIM_RUNTIME=$rt $shim"
+			"toposhim -> $name=TOPOSHIM_CONFIG=$work/$conf.json TOPOSHIM_RUNTIME=$rt $shim" \
+			"${rw[@]}"
 	done
 	# passthrough: a live container of this runtime
 	cp "$work/live/config.json.orig" "$work/live/config.json"
