@@ -418,7 +418,13 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
  *         that of the first unresolved name (the file is read again on
  *         this path), else the first problem; "... (no spec dir)" when reg
  *         is NULL or has none; 0 with an empty *ret when nothing is
- *         requested.
+ *         requested.  Unlike ts_cdi_inject(), the edits go straight into
+ *         config: a failure of an edit (ts_cdi_edits_apply(), e.g. a
+ *         device node's host path that is gone) may leave config partly
+ *         edited, for a caller that drops it then (the create refuses the
+ *         container and writes nothing; a copy of the whole config per
+ *         create was 10% of a dev+excl create's instructions).  A request
+ *         that does not parse or resolve leaves config untouched.
  */
 int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    const char *config_name, bool env_requests,

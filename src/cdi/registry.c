@@ -827,9 +827,12 @@ static void swap_json(struct ts_json *a, struct ts_json *b)
 	*b = tmp;
 }
 
-int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
-		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
-		  struct ts_error **err)
+/* ts_cdi_inject(); in_place: the edits go straight into config, which a
+ * failure may leave partly edited (for a caller that then drops it): no copy
+ * of the whole config to apply them to first. */
+static int inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
+		  size_t n_names, const char *config_name, bool in_place,
+		  struct ts_cdi_injection **ret, struct ts_error **err)
 {
 	cleanup_free const char **uniq = NULL;
 	cleanup_free const struct ts_cdi_spec **seen = NULL;
@@ -863,8 +866,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	inj = calloc(1, sizeof(*inj));
 	seen = calloc(n + 1, sizeof(*seen));
 	joined = joined_sorted(uniq, n);
-	work = ts_json_dup(config);
-	if (inj == NULL || seen == NULL || joined == NULL || work == NULL ||
+	work = in_place ? NULL : ts_json_dup(config);
+	if (inj == NULL || seen == NULL || joined == NULL || (!in_place && work == NULL) ||
 	    (n > 0 && (inj->devices = calloc(n, sizeof(*inj->devices))) == NULL)) {
 		ts_cdi_injection_free(inj);
 		return ts_error_set(err, ENOMEM, "out of memory");
@@ -879,8 +882,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		applied_any = applied_any || !inj->devices[i].engine_injected;
 	}
 	for (size_t i = 0, n_seen = 0; i < n; i++) {
-		r = inject_one(work, find(reg, uniq[i]), config_name, seen, &n_seen,
-			       &inj->devices[i], err);
+		r = inject_one(in_place ? config : work, find(reg, uniq[i]), config_name, seen,
+			       &n_seen, &inj->devices[i], err);
 		inj->n_devices = i + 1;
 		if (r < 0) {
 			ts_cdi_injection_free(inj);
@@ -890,7 +893,8 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	inj->names = TAKE_PTR(joined);
 	r = 0;
 	if (applied_any) {
-		swap_json(config, work);
+		if (!in_place)
+			swap_json(config, work);
 		inj->applied = true;
 		r = 1;
 	}
@@ -899,6 +903,13 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 	else
 		ts_cdi_injection_free(inj);
 	return r;
+}
+
+int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
+		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
+		  struct ts_error **err)
+{
+	return inject(reg, config, names, n_names, config_name, false, ret, err);
 }
 
 /* The ignored file the "unresolvable" line names: the problem of the first
@@ -993,8 +1004,9 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			     config_name, err);
 	if (r < 0)
 		return r;
-	r = ts_cdi_inject(reg, config, (const char *const *)names, (size_t)n, config_name, &inj,
-			  err);
+	/* in place: the create drops a config whose injection failed (cdi.h) */
+	r = inject(reg, config, (const char *const *)names, (size_t)n, config_name, true, &inj,
+		   err);
 	if (r < 0)
 		return r;
 	/* names are unique: each device is one of them */

@@ -150,9 +150,29 @@ int ts_oci_bundle_open(const char *bundle_dir, const char *config_name, struct t
 	return 0;
 }
 
+/* After a save, the file is what config serialized to then: compare the
+ * bytes (a tree kept for it was a copy of the config per create).  *text:
+ * config's serialization, when it was made.  @return whether it differs
+ * (true when it cannot be serialized: the save then reports why). */
+static bool differs(const struct ts_oci_bundle *b, char **text, size_t *len)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+
+	*text = NULL;
+	*len = 0;
+	if (b->saved != NULL)
+		return !ts_json_equal(b->config, b->saved);
+	if (ts_json_serialize(b->config, true, text, len, &ignored) < 0)
+		return true;
+	return *len != b->saved_text_len || memcmp(*text, b->saved_text, *len) != 0;
+}
+
 bool ts_oci_bundle_changed(const struct ts_oci_bundle *b)
 {
-	return !ts_json_equal(b->config, b->saved);
+	cleanup_free char *text = NULL;
+	size_t len;
+
+	return differs(b, &text, &len);
 }
 
 /* The writer names the file as we gave it (relative to bundle_fd); say where that is. */
@@ -174,30 +194,28 @@ int ts_oci_bundle_save(struct ts_oci_bundle *b, struct ts_error **err)
 {
 	cleanup_free char *text = NULL;
 	struct ts_error *inner = NULL;
-	struct ts_json *snapshot;
 	size_t len = 0;
 	int r;
 
-	if (!ts_oci_bundle_changed(b))
+	if (!differs(b, &text, &len))
 		return 0;
-	r = ts_json_serialize(b->config, true, &text, &len, err);
-	if (r < 0)
-		return ts_error_prefix(err, "%s", b->config_path);
-	snapshot = ts_json_dup(b->config);
-	if (snapshot == NULL)
-		return ts_error_set(err, ENOMEM, "%s: cannot replace", b->config_path);
+	if (text == NULL) {
+		r = ts_json_serialize(b->config, true, &text, &len, err);
+		if (r < 0)
+			return ts_error_prefix(err, "%s", b->config_path);
+	}
 	/* the owner is set on the new file before it replaces the old one: an
 	 * engine running us for another user expects it kept, at every moment */
 	r = ts_write_file_atomic_owned_at(
 		b->bundle_fd, b->config_name, text, len, b->config_mode & 07777,
 		b->config_uid == geteuid() ? (uid_t)-1 : b->config_uid,
 		b->config_gid == getegid() ? (gid_t)-1 : b->config_gid, &inner);
-	if (r < 0) {
-		ts_json_free(snapshot);
+	if (r < 0)
 		return replace_error(b, inner, err);
-	}
-	ts_json_free(b->saved);
-	b->saved = snapshot;
+	b->saved = ts_json_free(b->saved);
+	free(b->saved_text);
+	b->saved_text = TAKE_PTR(text);
+	b->saved_text_len = len;
 	return 1;
 }
 
@@ -212,6 +230,7 @@ struct ts_oci_bundle *ts_oci_bundle_free(struct ts_oci_bundle *b)
 	free(b->original);
 	ts_json_free(b->config);
 	ts_json_free(b->saved);
+	free(b->saved_text);
 	free(b);
 	return NULL;
 }

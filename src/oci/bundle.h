@@ -43,7 +43,9 @@ struct ts_oci_bundle {
 	char *config_name; /* the config as given: relative to bundle_fd, or absolute */
 	uid_t config_uid;  /* owner of the config as read */
 	gid_t config_gid;
-	struct ts_json *saved; /* tree as it is on disk: the parse of original, or the last save */
+	struct ts_json *saved; /* tree as it is on disk: the parse of original; NULL after a save */
+	char *saved_text; /* after a save: the bytes it wrote (the serialization of config then) */
+	size_t saved_text_len;
 };
 
 /**
@@ -75,7 +77,10 @@ int ts_oci_bundle_open(const char *bundle_dir, const char *config_name, struct t
 /**
  * Whether the config tree differs from the file on disk (as read by
  * ts_oci_bundle_open() or written by the last ts_oci_bundle_save()).
- * Comparison is structural (ts_json_equal): key order and number text count.
+ * Comparison is structural (ts_json_equal): key order and number text count;
+ * after a save, the config's serialization against the bytes that save
+ * wrote (the same outcome: the serializer keeps key order and number text).
+ * A config that cannot be serialized (-ENOMEM) counts as changed.
  */
 bool ts_oci_bundle_changed(const struct ts_oci_bundle *b);
 

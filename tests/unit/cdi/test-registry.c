@@ -529,7 +529,8 @@ static void test_unresolvable_names_the_kind_file(void **state)
 	ts_cdi_registry_free(reg);
 }
 
-/* A failure half-way (second device's host node missing) leaves config untouched. */
+/* A failure half-way (second device's host node missing): ts_cdi_inject() leaves config
+ * untouched; the create's ts_cdi_inject_requested() gives the same error. */
 static void test_all_or_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -538,6 +539,7 @@ static void test_all_or_nothing(void **state)
 	cleanup_free char *before = NULL, *after = NULL, *want = NULL;
 	cleanup_json struct ts_json *config =
 		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=ok,v.com/c=gone\"}}");
+	cleanup_json struct ts_json *scratch = ts_json_dup(config);
 
 	write_file(f->dirs[0], "v.yaml",
 		   "cdiVersion: 0.3.0\nkind: v.com/c\ncontainerEdits: {env: [SPEC=1]}\ndevices:\n"
@@ -546,12 +548,21 @@ static void test_all_or_nothing(void **state)
 		   0644);
 	reg = load(f, false);
 	before = ser(config);
-	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+	/* the create's call edits in place (its config is dropped on failure):
+	 * the same error */
+	assert_int_equal(ts_cdi_inject_requested(reg, scratch, "config.json", false, NULL, &err),
 			 -ENOENT);
 	assert_true(asprintf(&want,
 			     "%s/v.yaml: '/devices/1/containerEdits/deviceNodes/0': cannot stat "
 			     "host device '/dev/ts-cdi-gone'",
 			     f->dirs[0]) > 0);
+	assert_string_equal(err->msg, want);
+	ts_error_clear(&err);
+	/* ts_cdi_inject() applies to a copy: the config is untouched */
+	assert_int_equal(ts_cdi_inject(reg, config,
+				       (const char *const[]){"v.com/c=ok", "v.com/c=gone"}, 2,
+				       "config.json", NULL, &err),
+			 -ENOENT);
 	assert_string_equal(err->msg, want);
 	after = ser(config);
 	assert_string_equal(before, after);
