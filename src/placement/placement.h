@@ -218,6 +218,16 @@ struct ts_placement_request {
 	char **devices;		    /* host paths with a known NUMA node (for reasons) */
 	int *device_nodes;	    /* the sysfs numa_node of each of devices */
 	size_t n_devices;
+	/* private to request.c: the kernel devices whose locality was looked
+	 * up and its numa_node (-1: unknown), so that a device given twice
+	 * (a CDI host path and the linux.devices entry it became) is walked
+	 * in sysfs once */
+	struct ts_placement_device_seen {
+		dev_t rdev;
+		bool block;
+		int numa_node;
+	} * seen;
+	size_t n_seen;
 	const char *config_name; /* for messages, borrowed */
 	bool sandbox;		 /* the pod's sandbox: takes none of the pod's requests */
 	char *container_name;	 /* its name in the pod (oci/role.h); "" when none */
@@ -303,9 +313,9 @@ int ts_placement_request_add_devices(struct ts_placement_request *req,
  * is added for a container whose process.capabilities.bounding holds
  * CAP_SYS_ADMIN: privileged containers get every host device from the
  * engine (docker/podman --privileged, a CRI privileged pod), not the ones
- * they use.  A node
- * also given by ts_placement_request_add_devices() adds its node again
- * (no harm: device_numa is a set).
+ * they use.  A node also given by ts_placement_request_add_devices() (the
+ * same kernel device) adds its node again (no harm: device_numa is a set)
+ * from that lookup: sysfs is walked once per kernel device.
  * @param[in] roots   sysfs/proc roots (ts_devloc_roots_from_env()).
  * @param[in] config  the OCI config root; borrowed.
  * @return 0; -ENOMEM.

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "placement/internal.h"
@@ -49,6 +50,7 @@ void ts_placement_request_release(struct ts_placement_request *req)
 		free(req->devices[i]);
 	free(req->devices);
 	free(req->device_nodes);
+	free(req->seen);
 	*req = (struct ts_placement_request){0};
 }
 
@@ -80,14 +82,50 @@ static int add_locality(struct ts_placement_request *req, const char *path,
 	return 0;
 }
 
+/* The locality of kernel device rdev, from req->seen or from sysfs (then
+ * remembered).  path: for ts_device_locality_rdev()'s families and
+ * messages.  @return 0; -ENOMEM. */
+static int locality_of(struct ts_placement_request *req, const struct ts_devloc_roots *roots,
+		       const char *path, bool block, dev_t rdev, struct ts_device_locality *loc,
+		       struct ts_error **err)
+{
+	struct ts_placement_device_seen *v;
+	int r;
+
+	for (size_t i = 0; i < req->n_seen; i++)
+		if (req->seen[i].rdev == rdev && req->seen[i].block == block) {
+			*loc = (struct ts_device_locality){.numa_node = req->seen[i].numa_node};
+			return 0;
+		}
+	r = ts_device_locality_rdev(roots, path, block, rdev, loc, err);
+	if (r < 0)
+		return r;
+	v = realloc(req->seen, (req->n_seen + 1) * sizeof(*v));
+	if (v == NULL) {
+		ts_device_locality_release(loc);
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	}
+	req->seen = v;
+	req->seen[req->n_seen++] = (struct ts_placement_device_seen){
+		.rdev = rdev, .block = block, .numa_node = loc->numa_node};
+	return 0;
+}
+
 int ts_placement_request_add_devices(struct ts_placement_request *req,
 				     const struct ts_devloc_roots *roots, const char *const *paths,
 				     size_t n, struct ts_error **err)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct ts_device_locality loc;
-		int r = ts_device_locality(roots, paths[i], &loc, err);
+		struct stat st;
+		int r;
 
+		/* not a device node: ts_device_locality() says so, in its words */
+		if (stat(paths[i], &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+			r = locality_of(req, roots, paths[i], S_ISBLK(st.st_mode), st.st_rdev, &loc,
+					err);
+		else
+			r = ts_device_locality(roots, paths[i], &loc, err);
 		if (r < 0)
 			return r;
 		r = add_locality(req, paths[i], &loc, err);
@@ -139,8 +177,8 @@ int ts_placement_request_add_config_devices(struct ts_placement_request *req,
 		    (strcmp(type, "c") != 0 && strcmp(type, "u") != 0 && strcmp(type, "b") != 0))
 			continue;
 		block = strcmp(type, "b") == 0;
-		r = ts_device_locality_rdev(roots, path, block,
-					    makedev((unsigned)major, (unsigned)minor), &loc, err);
+		r = locality_of(req, roots, path, block, makedev((unsigned)major, (unsigned)minor),
+				&loc, err);
 		if (r < 0)
 			return r;
 		r = add_locality(req, path, &loc, err);

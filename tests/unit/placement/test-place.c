@@ -622,6 +622,9 @@ static void test_request_devices(void **state)
 	struct ts_placement_result res = {0};
 	const char *paths[] = {"/dev/null"};
 	const char *missing[] = {"/dev/nonexistent-gpu"};
+	const char *dev_config = "{\"linux\": {\"devices\": [{\"path\": \"/dev/xnull\", "
+				 "\"type\": \"c\", \"major\": 1, \"minor\": 3}]}}";
+	cleanup_json struct ts_json *config = NULL;
 
 	assert_non_null(mkdtemp(dir));
 	assert_true(asprintf(&cmd,
@@ -643,6 +646,19 @@ static void test_request_devices(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	fixture_assert_set("device-local cpus", res.cpus, "1,7");
 	ts_placement_result_release(&res);
+	/* the linux.devices entry the CDI device became (the same 1:3) takes
+	 * the locality of that lookup: sysfs is not walked again (its link is
+	 * gone, a walk would find nothing) */
+	free(cmd);
+	assert_true(asprintf(&cmd, "rm '%s/sys/dev/char/1:3'", dir) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(
+		ts_json_parse(dev_config, strlen(dev_config), "config.json", &config, &err), 0);
+	assert_int_equal(ts_placement_request_add_config_devices(&req, &roots, config, &err), 0);
+	assert_int_equal(req.n_devices, 2);
+	assert_string_equal(req.devices[1], "/dev/xnull");
+	assert_int_equal(req.device_nodes[1], 1);
+	assert_int_equal(req.n_seen, 1);
 	assert_int_equal(ts_placement_request_add_devices(&req, &roots, missing, 1, &err), -ENOENT);
 	assert_string_equal(err->msg, "/dev/nonexistent-gpu: cannot stat device");
 	ts_placement_request_release(&req);
