@@ -342,7 +342,10 @@ static bool translation_changes_nothing(const struct ts_json *oci_config,
 
 /* A plain container on a node whose policy needs nothing from it (issue 14):
  * no request (no class or cpus annotation, no cpu limit, no explicit cpus,
- * no NUMA or memory-tier wish, no device), the shared pool it gets is every
+ * no NUMA or memory-tier wish, no device) and no cpuset in config.json at
+ * all (one an earlier create of this bundle wrote is no request, see
+ * forget_earlier_placement(), but the runtime would apply it: it must be
+ * overwritten), the shared pool it gets is every
  * online cpu (nothing reserved, nothing held exclusively; a cgroup parent
  * narrower than that gives it the parent's cpus as it would without
  * toposhim), its class sets no cgroup value, and the engine's cgroup values
@@ -358,13 +361,15 @@ static int leave_untouched(struct ts_pools *pools, const struct ts_state *s,
 			   const struct ts_cgroup_translate_options *tr,
 			   struct ts_plain_summary *probe, struct ts_error **err)
 {
+	const char *cpus = NULL, *mems = NULL;
 	bool ok = false;
 	int r;
 
 	if (res->pool != TS_PLACEMENT_POOL_SHARED || req->class_annotated || req->cpus_annotated ||
 	    req->cpu_limit != 0 || req->guaranteed || req->user_cpus != NULL ||
-	    req->user_mems != NULL || req->numa != TS_PLACEMENT_NUMA_PREFER ||
-	    req->memory_tier != TS_MEMORY_TIER_DRAM ||
+	    req->user_mems != NULL || ts_oci_cpu_get_cpus(oci_config, &cpus, NULL) != 0 ||
+	    ts_oci_cpu_get_mems(oci_config, &mems, NULL) != 0 ||
+	    req->numa != TS_PLACEMENT_NUMA_PREFER || req->memory_tier != TS_MEMORY_TIER_DRAM ||
 	    (injected != NULL && injected->n_devices > 0) ||
 	    !translation_changes_nothing(oci_config, tr))
 		return 0;

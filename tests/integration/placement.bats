@@ -152,6 +152,32 @@ cpus_of() {
 	"$TOPOSHIM" delete --force "$ID-other"
 }
 
+@test "placement: a bundle created again without its request runs where its record says, not on the cpus written for the first" {
+	# no reserved cpus: a container without a request could stay plain
+	write_config '"gc_grace_seconds": 1'
+	bundle crit critical 1
+	create_start crit
+	written=$(jq -r .cpus "$WORK/crit/toposhim-placement.json")
+	[ "$written" = 0 ] || [ "$written" = 1 ]
+	"$TOPOSHIM" delete --force "$ID-crit"
+	# the class annotations gone, config.json still holds the cpus written
+	# for $ID-crit: no request, but the runtime would apply them (helper-9:
+	# the create left them and recorded the container as plain, on 0-1)
+	jq 'del(.annotations["toposhim.io/class", "toposhim.io/cpus"])' "$WORK/crit/config.json" >"$WORK/c.json"
+	mv "$WORK/c.json" "$WORK/crit/config.json"
+	[ "$(cpus_of crit)" = '{"cpus":"'"$written"'","mems":"0"}' ]
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-other" </dev/null >"$WORK/crit.out" 2>"$WORK/crit.err" ||
+		{ cat "$WORK/crit.err"; false; }
+	"$TOPOSHIM" start "$ID-other"
+	wait_for_file "$WORK/crit.out"
+	run cat "$WORK/crit.out"
+	[ "$output" = 0-1 ]
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-other","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	[ "$(cpus_of crit)" = '{"cpus":"0-1","mems":"0"}' ]
+	"$TOPOSHIM" delete --force "$ID-other"
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.
