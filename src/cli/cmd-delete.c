@@ -12,6 +12,7 @@
 #include "cli/log.h"
 #include "cli/passthrough.h"
 #include "cli/pools.h"
+#include "cdi/cdi.h"
 #include "plugin/plugin.h"
 #include "state/state.h"
 #include "util/cleanup.h"
@@ -64,6 +65,21 @@ static int drop_record(const struct ts_state_options *opts, const struct ts_pool
 	return r;
 }
 
+/* The config as a create checks it, but for the sections the delete
+ * loads itself (plugins, pools): unknown members of the root, the cdi
+ * section.  @return 0; -EINVAL/-ENOMEM with the create's message. */
+static int check_config(const struct ts_json *config, const char *config_path,
+			struct ts_error **err)
+{
+	struct ts_cdi_options cdi = {0};
+	int r = ts_cli_config_check_keys(config, config_path, err);
+
+	if (r >= 0)
+		r = ts_cdi_options_from_config(config, config_path, &cdi, err);
+	ts_cdi_options_release(&cdi);
+	return r;
+}
+
 void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		   const struct ts_json *config, const char *config_path, const char *runtime_path)
 {
@@ -74,9 +90,7 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	struct ts_pools pools = {0};
 	struct ts_state_options opts;
 	const char *id = NULL;
-	cleanup_error struct ts_error *pools_err = NULL;
 	bool hooks, plugins, force = false, settle = false;
-	int pools_r;
 	struct stat st;
 	int r;
 
@@ -92,26 +106,30 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	}
 	if (stat(file, &st) < 0)
 		return; /* nothing recorded on this node */
-	r = ts_plugin_chain_load(config, config_path, &chain, &err);
-	if (r < 0)
-		goto out;
+	r = check_config(config, config_path, &err);
+	if (r >= 0)
+		r = ts_plugin_chain_load(config, config_path, &chain, &err);
+	if (r >= 0)
+		r = ts_pools_init(config, config_path, &pools, &err);
+	if (r < 0) {
+		ts_plugin_chain_free(chain);
+		ts_pools_release(&pools);
+		goto unusable;
+	}
 	hooks = ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_CREATE) > 0 ||
 		ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
 	plugins = hooks || ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_PRE_CREATE) > 0;
 	ts_plugin_chain_free(chain);
-	if (hooks)
+	if (hooks) {
+		ts_pools_release(&pools);
 		return; /* the poststop hook releases, with the record for the plugins */
+	}
 	r = ts_cli_runtime_root(args, runtime_path, &root, &err);
-	if (r < 0)
-		goto out;
-	pools_r = ts_pools_init(config, config_path, &pools, &pools_err);
-	r = drop_record(&opts, pools_r >= 0 ? &pools : NULL, root, id, force, &settle, &err);
+	if (r >= 0)
+		r = drop_record(&opts, &pools, root, id, force, &settle, &err);
 	if (r > 0)
 		ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
-	if (r > 0 && pools_r < 0) {
-		r = pools_r;
-		err = TAKE_PTR(pools_err);
-	} else if (r > 0 && settle) {
+	if (r > 0 && settle) {
 		/* only cpus given back change the shared pool */
 		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
 		/* and may give plain containers every cpu again: the next
@@ -123,4 +141,12 @@ out:
 	if (r < 0)
 		ts_log(TS_LOG_WARNING, "delete '%s': cannot release the allocation: %s, ignoring",
 		       id, err->msg);
+	return;
+unusable:
+	/* as for a config that does not parse (main.c): nothing is released
+	 * under a config that a create refuses, and no summary is written for
+	 * it that would let the plain creates after it skip the core */
+	ts_log(TS_LOG_WARNING,
+	       "%s; delete '%s': the allocation is not released now (the config is unusable)",
+	       err->msg, id);
 }

@@ -474,6 +474,53 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
 }
 
+# helper-9: a config that parses but that a create refuses (an unknown key,
+# a member of the wrong type) went unnoticed by the delete, which released
+# the cpus and wrote the plain summary for that config: the plain creates
+# after it skipped the core and its check of the config.
+@test "broken config: a config a create refuses (unknown key, wrong type) releases nothing at delete and lets no plain create through" {
+	require_runc
+	local t=$BATS_TEST_TMPDIR id id2 good
+	id=$(new_container_id)
+	id2=$(new_container_id)
+	make_bundle "$t/b"
+	annotate "$t/b" toposhim.io/class critical
+	annotate "$t/b" toposhim.io/cpus 1
+	make_bundle "$t/plain"
+	good=$TOPOSHIM_CONFIG
+	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+
+	jq '. + {bogus: 1}' "$good" >"$t/bad.json"
+	export TOPOSHIM_CONFIG=$t/bad.json
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" delete --force "$id"
+	assert_success
+	[ "$stderr" = "toposhim: warning: $t/bad.json: '/bogus': unknown key; delete '$id': the allocation is not released now (the config is unusable)" ] ||
+		fail "stderr: $stderr"
+	run "$RUNC" --root "$(runc_root)" state "$id"
+	assert_failure
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
+	[ ! -e "$t/state/plain.json" ] || [ "$(jq -r .config_path "$t/state/plain.json")" != "$t/bad.json" ] ||
+		fail "plain summary for the broken config: $(cat "$t/state/plain.json")"
+	cp "$t/plain/config.json" "$t/plain.orig"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" create --bundle "$t/plain" "$id2"
+	assert_failure 1
+	[ "$stderr" = "toposhim: $t/bad.json: '/bogus': unknown key" ] || fail "stderr: $stderr"
+	cmp "$t/plain/config.json" "$t/plain.orig"
+
+	# a member of the wrong type: the same
+	jq '. + {cdi: {env_requests: "yes"}}' "$good" >"$t/bad.json"
+	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" create --bundle "$t/plain" "$id2"
+	assert_failure 1
+	[ "$stderr" = "toposhim: $t/bad.json: '/cdi/env_requests': expected boolean, got string" ] ||
+		fail "stderr: $stderr"
+
+	# fixed: the next create collects the record
+	export TOPOSHIM_CONFIG=$good
+	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+}
+
 @test "toposhimctl: version and help" {
 	run "$TOPOSHIMCTL" version
 	assert_success
