@@ -12,6 +12,54 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
+/* The JSON pointer of the first repeated key in j (depth first, document
+ * order), made on the way back up only when there is one.  @return 1 with
+ * *ret (owned); 0 none; -ENOMEM. */
+static int find_duplicate_key(const struct ts_json *j, char **ret)
+{
+	const char *key = NULL;
+	char index[24];
+	size_t i, dup;
+	int r;
+
+	if (j->type == TS_JSON_OBJECT) {
+		r = ts_json_object_find_duplicate(j, &dup);
+		if (r != 0) {
+			cleanup_free char *esc =
+				r > 0 ? ts_json_pointer_escape(j->u.object.keys[dup]) : NULL;
+
+			if (esc == NULL || asprintf(ret, "/%s", esc) < 0)
+				return -ENOMEM;
+			return 1;
+		}
+	}
+	for (i = 0; j->type == TS_JSON_OBJECT && i < j->u.object.len; i++) {
+		r = find_duplicate_key(j->u.object.values[i], ret);
+		if (r != 0) {
+			key = j->u.object.keys[i];
+			break;
+		}
+	}
+	for (i = 0; key == NULL && j->type == TS_JSON_ARRAY && i < j->u.array.len; i++) {
+		r = find_duplicate_key(j->u.array.items[i], ret);
+		if (r != 0) {
+			snprintf(index, sizeof(index), "%zu", i);
+			key = index;
+			break;
+		}
+	}
+	if (key == NULL)
+		return 0;
+	if (r > 0) {
+		cleanup_free char *esc = ts_json_pointer_escape(key), *inner = *ret;
+
+		*ret = NULL;
+		if (esc == NULL || asprintf(ret, "/%s%s", esc, inner) < 0)
+			return -ENOMEM;
+	}
+	return r;
+}
+
 int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error **err)
 {
 	cleanup_error struct ts_error *read_err = NULL;
@@ -40,6 +88,17 @@ int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error *
 	if (root->type != TS_JSON_OBJECT)
 		return ts_error_set(err, 0, "%s: '/': expected object, got %s", path,
 				    ts_json_type_name(root->type));
+	/* a member given twice: the last would count without a word (two
+	 * state_dir, one a typo, split the store) */
+	{
+		cleanup_free char *dup = NULL;
+
+		r = find_duplicate_key(root, &dup);
+		if (r < 0)
+			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
+		if (r > 0)
+			return ts_error_set(err, 0, "%s: '%s': duplicate key", path, dup);
+	}
 	*ret = TAKE_PTR(root);
 	return 0;
 }

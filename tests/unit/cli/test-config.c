@@ -58,6 +58,14 @@ static void test_load_errors(void **state)
 		 ": line 2 column 23: parse error: unallowed token at this point in JSON text"},
 		{"  \n", ": empty document"},
 		{"[1]", ": '/': expected object, got array"},
+		/* a member given twice (helper-9: the last state_dir counted) */
+		{"{\"state_dir\": \"/run/a\", \"state_dir\": \"/run/b\"}",
+		 ": '/state_dir': duplicate key"},
+		{"{\"cdi\": {\"spec_dirs\": [\"/etc/cdi\"]}, \"plugins\": [{\"name\": \"a\"}, "
+		 "{\"name\": \"b\", \"sandbox\": {\"x\": 1, \"x\": 2}}]}",
+		 ": '/plugins/1/sandbox/x': duplicate key"},
+		{"{\"placement\": {\"a/b\": {\"k\": 1, \"k~\": 2, \"k\": 3}}}",
+		 ": '/placement/a~1b/k': duplicate key"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
