@@ -1047,7 +1047,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
  * it ignores as another container's: a debug record of the decision. */
 static void log_role(const struct ts_oci_bundle *b)
 {
-	cleanup_free const char **others = NULL;
+	cleanup_free const char **others = NULL, **unknown = NULL;
 	struct ts_oci_container c;
 
 	ts_oci_container_identify(b->config, &c);
@@ -1056,6 +1056,15 @@ static void log_role(const struct ts_oci_bundle *b)
 		       c.role_from);
 	else if (c.name[0] != '\0')
 		ts_log(TS_LOG_DEBUG, "container '%s' of a pod (%s)", c.name, c.name_from);
+	if (ts_oci_request_unknown(b->config, &unknown) > 0)
+		for (size_t i = 0; unknown[i] != NULL; i++) {
+			cleanup_free char *esc = ts_json_pointer_escape(unknown[i]);
+
+			ts_log(TS_LOG_WARNING,
+			       "%s: '/annotations/%s': not a toposhim request (class, cpus, numa, "
+			       "memory-tier, cdi), ignoring",
+			       b->config_path, esc != NULL ? esc : unknown[i]);
+		}
 	if (ts_oci_request_check(b->config, &c, &others, NULL) <= 0)
 		return;
 	for (size_t i = 0; others[i] != NULL; i++)

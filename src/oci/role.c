@@ -189,3 +189,33 @@ int ts_oci_request_check(const struct ts_json *config, const struct ts_oci_conta
 		*ret_others = TAKE_PTR(others);
 	return (int)n;
 }
+
+int ts_oci_request_unknown(const struct ts_json *config, const char ***ret)
+{
+	const struct ts_json *ann = ts_json_get_object(config, "annotations");
+	const char *key;
+	struct ts_json *val;
+	size_t i, n = 0;
+	const char **v = calloc((ann != NULL ? ann->u.object.len : 0) + 1, sizeof(*v));
+
+	if (v == NULL)
+		return -ENOMEM;
+	ts_json_object_foreach (ann, i, key, val) {
+		const char *rest = key + strlen(OWN_PREFIX);
+		bool known = false;
+
+		(void)val;
+		if (strncmp(key, OWN_PREFIX, strlen(OWN_PREFIX)) != 0)
+			continue;
+		for (const char *const *k = TS_OCI_REQUEST_KEYS; *k != NULL && !known; k++) {
+			size_t len = strlen(*k);
+
+			known = strncmp(rest, *k, len) == 0 &&
+				(rest[len] == '\0' || rest[len] == '.');
+		}
+		if (!known)
+			v[n++] = key;
+	}
+	*ret = v;
+	return (int)n;
+}

@@ -110,4 +110,15 @@ int ts_oci_request_get(const struct ts_json *config, const struct ts_oci_contain
 int ts_oci_request_check(const struct ts_json *config, const struct ts_oci_container *c,
 			 const char ***ret_others, struct ts_error **err);
 
+/**
+ * The annotations under "toposhim.io/" that are no request key: neither
+ * "toposhim.io/<key>" nor "toposhim.io/<key>.<name>" for a key of
+ * TS_OCI_REQUEST_KEYS (a misspelt "toposhim.io/clas", a key of a newer
+ * toposhim).  They are ignored; the create names them in a warning.
+ * @param[out] ret  NULL-terminated array of the keys in document order
+ *                  (borrowed strings; the caller frees the array).
+ * @return the number of such keys; -ENOMEM.
+ */
+int ts_oci_request_unknown(const struct ts_json *config, const char ***ret);
+
 #endif

@@ -167,6 +167,27 @@ static void test_request_check(void **state)
 			    "name '-web' (a DNS label: lowercase letters, digits and '-')");
 }
 
+/* helper-9: a misspelt request key was ignored without a word */
+static void test_request_unknown(void **state)
+{
+	static const char text[] =
+		"{\"annotations\":{\"toposhim.io/class\":\"critical\",\"toposhim.io/clas\":\"x\","
+		"\"toposhim.io/cpus.web\":\"1\",\"toposhim.io/cpusx\":\"1\",\"other.io/"
+		"clas\":\"y\","
+		"\"toposhim.io/memory-tier\":\"dram\",\"toposhim.io/\":\"\",\"toposhim.io/cdi.db\":"
+		"\"a.com/b=c\",\"toposhim.io/numa\":\"prefer\"}}";
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free const char **unknown = NULL;
+
+	assert_int_equal(ts_json_parse(text, strlen(text), "config.json", &config, &err), 0);
+	assert_int_equal(ts_oci_request_unknown(config, &unknown), 3);
+	assert_string_equal(unknown[0], "toposhim.io/clas");
+	assert_string_equal(unknown[1], "toposhim.io/cpusx");
+	assert_string_equal(unknown[2], "toposhim.io/");
+	assert_null(unknown[3]);
+}
+
 static void test_dns_label(void **state)
 {
 	assert_true(ts_oci_dns_label("a"));
@@ -186,9 +207,8 @@ static void test_dns_label(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identify),
-		cmocka_unit_test(test_request_get),
-		cmocka_unit_test(test_request_check),
+		cmocka_unit_test(test_identify),      cmocka_unit_test(test_request_get),
+		cmocka_unit_test(test_request_check), cmocka_unit_test(test_request_unknown),
 		cmocka_unit_test(test_dns_label),
 	};
 
