@@ -39,9 +39,12 @@ void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_erro
 		       "%s; '%s' of container '%s' goes to the runtime keeping it, without the "
 		       "config",
 		       text != NULL ? text : why->msg, command, id);
-	else
+	else if (args->command != NULL)
 		ts_log(TS_LOG_WARNING, "%s; '%s' goes to runc or crun, without the config",
 		       text != NULL ? text : why->msg, command);
+	else /* no command: --version, --help, no argument at all */
+		ts_log(TS_LOG_WARNING, "%s; the call goes to runc or crun, without the config",
+		       text != NULL ? text : why->msg);
 }
 
 int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,

@@ -23,7 +23,9 @@
  * Warn that the config cannot be used ("<why>; '<command>' of container
  * '<id>' goes to the runtime keeping it, without the config", or "...;
  * '<command>' goes to runc or crun, without the config" when it names no
- * container a runtime knows): a command other than create and run then
+ * container a runtime knows, "...; the call goes to runc or crun, without
+ * the config" for no command: --version, --help): a command other than
+ * create and run then
  * goes on as without a config, so that a typo in the config never stops
  * the engine from killing, exec'ing into or deleting a running container
  * (its runtime is told by its state, ts_cli_runtime_for_container()).

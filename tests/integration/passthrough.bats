@@ -431,6 +431,12 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	assert_output "$id"
 	[ "$stderr" = "toposhim: warning: $t/bad.json: '/runtime/path': expected string, got number; 'list' goes to runc or crun, without the config" ] ||
 		fail "stderr: $stderr"
+	# no command at all (helper-9: "'' goes to runc or crun")
+	TOPOSHIM_CONFIG=$t/bad.json run --separate-stderr "$TOPOSHIM" --version
+	assert_success
+	[ "$output" = "$("$RUNC" --version)" ] || fail "stdout: $output"
+	[ "$stderr" = "toposhim: warning: $t/bad.json: '/runtime/path': expected string, got number; the call goes to runc or crun, without the config" ] ||
+		fail "stderr: $stderr"
 }
 
 # helper-8: a runtime path of the right type that is not there (a typo, a
