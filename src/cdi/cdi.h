@@ -416,7 +416,10 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
  *         registry's problems) "...; ignored: <problem>" and " (and N
  *         more)", the problem of the first ignored file whose "kind" is
  *         that of the first unresolved name (the file is read again on
- *         this path), else the first problem; "... (no spec dir)" when reg
+ *         this path), else the first problem; "... (<name> is defined by
+ *         N spec files of the same dir: <path>, <path>)" when the first
+ *         unresolved name is one that several files define (a conflict,
+ *         not a missing device); "... (no spec dir)" when reg
  *         is NULL or has none; 0 with an empty *ret when nothing is
  *         requested.  Unlike ts_cdi_inject(), the edits go straight into
  *         config: a failure of an edit (ts_cdi_edits_apply(), e.g. a

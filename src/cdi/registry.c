@@ -42,6 +42,11 @@ int ts_cdi_registry_add_problem(struct ts_cdi_registry *reg, const char *fmt, ..
 	return r < 0 ? r : 0;
 }
 
+/* A device several spec files of one dir define: one problem per file
+ * (check_resolvable() finds them by this shape). */
+#define CONFLICT_MID ": conflicting device '"
+#define CONFLICT_FMT \
+	"%s" CONFLICT_MID "%s' (defined by %zu spec files of the same dir), device unavailable"
 static unsigned long overflow_id(const char *path)
 {
 	unsigned long v = 65534;
@@ -356,11 +361,9 @@ static int index_devices(struct ts_cdi_registry *reg)
 			top--;
 		if (j - top > 1) {
 			for (size_t k = top; k < j && r == 0; k++)
-				r = ts_cdi_registry_add_problem(
-					reg,
-					"%s: conflicting device '%s' (defined by %zu spec "
-					"files of the same dir), device unavailable",
-					all[k].spec->path, all[k].qualified_name, j - top);
+				r = ts_cdi_registry_add_problem(reg, CONFLICT_FMT,
+								all[k].spec->path,
+								all[k].qualified_name, j - top);
 			for (size_t k = i; k < j; k++)
 				free(all[k].qualified_name);
 		} else {
@@ -946,6 +949,39 @@ static const char *problem_to_name(const struct ts_cdi_registry *reg, const char
 	return reg->problems[0];
 }
 
+/* The spec files that define qualified_name in conflict (the problems of
+ * CONFLICT_FMT that name it), comma-joined into *ret.  @return 0; -ENOMEM. */
+static int conflict_files(const struct ts_cdi_registry *reg, const char *qualified_name, char **ret,
+			  size_t *ret_n)
+{
+	cleanup_free char *needle = NULL;
+	char *joined = NULL;
+	size_t n = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (asprintf(&needle, CONFLICT_MID "%s' (", qualified_name) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < reg->n_problems; i++) {
+		const char *at = strstr(reg->problems[i], needle);
+		char *next = NULL;
+
+		if (at == NULL)
+			continue;
+		if (asprintf(&next, "%s%s%.*s", joined != NULL ? joined : "", n > 0 ? ", " : "",
+			     (int)(at - reg->problems[i]), reg->problems[i]) < 0) {
+			free(joined);
+			return -ENOMEM;
+		}
+		free(joined);
+		joined = next;
+		n++;
+	}
+	*ret = joined;
+	*ret_n = n;
+	return 0;
+}
+
 /* The create path's "unresolvable" line (cdi.h, ts_cdi_inject_requested()):
  * where the first unresolved name was asked for, where it was looked up and
  * what was ignored.  @return 0 when every name resolves; -EINVAL; -ENOMEM. */
@@ -969,6 +1005,23 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 		if (first == n)
 			first = i;
 		count++;
+	}
+	if (reg != NULL) {
+		cleanup_free char *paths = NULL;
+		size_t n_files = 0;
+		int r = conflict_files(reg, names[first], &paths, &n_files);
+
+		if (r < 0)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		/* not missing: defined more than once (helper-9: "no spec
+		 * file defines it" hid the conflict) */
+		if (n_files > 0)
+			return ts_error_set(
+				err, 0,
+				"%s: '%s': unresolvable CDI devices %s (%s is defined by "
+				"%zu spec files of the same dir: %s)",
+				config_name, where[first], unresolved, names[first], n_files,
+				paths);
 	}
 	if (reg != NULL && reg->n_problems > 0) {
 		const char *named = problem_to_name(reg, names[first]);

@@ -529,6 +529,40 @@ static void test_unresolvable_names_the_kind_file(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* A device two files of one dir define is unresolvable for that reason,
+ * named with the files (helper-9: "no spec file defines it", then the
+ * problem of an unrelated broken file). */
+static void test_unresolvable_conflict(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *want = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=dup,v.com/c=one\"}}");
+
+	write_file(f->dirs[0], "a.yaml",
+		   "cdiVersion: 0.3.0\nkind: v.com/c\ndevices:\n"
+		   "- {name: dup, containerEdits: {env: [A=1]}}\n"
+		   "- {name: one, containerEdits: {env: [ONE=1]}}\n",
+		   0644);
+	write_file(f->dirs[0], "b.json",
+		   "{\"cdiVersion\": \"0.3.0\", \"kind\": \"v.com/c\", \"devices\": "
+		   "[{\"name\": \"dup\", \"containerEdits\": {\"env\": [\"B=1\"]}}]}",
+		   0644);
+	write_file(f->dirs[0], "bad.yaml", "cdiVersion: 0.3.0\nkind: [\n", 0644);
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_true(asprintf(&want,
+			     "config.json: '/annotations/cdi.k8s.io~1a': unresolvable CDI devices "
+			     "v.com/c=dup (v.com/c=dup is defined by 2 spec files of the same dir: "
+			     "%s/a.yaml, %s/b.json)",
+			     f->dirs[0], f->dirs[0]) > 0);
+	assert_string_equal(err->msg, want);
+	ts_cdi_registry_free(reg);
+}
+
 /* A failure half-way (second device's host node missing): ts_cdi_inject() leaves config
  * untouched; the create's ts_cdi_inject_requested() gives the same error. */
 static void test_all_or_nothing(void **state)
@@ -882,6 +916,8 @@ int main(void)
 						 teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_unresolvable_conflict, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
 		 TS_NEEDS_NOTHING},
