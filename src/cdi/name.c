@@ -212,9 +212,16 @@ static int cmp_strp(const void *a, const void *b)
 static int check_names(const struct strv *names, size_t from, const char *config_name,
 		       const char *where, struct ts_error **err)
 {
-	for (size_t k = from; k < names->n; k++)
+	for (size_t k = from; k < names->n; k++) {
+		/* "a/b=c," or "a/b=c,,d/e=f": say where, not "'': missing '='" */
+		if (names->v[k][0] == '\0')
+			return ts_error_set(err, 0,
+					    "%s: '%s': empty device name at position %zu of the "
+					    "list (a ',' too many)",
+					    config_name, where, k - from + 1);
 		if (ts_cdi_qualified_name_parse(names->v[k], NULL, NULL, NULL, err) < 0)
 			return ts_error_prefix(err, "%s: '%s'", config_name, where);
+	}
 	return 0;
 }
 

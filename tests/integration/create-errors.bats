@@ -88,7 +88,7 @@ teardown() {
 	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero,,"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': invalid qualified device name '': missing '='" ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': empty device name at position 2 of the list (a ',' too many)" ]
 	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero, toposhim.test/dev=zero"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]

@@ -124,8 +124,8 @@ static const struct req_row {
 	 "config.json: '/annotations/cdi.k8s.io~1devices': invalid qualified device name 'foobar': "
 	 "missing '='"},
 	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"v/c=1,,\"}}", false, -EINVAL,
-	 "config.json: '/annotations/cdi.k8s.io~1devices': invalid qualified device name '': "
-	 "missing '='"},
+	 "config.json: '/annotations/cdi.k8s.io~1devices': empty device name at position 2 of "
+	 "the list (a ',' too many)"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":1}}", false, -EINVAL,
 	 "config.json: '/annotations/cdi.k8s.io~1x': expected string, got number"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
@@ -141,7 +141,8 @@ static const struct req_row {
 	 "config.json: '/process/env/1': invalid qualified device name 'vendor.com/class': "
 	 "missing '='"},
 	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=,,,\"]}}", true, -EINVAL,
-	 "config.json: '/process/env/0': invalid qualified device name '': missing '='"},
+	 "config.json: '/process/env/0': empty device name at position 1 of the list (a ',' too "
+	 "many)"},
 	/* not read without env_requests */
 	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=,,,\"]}}", false, 0, ""},
 	/* oci/role.h: a pod's sandbox takes none of the pod's devices, not
