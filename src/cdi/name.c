@@ -149,21 +149,41 @@ static int strv_add_unique(struct strv *s, const char *str, size_t len, const ch
 
 /*
  * Add the comma-separated names of value (where: its JSON pointer, for
- * messages).  @return 0; -EINVAL for more than TS_CDI_MAX_REQUESTS names or a
- * name longer than TS_CDI_MAX_NAME_BYTES (shown cut to 64 bytes); -ENOMEM.
+ * messages), each checked a qualified name in list order (helper-7: the
+ * env's "vendor.com/class" was an unresolvable device, ",,," a list of
+ * empty names).  @return 0; -EINVAL for more than TS_CDI_MAX_REQUESTS names,
+ * a name longer than TS_CDI_MAX_NAME_BYTES (shown cut to 64 bytes), an
+ * empty value or entry, an invalid qualified name; -ENOMEM.
  */
 static int split_into(struct strv *s, const char *value, const char *config_name, const char *where,
 		      struct ts_error **err)
 {
-	for (;;) {
+	for (size_t pos = 1;; pos++) {
 		const char *comma = strchr(value, ',');
 		size_t len = comma ? (size_t)(comma - value) : strlen(value);
 		int r;
+
+		char name[TS_CDI_MAX_NAME_BYTES + 1];
 
 		if (len > TS_CDI_MAX_NAME_BYTES)
 			return ts_error_set(err, 0,
 					    "%s: '%s': device name longer than %u bytes '%.64s...'",
 					    config_name, where, TS_CDI_MAX_NAME_BYTES, value);
+		/* "a/b=c," or "a/b=c,,d/e=f": say where, not "'': missing '='" */
+		if (len == 0 && pos == 1 && comma == NULL)
+			return ts_error_set(err, 0, "%s: '%s': empty, no device named", config_name,
+					    where);
+		if (len == 0)
+			return ts_error_set(err, 0,
+					    "%s: '%s': empty device name at position %zu of the "
+					    "list (a ',' too many)",
+					    config_name, where, pos);
+		/* each must be a qualified name, the first bad one told (E4's
+		 * "foobar"; " a/b=c"): the field's fault, not a missing device */
+		memcpy(name, value, len);
+		name[len] = '\0';
+		if (ts_cdi_qualified_name_parse(name, NULL, NULL, NULL, err) < 0)
+			return ts_error_prefix(err, "%s: '%s'", config_name, where);
 		r = strv_add_unique(s, value, len, where);
 		if (r == -E2BIG)
 			return ts_error_set(err, 0,
@@ -184,45 +204,18 @@ static int scoped_into(struct strv *s, const struct ts_json *config,
 {
 	cleanup_free char *field = NULL;
 	const char *value = NULL;
-	size_t before = s->n;
 	int r = ts_oci_request_get(config, c, "toposhim.io/cdi", &value, &field, err);
 
 	if (r < 0)
 		return ts_error_prefix(err, "%s", config_name);
 	if (r == 0)
 		return 0;
-	r = split_into(s, value, config_name, field, err);
-	if (r < 0)
-		return r;
-	for (size_t k = before; k < s->n; k++)
-		if (ts_cdi_qualified_name_parse(s->v[k], NULL, NULL, NULL, err) < 0)
-			return ts_error_prefix(err, "%s: '%s'", config_name, field);
-	return 0;
+	return split_into(s, value, config_name, field, err);
 }
 
 static int cmp_strp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The names split from one request field (names->v[from..]) must each be a
- * qualified name: one that cannot be (empty, no '=', a space) is the
- * field's fault, not a device that is missing.  @return 0; -EINVAL with
- * "<config_name>: '<where>': invalid qualified device name ...". */
-static int check_names(const struct strv *names, size_t from, const char *config_name,
-		       const char *where, struct ts_error **err)
-{
-	for (size_t k = from; k < names->n; k++) {
-		/* "a/b=c," or "a/b=c,,d/e=f": say where, not "'': missing '='" */
-		if (names->v[k][0] == '\0')
-			return ts_error_set(err, 0,
-					    "%s: '%s': empty device name at position %zu of the "
-					    "list (a ',' too many)",
-					    config_name, where, k - from + 1);
-		if (ts_cdi_qualified_name_parse(names->v[k], NULL, NULL, NULL, err) < 0)
-			return ts_error_prefix(err, "%s: '%s'", config_name, where);
-	}
-	return 0;
 }
 
 int ts_cdi_requests_collect(const struct ts_json *config, const char *config_name,
@@ -268,16 +261,12 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 	if (nkeys > 0)
 		qsort(keys, nkeys, sizeof(*keys), cmp_strp);
 	for (i = 0; i < nkeys; i++) {
-		size_t before = names.n;
 		struct ts_cdi_ptr p = {0};
 
 		ts_cdi_ptr_push(&p, "annotations");
 		ts_cdi_ptr_push(&p, keys[i]);
 		r = split_into(&names, ts_json_get_string(ann, keys[i]), config_name,
 			       ts_cdi_ptr_str(&p), err);
-		if (r < 0)
-			goto fail_set;
-		r = check_names(&names, before, config_name, ts_cdi_ptr_str(&p), err);
 		if (r < 0)
 			goto fail_set;
 	}
@@ -296,15 +285,9 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) != 0 ||
 			    item->u.string[plen] != '=' || item->u.string[plen + 1] == '\0')
 				continue;
-			size_t before = names.n;
 
 			snprintf(where, sizeof(where), "/process/env/%zu", i);
 			r = split_into(&names, item->u.string + plen + 1, config_name, where, err);
-			if (r < 0)
-				goto fail_set;
-			/* as an annotation's (helper-7: "vendor.com/class" was an
-			 * unresolvable device here, ",,," a list of empty names) */
-			r = check_names(&names, before, config_name, where, err);
 			if (r < 0)
 				goto fail_set;
 		}

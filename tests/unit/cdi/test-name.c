@@ -126,6 +126,8 @@ static const struct req_row {
 	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"v/c=1,,\"}}", false, -EINVAL,
 	 "config.json: '/annotations/cdi.k8s.io~1devices': empty device name at position 2 of "
 	 "the list (a ',' too many)"},
+	{"{\"annotations\":{\"cdi.k8s.io/devices\":\"\"}}", false, -EINVAL,
+	 "config.json: '/annotations/cdi.k8s.io~1devices': empty, no device named"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":1}}", false, -EINVAL,
 	 "config.json: '/annotations/cdi.k8s.io~1x': expected string, got number"},
 	{"{\"annotations\":{\"cdi.k8s.io/x\":\"v/c=1\"},\"process\":{\"env\":[\"TOPOSHIM_CDI_"
