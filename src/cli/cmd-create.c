@@ -366,8 +366,9 @@ static int leave_untouched(struct ts_pools *pools, const struct ts_state *s,
 	int r;
 
 	if (res->pool != TS_PLACEMENT_POOL_SHARED || req->class_annotated || req->cpus_annotated ||
-	    req->cpu_limit != 0 || req->guaranteed || req->user_cpus != NULL ||
-	    req->user_mems != NULL || ts_oci_cpu_get_cpus(oci_config, &cpus, NULL) != 0 ||
+	    req->cpu_limit != 0 || req->guaranteed ||
+	    /* the user's cpus or mems (req->user_*), or an earlier create's */
+	    ts_oci_cpu_get_cpus(oci_config, &cpus, NULL) != 0 ||
 	    ts_oci_cpu_get_mems(oci_config, &mems, NULL) != 0 ||
 	    req->numa != TS_PLACEMENT_NUMA_PREFER || req->memory_tier != TS_MEMORY_TIER_DRAM ||
 	    (injected != NULL && injected->n_devices > 0) ||

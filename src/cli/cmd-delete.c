@@ -146,7 +146,5 @@ unusable:
 	/* as for a config that does not parse (main.c): nothing is released
 	 * under a config that a create refuses, and no summary is written for
 	 * it that would let the plain creates after it skip the core */
-	ts_log(TS_LOG_WARNING,
-	       "%s; delete '%s': the allocation is not released now (the config is unusable)",
-	       err->msg, id);
+	ts_cli_delete_held(id, err);
 }

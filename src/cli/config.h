@@ -29,8 +29,10 @@
  *         of open/read ("<path>: cannot open: ...", -ENOENT included for any
  *         other path); -EINVAL for bad
  *         JSON ("<path>: line L column C: <reason>", "<path>: empty
- *         document") or a root that is not an object ("<path>: '/':
- *         expected object, got array"); -ENOMEM.
+ *         document"), a root that is not an object ("<path>: '/':
+ *         expected object, got array") or a member given twice in one
+ *         object ("<path>: '/state_dir': duplicate key", the JSON pointer of
+ *         the first repeat, depth first); -ENOMEM.
  */
 int ts_cli_config_load(const char *path, struct ts_json **ret, struct ts_error **err);
 

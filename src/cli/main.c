@@ -72,9 +72,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 		/* its settle would run the runtime the config names, its pools
 		 * are the config's: the record stays until the next create's
 		 * collection, which a fixed config lets run */
-		ts_log(TS_LOG_WARNING,
-		       "delete '%s': the allocation is not released now (the config is unusable)",
-		       args->container_id != NULL ? args->container_id : "");
+		ts_cli_delete_held(args->container_id != NULL ? args->container_id : "", NULL);
 		delete = false;
 	}
 	if (args->rewrite) {

@@ -47,6 +47,13 @@ void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_erro
 		       text != NULL ? text : why->msg);
 }
 
+void ts_cli_delete_held(const char *id, const struct ts_error *why)
+{
+	ts_log(TS_LOG_WARNING,
+	       "%s%sdelete '%s': the allocation is not released now (the config is unusable)",
+	       why != NULL ? why->msg : "", why != NULL ? "; " : "", id);
+}
+
 int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_json *config,
 			       const char *config_path, char **ret_path, int *ret_depth,
 			       struct ts_error **err)

@@ -34,6 +34,18 @@
 void ts_cli_config_unusable(const struct ts_cli_args *args, const struct ts_error *why);
 
 /**
+ * Warn that a delete releases nothing under a config it cannot use (the
+ * state dir and pools are the config's; the first create with a sound
+ * config collects the record): "delete '<id>': the allocation is not
+ * released now (the config is unusable)", after "<why>; " when why is not
+ * NULL (a config that parses but that a create refuses; for one that does
+ * not parse, ts_cli_config_unusable() told why already).
+ * @param[in] id   the container id ("" when unknown); borrowed.
+ * @param[in] why  the config's error, or NULL; borrowed.
+ */
+void ts_cli_delete_held(const char *id, const struct ts_error *why);
+
+/**
  * The runtime a command goes to, and the depth its exec carries
  * (runtime.h TS_RUNTIME_DEPTH_ENV).  A command that names a container and
  * does not rewrite (every one but the create and run ts_cli_scan() marks

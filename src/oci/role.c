@@ -139,19 +139,32 @@ int ts_oci_request_get(const struct ts_json *config, const struct ts_oci_contain
 	return 1;
 }
 
-/* The <name> of a scoped request key, NULL when key is not one. */
-static const char *scope_of(const char *key)
+/* Whether key is "toposhim.io/<k>" or "toposhim.io/<k>.<name>" for a k of
+ * TS_OCI_REQUEST_KEYS; *ret_scope: the <name>, NULL for the unscoped form.
+ * @return 1 such a key; 0 another under toposhim.io/; -1 not under it. */
+static int request_key(const char *key, const char **ret_scope)
 {
+	*ret_scope = NULL;
 	if (strncmp(key, OWN_PREFIX, strlen(OWN_PREFIX)) != 0)
-		return NULL;
+		return -1;
 	key += strlen(OWN_PREFIX);
 	for (const char *const *k = TS_OCI_REQUEST_KEYS; *k != NULL; k++) {
 		size_t n = strlen(*k);
 
-		if (strncmp(key, *k, n) == 0 && key[n] == '.')
-			return key + n + 1;
+		if (strncmp(key, *k, n) != 0 || (key[n] != '\0' && key[n] != '.'))
+			continue;
+		*ret_scope = key[n] == '.' ? key + n + 1 : NULL;
+		return 1;
 	}
-	return NULL;
+	return 0;
+}
+
+/* The <name> of a scoped request key, NULL when key is not one. */
+static const char *scope_of(const char *key)
+{
+	const char *scope;
+
+	return request_key(key, &scope) == 1 ? scope : NULL;
 }
 
 int ts_oci_request_check(const struct ts_json *config, const struct ts_oci_container *c,
@@ -201,19 +214,10 @@ int ts_oci_request_unknown(const struct ts_json *config, const char ***ret)
 	if (v == NULL)
 		return -ENOMEM;
 	ts_json_object_foreach (ann, i, key, val) {
-		const char *rest = key + strlen(OWN_PREFIX);
-		bool known = false;
+		const char *scope;
 
 		(void)val;
-		if (strncmp(key, OWN_PREFIX, strlen(OWN_PREFIX)) != 0)
-			continue;
-		for (const char *const *k = TS_OCI_REQUEST_KEYS; *k != NULL && !known; k++) {
-			size_t len = strlen(*k);
-
-			known = strncmp(rest, *k, len) == 0 &&
-				(rest[len] == '\0' || rest[len] == '.');
-		}
-		if (!known)
+		if (request_key(key, &scope) == 0)
 			v[n++] = key;
 	}
 	*ret = v;
