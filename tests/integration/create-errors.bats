@@ -4,6 +4,8 @@
 
 load containers
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	containers_setup
 	write_demo_spec
@@ -267,4 +269,15 @@ CONF
 	[ "$(jq -c '.linux.resources.cpu.shares' "$WORK/fake.config.json")" = 2 ]
 	run jq -r 'select(.msg | test("engine value")) | "\(.level) \(.msg)"' "$WORK/log.json"
 	[ "$output" = "info toposhim: $WORK/b/config.json: '/linux/resources/cpu/shares': engine value '2' kept over class 'standard' value '1024' (cpu.weight 100)" ]
+}
+
+# helper-9: a misspelt request key ran the container in the standard class
+# without a word
+@test "create: a toposhim.io/ annotation that is no request key is named in a warning, the create goes on" {
+	set_annotation "$WORK/b" toposhim.io/clas critical
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID" >"$WORK/out" 2>"$WORK/err"
+	[ "$(cat "$WORK/out")" = "fake-runtime stdout" ]
+	[ "$(cat "$WORK/err")" = "toposhim: warning: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring
+fake-runtime stderr" ] || fail "stderr: $(cat "$WORK/err")"
+	[ -e "$WORK/fake.config.json" ]
 }

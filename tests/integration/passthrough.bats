@@ -357,17 +357,32 @@ check_same_call() {
 # helper-7: a typo in the config made exec, kill and delete of the running
 # containers fail; podman could neither stop nor remove them, and a
 # container was left running with its exclusive cpu held.
+# run_critical BUNDLE ID: a critical container on one exclusive cpu,
+# created through toposhim and started (the broken-config cases below).
+run_critical() {
+	make_bundle "$1"
+	annotate "$1" toposhim.io/class critical
+	annotate "$1" toposhim.io/cpus 1
+	create_container "$2" "$1" || fail "create: $(cat "$BATS_TEST_TMPDIR/$2.create.out")"
+	"$TOPOSHIM" --root "$(runc_root)" start "$2"
+}
+
+# collected_after_fix GOOD_CONFIG BUNDLE ID2: with the config fixed, a
+# create of ID2 collects the record the broken config kept: it is the one
+# left in the store.
+collected_after_fix() {
+	export TOPOSHIM_CONFIG=$1
+	create_container "$3" "$2" || fail "create: $(cat "$BATS_TEST_TMPDIR/$3.create.out")"
+	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$BATS_TEST_TMPDIR/state/allocations.json")" = "$3" ]
+}
+
 @test "broken config: exec, state, kill and delete of a running container still reach runc; the next create after the fix collects its record" {
 	require_runc
 	local t=$BATS_TEST_TMPDIR id id2 good warn
 	id=$(new_container_id)
 	id2=$(new_container_id)
-	make_bundle "$t/b"
-	annotate "$t/b" toposhim.io/class critical
-	annotate "$t/b" toposhim.io/cpus 1
 	good=$TOPOSHIM_CONFIG
-	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
-	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+	run_critical "$t/b" "$id"
 	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
 
 	printf '{"state_dir": "%s",' "$t/state" >"$t/bad.json"
@@ -400,9 +415,7 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	# the record stays until a create with the fixed config collects it:
 	# the critical cpu is free for the next critical container
 	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id" ]
-	export TOPOSHIM_CONFIG=$good
-	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
-	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+	collected_after_fix "$good" "$t/b" "$id2"
 	[ "$(jq -r .linux.resources.cpu.cpus "$t/b/config.json")" = "$(jq -r '.allocations[0].cpus' "$t/state/allocations.json")" ]
 }
 
@@ -448,12 +461,8 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	local t=$BATS_TEST_TMPDIR id id2 good warn
 	id=$(new_container_id)
 	id2=$(new_container_id)
-	make_bundle "$t/b"
-	annotate "$t/b" toposhim.io/class critical
-	annotate "$t/b" toposhim.io/cpus 1
 	good=$TOPOSHIM_CONFIG
-	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
-	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+	run_critical "$t/b" "$id"
 
 	jq '. + {runtime: {path: "/nonexistent/runc"}}' "$good" >"$t/bad.json"
 	export TOPOSHIM_CONFIG=$t/bad.json
@@ -475,9 +484,7 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	run --separate-stderr "$TOPOSHIM" --root "$(runc_root)" create --bundle "$t/b" "$id2"
 	assert_failure 1
 	# fixed: the next create collects the record, the cpu is free
-	export TOPOSHIM_CONFIG=$good
-	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
-	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+	collected_after_fix "$good" "$t/b" "$id2"
 }
 
 # helper-9: a config that parses but that a create refuses (an unknown key,
@@ -489,13 +496,9 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 	local t=$BATS_TEST_TMPDIR id id2 good
 	id=$(new_container_id)
 	id2=$(new_container_id)
-	make_bundle "$t/b"
-	annotate "$t/b" toposhim.io/class critical
-	annotate "$t/b" toposhim.io/cpus 1
 	make_bundle "$t/plain"
 	good=$TOPOSHIM_CONFIG
-	create_container "$id" "$t/b" || fail "create: $(cat "$t/$id.create.out")"
-	"$TOPOSHIM" --root "$(runc_root)" start "$id"
+	run_critical "$t/b" "$id"
 
 	jq '. + {bogus: 1}' "$good" >"$t/bad.json"
 	export TOPOSHIM_CONFIG=$t/bad.json
@@ -522,9 +525,7 @@ toposhim: warning: delete '$id': the allocation is not released now (the config 
 		fail "stderr: $stderr"
 
 	# fixed: the next create collects the record
-	export TOPOSHIM_CONFIG=$good
-	create_container "$id2" "$t/b" || fail "create: $(cat "$t/$id2.create.out")"
-	[ "$(jq -r '.allocations | map(.container_id) | join(",")' "$t/state/allocations.json")" = "$id2" ]
+	collected_after_fix "$good" "$t/b" "$id2"
 }
 
 @test "toposhimctl: version and help" {
