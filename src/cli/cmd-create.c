@@ -258,39 +258,76 @@ out:
  * container id of that create: a bundle created again under another id
  * (a shell's `run`, a test harness) took the earlier container's cpus as
  * the user's own pin. */
-static void forget_earlier_placement(const struct ts_oci_bundle *b,
-				     struct ts_placement_request *req)
+static void forget_earlier_cpus(const struct ts_oci_bundle *b, const struct ts_state_placement *p,
+				struct ts_placement_request *req)
 {
-	struct ts_state_placement p = {0};
 	const char *cpus = NULL;
 
-	if (ts_state_placement_read(b->bundle_fd, ".", &p) == 1 && p.cpus_written && !p.pinned &&
-	    ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 && strcmp(p.cpus_str, cpus) == 0) {
+	if (p->cpus_written && !p->pinned && ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 &&
+	    strcmp(p->cpus_str, cpus) == 0) {
 		hwloc_bitmap_free(req->user_cpus);
 		hwloc_bitmap_free(req->user_mems);
 		req->user_cpus = NULL;
 		req->user_mems = NULL;
 	}
-	ts_state_placement_release(&p);
 }
 
-/* The request: annotations and resources of config.json, plus the NUMA
- * locality of the injected device nodes. */
-static int read_request(const struct ts_oci_bundle *b, const struct ts_cli_args *args,
+/* The cgroup values an earlier create of this bundle wrote for its class
+ * (the placement file's "resources_written") and config.json still holds
+ * go back to the engine's values before the request is read: a bundle
+ * created again under another class (a shell's) is not given the earlier
+ * class's cpu.shares as the engine's own, which would win over its class
+ * (helper-10: a standard container kept critical's shares 10240).  A value
+ * changed since stays.  @return how many were put back; -ENOMEM. */
+static int forget_earlier_class(struct ts_oci_bundle *b, const struct ts_state_placement *p,
+				struct ts_error **err)
+{
+	const struct ts_json *e;
+	int n = 0, r;
+	size_t i;
+
+	ts_json_array_foreach (p->resources_written, i, e) {
+		r = ts_json_undo_entry(b->config, e);
+		if (r < 0)
+			return ts_error_set(err, r, "%s", b->config_path);
+		if (r > 0)
+			ts_log(TS_LOG_DEBUG,
+			       "%s: '%s': the value an earlier create wrote for class '%s' "
+			       "is the engine's again",
+			       b->config_path, ts_json_get_string(e, "pointer"), p->class_name);
+		n += r;
+	}
+	return n;
+}
+
+/* The request: annotations and resources of config.json (without what an
+ * earlier create of the bundle wrote there: *ret_forgotten tells whether
+ * config.json was changed for that), plus the NUMA locality of the
+ * injected device nodes. */
+static int read_request(struct ts_oci_bundle *b, const struct ts_cli_args *args,
 			const struct ts_pools *pools, const struct ts_cdi_injection *injected,
-			struct ts_placement_request *ret, struct ts_error **err)
+			struct ts_placement_request *ret, bool *ret_forgotten,
+			struct ts_error **err)
 {
 	const char *container_id = args->container_id;
 	struct ts_devloc_roots roots = ts_devloc_roots_from_env();
 	cleanup_free const char **paths = NULL;
+	struct ts_state_placement earlier = {0};
+	bool has_earlier;
 	size_t n = 0, cap = 0;
 	int r;
 
-	r = ts_placement_request_from_config(b->config, b->config_path, container_id,
-					     &pools->placement, ret, err);
+	has_earlier = ts_state_placement_read(b->bundle_fd, ".", &earlier) == 1;
+	r = has_earlier ? forget_earlier_class(b, &earlier, err) : 0;
+	*ret_forgotten = r > 0;
+	if (r >= 0)
+		r = ts_placement_request_from_config(b->config, b->config_path, container_id,
+						     &pools->placement, ret, err);
+	if (r >= 0 && has_earlier)
+		forget_earlier_cpus(b, &earlier, ret);
+	ts_state_placement_release(&earlier);
 	if (r < 0)
 		return r;
-	forget_earlier_placement(b, ret);
 	/* what toposhim writes must lie in the cgroup parent's cpuset */
 	r = ts_pools_parent_cpuset(pools, b->config, b->config_path, args->systemd_cgroup, ret,
 				   err);
@@ -344,8 +381,9 @@ static bool translation_changes_nothing(const struct ts_json *oci_config,
  * no request (no class or cpus annotation, no cpu limit, no explicit cpus,
  * no NUMA or memory-tier wish, no device) and no cpuset in config.json at
  * all (one an earlier create of this bundle wrote is no request, see
- * forget_earlier_placement(), but the runtime would apply it: it must be
- * overwritten), the shared pool it gets is every
+ * forget_earlier_cpus(), but the runtime would apply it: it must be
+ * overwritten; nor cgroup values of an earlier class just taken out of the
+ * tree, forget_earlier_class()), the shared pool it gets is every
  * online cpu (nothing reserved, nothing held exclusively; a cgroup parent
  * narrower than that gives it the parent's cpus as it would without
  * toposhim), its class sets no cgroup value, and the engine's cgroup values
@@ -358,15 +396,16 @@ static int leave_untouched(struct ts_pools *pools, const struct ts_state *s,
 			   const struct ts_placement_result *res,
 			   const struct ts_cdi_injection *injected,
 			   const struct ts_json *oci_config,
-			   const struct ts_cgroup_translate_options *tr,
+			   const struct ts_cgroup_translate_options *tr, bool forgotten,
 			   struct ts_plain_summary *probe, struct ts_error **err)
 {
 	const char *cpus = NULL, *mems = NULL;
 	bool ok = false;
 	int r;
 
-	if (res->pool != TS_PLACEMENT_POOL_SHARED || req->class_annotated || req->cpus_annotated ||
-	    req->cpu_limit != 0 || req->guaranteed ||
+	/* forgotten: the tree is no longer what config.json holds */
+	if (forgotten || res->pool != TS_PLACEMENT_POOL_SHARED || req->class_annotated ||
+	    req->cpus_annotated || req->cpu_limit != 0 || req->guaranteed ||
 	    /* the user's cpus or mems (req->user_*), or an earlier create's */
 	    ts_oci_cpu_get_cpus(oci_config, &cpus, NULL) != 0 ||
 	    ts_oci_cpu_get_mems(oci_config, &mems, NULL) != 0 ||
@@ -445,13 +484,19 @@ static bool shrinks_shared(enum ts_placement_pool pool)
 }
 
 /* Write the placement and the class's cgroup limits into config.json, then
- * the values as this host, runtime and driver will apply them. */
+ * the values as this host, runtime and driver will apply them.
+ * *ret_written: what the class and the translation changed in
+ * linux.resources (ts_json_diff() entries; NULL: nothing), for the
+ * placement file. */
 static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools,
 			   const struct ts_placement_result *res,
-			   const struct ts_cgroup_translate_options *tr, struct ts_error **err)
+			   const struct ts_cgroup_translate_options *tr,
+			   struct ts_json **ret_written, struct ts_error **err)
 {
 	cleanup_free char *cpus = NULL, *mems = NULL;
 	cleanup_strv char **messages = NULL;
+	cleanup_json struct ts_json *before = NULL, *written = NULL;
+	const struct ts_json *resources;
 	int r;
 
 	if (res->pool != TS_PLACEMENT_POOL_PINNED) {
@@ -465,6 +510,9 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 		if (r < 0)
 			return ts_error_prefix(err, "%s", b->config_path);
 	}
+	resources = ts_json_get_path(b->config, "linux", "resources", NULL);
+	if (resources != NULL && (before = ts_json_dup(resources)) == NULL)
+		return ts_error_set(err, ENOMEM, "%s", b->config_path);
 	r = ts_cgroup_apply_class(b->config, b->config_path,
 				  ts_cgroup_config_class(&pools->cgroup, res->class_name),
 				  pools->cgroup_mode, &messages, err);
@@ -481,6 +529,15 @@ static int apply_placement(struct ts_oci_bundle *b, const struct ts_pools *pools
 		return r;
 	for (char **m = messages; m != NULL && *m != NULL; m++)
 		ts_log(TS_LOG_INFO, "%s", *m);
+	written = ts_json_new_array();
+	if (written == NULL)
+		return ts_error_set(err, ENOMEM, "%s", b->config_path);
+	r = ts_json_diff(before, ts_json_get_path(b->config, "linux", "resources", NULL),
+			 "/linux/resources", written, err);
+	if (r < 0)
+		return ts_error_prefix(err, "%s", b->config_path);
+	if (r > 0)
+		*ret_written = TAKE_PTR(written);
 	return 0;
 }
 
@@ -636,13 +693,19 @@ struct reservation {
 	const char *runtime_root;
 	const char *container_id;
 	uint64_t created_usec;
-	bool made;	    /* a record was put and committed by this create */
-	bool untouched;	    /* a plain container: config.json left as it is */
-	bool journal;	    /* ... and named by the journal, not recorded */
+	bool made;			   /* a record was put and committed by this create */
+	bool untouched;			   /* a plain container: config.json left as it is */
+	struct ts_json *resources_written; /* apply_placement()'s; owned */
+	bool journal;			   /* ... and named by the journal, not recorded */
 	bool plugins;	    /* the config names plugins: plain containers are recorded */
 	bool plain_allowed; /* the summary may be kept (ts_pools_plain_allowed()) */
 	bool rebuilt;	    /* the store was rebuilt: shared containers to resize */
 };
+
+static void reservation_release(struct reservation *rv)
+{
+	rv->resources_written = ts_json_free(rv->resources_written);
+}
 
 static const struct ts_alloc *own_record(const struct ts_state *s, const struct reservation *rv)
 {
@@ -667,6 +730,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	cleanup_plain_summary struct ts_plain_summary probe = {0};
 	struct ts_allocation *allocs = NULL;
 	hwloc_bitmap_t *bitmaps = NULL;
+	bool forgotten = false;
 	int n, r;
 
 	/* with its root: a store that lost its whole dir finds the
@@ -700,7 +764,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
-		r = read_request(b, args, pools, injected, &req, err);
+		r = read_request(b, args, pools, injected, &req, &forgotten, err);
 	if (r >= 0)
 		r = check_policy(pools->config, pools->config_path, b, &pools->placement, &req,
 				 injected, err);
@@ -726,7 +790,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 			ts_runtime_family_of_path(runtime_path) == TS_RUNTIME_FAMILY_CRUN,
 	};
 
-	r = leave_untouched(pools, s, &req, res, injected, b->config, &tr, &probe, err);
+	r = leave_untouched(pools, s, &req, res, injected, b->config, &tr, forgotten, &probe, err);
 	if (r < 0)
 		return r;
 	rv->untouched = r > 0;
@@ -743,7 +807,7 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 			rv->journal = !recorded;
 		}
 	} else {
-		r = apply_placement(b, pools, res, &tr, err);
+		r = apply_placement(b, pools, res, &tr, &rv->resources_written, err);
 		/* before the commit: a plain create that saw the summary has
 		 * its journal entry in by now (state/plain.h) */
 		if (r >= 0 && shrinks_shared(res->pool) &&
@@ -951,8 +1015,11 @@ static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bu
 	if (p.container_id == NULL || p.class_name == NULL || p.cpus_str == NULL ||
 	    p.mems_str == NULL || (devices != NULL && p.devices == NULL) || p.state_dir == NULL)
 		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
-	else
+	else {
+		p.resources_written = rv->resources_written; /* borrowed */
 		r = ts_state_placement_write(b->bundle_fd, &p, err);
+		p.resources_written = NULL;
+	}
 	ts_state_placement_release(&p);
 	return r;
 }
@@ -989,7 +1056,8 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	struct ts_cli_state_config sc = {0};
 	cleanup_result struct ts_placement_result res = {0};
 	struct ts_plugin_report rep = {0};
-	struct reservation rv = {.runtime_root = root, .container_id = args->container_id};
+	__attribute__((cleanup(reservation_release))) struct reservation rv = {
+		.runtime_root = root, .container_id = args->container_id};
 	struct ts_alloc **collected = NULL;
 	size_t ncollected = 0;
 	bool pinned, released;

@@ -324,6 +324,47 @@ char *ts_json_pointer_escape(const char *key);
  */
 char *ts_json_utf8_sanitize(const char *s);
 
+/* --- Differences and their undo ------------------------------------------------ */
+
+/**
+ * Append to ret one entry per place where after differs from before:
+ * {"pointer": "<JSON pointer>", "before": <value>, "after": <value>}, the
+ * member "before" (or "after") left out where that side has none.  Objects
+ * on both sides are compared member by member (a key repeated in one of
+ * them counts with its last value, as ts_json_get() reads it); anything
+ * else (a scalar, an array, an object on one side only) is one entry with
+ * the whole value.  The values are copies; entries come in before's member
+ * order, then after's new members.  Used to record what a create wrote into
+ * config.json (a class's cgroup values), for ts_json_undo_entry().
+ * @param[in]     before   the old value; NULL: none.
+ * @param[in]     after    the new value; NULL: none.
+ * @param[in]     pointer  where both sit in their document, as an RFC 6901
+ *                         JSON pointer ("/linux/resources"); keys below are
+ *                         escaped with ts_json_pointer_escape().
+ * @param[in,out] ret      an array; entries are appended (on failure some may
+ *                         have been).
+ * @return the number of entries appended (>= 0); -EINVAL when ret is not an
+ *         array; -ENOMEM.
+ */
+int ts_json_diff(const struct ts_json *before, const struct ts_json *after, const char *pointer,
+		 struct ts_json *ret, struct ts_error **err);
+
+/**
+ * Undo one ts_json_diff() entry in root, where it still holds: when the
+ * value at the entry's pointer is its "after" (both absent counts as
+ * equal), it becomes "before" again (objects on the way are created), or is
+ * removed when the entry has no "before".  A value that differs (someone
+ * changed it since) is left as it is.
+ * @param[in,out] root   the document, an object.
+ * @param[in]     entry  one entry; borrowed.
+ * @return 1 when root was changed; 0 when the value differs, or the entry is
+ *         not one ts_json_diff() writes (no string "pointer" that starts
+ *         with '/', a '~' not followed by '0' or '1', the root itself), or a
+ *         value on the way is no object; -ENOMEM (root may then be partly
+ *         edited: the member being set is missing).
+ */
+int ts_json_undo_entry(struct ts_json *root, const struct ts_json *entry);
+
 static inline void ts_json_freep(struct ts_json **j)
 {
 	*j = ts_json_free(*j);

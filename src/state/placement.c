@@ -19,6 +19,7 @@ void ts_state_placement_release(struct ts_state_placement *p)
 	free(p->mems_str);
 	free(p->devices);
 	free(p->state_dir);
+	ts_json_free(p->resources_written);
 	*p = (struct ts_state_placement){0};
 }
 
@@ -76,6 +77,9 @@ int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
 		r = set_str(o, "state_dir", p->state_dir, err);
 	if (r >= 0 && p->devices != NULL && p->devices[0] != '\0')
 		r = set_devices(o, p->devices, err);
+	if (r >= 0 && p->resources_written != NULL && p->resources_written->u.array.len > 0)
+		r = ts_json_object_set(o, "resources_written", ts_json_dup(p->resources_written),
+				       err);
 	if (r >= 0)
 		r = ts_json_serialize(o, false, &buf, &len, err);
 	if (r < 0)
@@ -174,6 +178,8 @@ int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_place
 	p.numa_exclusive = bool_member(o, "numa_exclusive");
 	p.devices = devices_member(o);
 	p.state_dir = dup_member(o, "state_dir");
+	/* entries ts_json_undo_entry() cannot use it skips */
+	p.resources_written = ts_json_dup(ts_json_get_array(o, "resources_written"));
 	if (p.container_id == NULL || p.class_name == NULL || p.class_name[0] == '\0' ||
 	    p.cpus_str == NULL || p.mems_str == NULL || !ts_cpulist_valid(p.cpus_str) ||
 	    !ts_cpulist_valid(p.mems_str)) {

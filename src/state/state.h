@@ -442,13 +442,20 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
  * into config.json: false for a recorded container left untouched),
  * "pinned" and "numa_exclusive" (as in allocations.json), "state_dir"
  * (the store's, when known), and, when toposhim injected CDI devices,
- * "devices": their qualified names, sorted.
+ * "devices": their qualified names, sorted; and "resources_written": what
+ * the class's cgroup limits and their translation changed in
+ * linux.resources (ts_json_diff() entries, cpus and mems aside), so that a
+ * later create of a bundle whose config.json still holds those values
+ * (a shell's bundle created again under another class) starts from the
+ * engine's own values (ts_json_undo_entry()).
  * Create writes it atomically before config.json; a rebuild of a damaged
  * store reads it to adopt running containers, and a retried create to
  * tell the cpus it wrote from a user's and the devices it injected from
  * the engine's.  Without placement (off, or rootless without a cpuset) it
  * holds only the devices, with class "": never adopted.
  */
+struct ts_json;
+
 struct ts_state_placement {
 	char *container_id;
 	char *class_name;
@@ -460,6 +467,8 @@ struct ts_state_placement {
 	 * not adopt the container (tests and nodes that share a runtime root
 	 * keep stores of their own) */
 	char *state_dir;
+	/* "resources_written": an array of ts_json_diff() entries; NULL: none */
+	struct ts_json *resources_written;
 	bool cpus_written;
 	bool pinned;
 	bool numa_exclusive;
@@ -500,8 +509,6 @@ void ts_state_placement_release(struct ts_state_placement *p);
  */
 int ts_state_placement_devices(int dirfd, const char *bundle, const char *container_id,
 			       char **ret_names);
-
-struct ts_json;
 
 /**
  * The records as allocations.json holds them (its "allocations" array), e.g.

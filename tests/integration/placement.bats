@@ -178,6 +178,39 @@ cpus_of() {
 	"$TOPOSHIM" delete --force "$ID-other"
 }
 
+@test "placement: a bundle created again under another class gets that class's cpu.shares, not the first one's" {
+	[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ] ||
+		skip "pure cgroup v2 host: the classes write unified cpu.weight, not the v1 shares this case reads"
+	make_bundle "$WORK/b" '["sh","-c","cat /sys/fs/cgroup/cpu/cpu.shares; exec sleep 120"]'
+	set_annotation "$WORK/b" toposhim.io/class critical
+	set_annotation "$WORK/b" toposhim.io/cpus 1
+	create_start b
+	[ "$(cat "$WORK/b.out")" = 10240 ]
+	[ "$(jq -c .resources_written "$WORK/b/toposhim-placement.json")" = '[{"pointer":"/linux/resources/cpu/shares","after":10240}]' ]
+	"$TOPOSHIM" delete --force "$ID-b"
+	# a shell user makes it a standard container (helper-10: the earlier
+	# create's shares 10240 stayed as "the engine's value", over
+	# standard's 1024: a standard container weighing ten of them)
+	jq '.annotations["toposhim.io/class"] = "standard" | del(.annotations["toposhim.io/cpus"])' \
+		"$WORK/b/config.json" >"$WORK/c.json"
+	mv "$WORK/c.json" "$WORK/b/config.json"
+	"$TOPOSHIM" --debug --log "$WORK/b.log" create --bundle "$WORK/b" "$ID-again" \
+		</dev/null >"$WORK/b.out" 2>"$WORK/b.err" || { cat "$WORK/b.err"; false; }
+	"$TOPOSHIM" start "$ID-again"
+	wait_for_file "$WORK/b.out"
+	[ "$(cat "$WORK/b.out")" = 1024 ]
+	[ "$(jq -c .linux.resources.cpu.shares "$WORK/b/config.json")" = 1024 ]
+	grep -q "$WORK/b/config.json: '/linux/resources/cpu/shares': the value an earlier create wrote for class 'critical' is the engine's again" "$WORK/b.log"
+	"$TOPOSHIM" delete --force "$ID-again"
+
+	# a value the user set since is theirs: kept over the class's
+	jq '.linux.resources.cpu.shares = 2048' "$WORK/b/config.json" >"$WORK/c.json"
+	mv "$WORK/c.json" "$WORK/b/config.json"
+	create_start b
+	[ "$(cat "$WORK/b.out")" = 2048 ]
+	[ "$(jq -c .resources_written "$WORK/b/toposhim-placement.json")" = null ]
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.

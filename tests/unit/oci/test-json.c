@@ -877,6 +877,161 @@ static void test_parse_events(void **state)
 			 0);
 }
 
+/* ---- ts_json_diff / ts_json_undo_entry ------------------------------------------------------- */
+
+/* The entries of diff(before, after) at pointer, compactly written. */
+static char *diff_text(const char *before, const char *after, const char *pointer)
+{
+	cleanup_json struct ts_json *b = before != NULL ? parse_ok(before) : NULL;
+	cleanup_json struct ts_json *a = after != NULL ? parse_ok(after) : NULL;
+	cleanup_json struct ts_json *ret = ts_json_new_array();
+	cleanup_error struct ts_error *err = NULL;
+	int r = ts_json_diff(b, a, pointer, ret, &err);
+
+	assert_true(r >= 0);
+	assert_int_equal((size_t)r, ret->u.array.len);
+	return compact(ret);
+}
+
+static void test_diff(void **state)
+{
+	static const struct {
+		const char *before, *after, *entries;
+	} rows[] = {
+		/* same: nothing */
+		{"{\"cpu\":{\"shares\":2}}", "{\"cpu\":{\"shares\":2}}", "[]"},
+		{NULL, NULL, "[]"},
+		/* a member set, one changed, one removed; objects member by member */
+		{"{\"cpu\":{\"cpus\":\"1\"}}", "{\"cpu\":{\"cpus\":\"1\",\"shares\":10240}}",
+		 "[{\"pointer\":\"/r/cpu/shares\",\"after\":10240}]"},
+		{"{\"cpu\":{\"shares\":2,\"quota\":5}}", "{\"cpu\":{\"shares\":10}}",
+		 "[{\"pointer\":\"/r/cpu/shares\",\"before\":2,\"after\":10},"
+		 "{\"pointer\":\"/r/cpu/quota\",\"before\":5}]"},
+		/* an object on one side only, an array, a type change: whole values */
+		{"{}", "{\"pids\":{\"limit\":64}}",
+		 "[{\"pointer\":\"/r/pids\",\"after\":{\"limit\":64}}]"},
+		{"{\"h\":[1,2]}", "{\"h\":[1]}",
+		 "[{\"pointer\":\"/r/h\",\"before\":[1,2],\"after\":[1]}]"},
+		{"{\"cpu\":3}", "{\"cpu\":{\"shares\":3}}",
+		 "[{\"pointer\":\"/r/cpu\",\"before\":3,\"after\":{\"shares\":3}}]"},
+		{NULL, "{\"a\":1}", "[{\"pointer\":\"/r\",\"after\":{\"a\":1}}]"},
+		/* keys escaped as pointer tokens; a repeated key counts with its last value */
+		{"{\"u\":{\"a/b~c\":\"1\"}}", "{\"u\":{\"a/b~c\":\"2\"}}",
+		 "[{\"pointer\":\"/r/u/a~1b~0c\",\"before\":\"1\",\"after\":\"2\"}]"},
+		{"{\"x\":1,\"x\":2}", "{\"x\":2}", "[]"},
+		/* numbers compare as written */
+		{"{\"x\":1}", "{\"x\":1.0}", "[{\"pointer\":\"/r/x\",\"before\":1,\"after\":1.0}]"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cleanup_free char *got = diff_text(rows[i].before, rows[i].after, "/r");
+
+		if (strcmp(got, rows[i].entries) != 0)
+			fail_msg("row %zu: got %s, want %s", i, got, rows[i].entries);
+	}
+}
+
+static void test_diff_not_an_array(void **state)
+{
+	cleanup_json struct ts_json *o = ts_json_new_object();
+	cleanup_error struct ts_error *err = NULL;
+	(void)state;
+
+	assert_int_equal(ts_json_diff(NULL, o, "/r", o, &err), -EINVAL);
+	assert_string_equal(err->msg, "json diff: expected array");
+}
+
+/* ts_json_undo_entry(doc, entry): its return and doc after it. */
+static int undo_text(const char *doc, const char *entry, char **ret_doc)
+{
+	cleanup_json struct ts_json *d = parse_ok(doc), *e = parse_ok(entry);
+	int r = ts_json_undo_entry(d, e);
+
+	*ret_doc = compact(d);
+	return r;
+}
+
+static void test_undo_entry(void **state)
+{
+	static const struct {
+		const char *doc, *entry;
+		int ret;
+		const char *after;
+	} rows[] = {
+		/* still the value written: back to the one before, or gone */
+		{"{\"c\":{\"s\":10240,\"q\":1}}",
+		 "{\"pointer\":\"/c/s\",\"before\":2,\"after\":10240}", 1,
+		 "{\"c\":{\"s\":2,\"q\":1}}"},
+		{"{\"c\":{\"s\":10240,\"q\":1}}", "{\"pointer\":\"/c/s\",\"after\":10240}", 1,
+		 "{\"c\":{\"q\":1}}"},
+		/* removed by the create: set again, objects on the way made */
+		{"{}", "{\"pointer\":\"/l/r/c/q\",\"before\":5}", 1,
+		 "{\"l\":{\"r\":{\"c\":{\"q\":5}}}}"},
+		{"{\"c\":{}}", "{\"pointer\":\"/c/s\",\"before\":5}", 1, "{\"c\":{\"s\":5}}"},
+		/* changed since: left */
+		{"{\"c\":{\"s\":2048}}", "{\"pointer\":\"/c/s\",\"after\":10240}", 0,
+		 "{\"c\":{\"s\":2048}}"},
+		{"{\"c\":{\"s\":7}}", "{\"pointer\":\"/c/s\",\"before\":5}", 0,
+		 "{\"c\":{\"s\":7}}"},
+		/* absent and meant absent: nothing to remove */
+		{"{}", "{\"pointer\":\"/c/s\"}", 0, "{}"},
+		/* a whole object, equal or not */
+		{"{\"p\":{\"limit\":64}}", "{\"pointer\":\"/p\",\"after\":{\"limit\":64}}", 1,
+		 "{}"},
+		{"{\"p\":{\"limit\":64,\"x\":1}}", "{\"pointer\":\"/p\",\"after\":{\"limit\":64}}",
+		 0, "{\"p\":{\"limit\":64,\"x\":1}}"},
+		/* escaped tokens */
+		{"{\"u\":{\"a/b~c\":\"2\"}}",
+		 "{\"pointer\":\"/u/a~1b~0c\",\"before\":\"1\",\"after\":\"2\"}", 1,
+		 "{\"u\":{\"a/b~c\":\"1\"}}"},
+		/* not an entry ts_json_diff() writes, or no object on the way */
+		{"{\"c\":1}", "{\"pointer\":\"\",\"after\":{\"c\":1}}", 0, "{\"c\":1}"},
+		{"{\"c\":1}", "{\"pointer\":\"c\",\"after\":1}", 0, "{\"c\":1}"},
+		{"{\"c\":1}", "{\"pointer\":\"/c~2\",\"after\":1}", 0, "{\"c\":1}"},
+		{"{\"c\":1}", "{\"pointer\":\"/c~\",\"after\":1}", 0, "{\"c\":1}"},
+		{"{\"c\":1}", "{\"pointer\":7,\"after\":1}", 0, "{\"c\":1}"},
+		{"{\"c\":1}", "[]", 0, "{\"c\":1}"},
+		{"{\"c\":[1]}", "{\"pointer\":\"/c/s\",\"before\":5}", 0, "{\"c\":[1]}"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cleanup_free char *got = NULL;
+		int r = undo_text(rows[i].doc, rows[i].entry, &got);
+
+		if (r != rows[i].ret || strcmp(got, rows[i].after) != 0)
+			fail_msg("row %zu: got %d %s, want %d %s", i, r, got, rows[i].ret,
+				 rows[i].after);
+	}
+}
+
+/* What a diff records, undone entry by entry, gives back before. */
+static void test_diff_then_undo(void **state)
+{
+	const char *before = "{\"l\":{\"r\":{\"cpu\":{\"cpus\":\"1\",\"shares\":2,\"quota\":5},"
+			     "\"memory\":{\"limit\":9}}}}";
+	const char *after = "{\"l\":{\"r\":{\"cpu\":{\"cpus\":\"1\",\"shares\":10240},"
+			    "\"memory\":{\"limit\":9},\"pids\":{\"limit\":64}}}}";
+	cleanup_json struct ts_json *b = parse_ok(before), *doc = parse_ok(after);
+	cleanup_json struct ts_json *entries = ts_json_new_array();
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *got = NULL;
+	const struct ts_json *e;
+	size_t i;
+	(void)state;
+
+	assert_int_equal(ts_json_diff(ts_json_get_path(b, "l", "r", NULL),
+				      ts_json_get_path(doc, "l", "r", NULL), "/l/r", entries, &err),
+			 3);
+	ts_json_array_foreach (entries, i, e)
+		assert_int_equal(ts_json_undo_entry(doc, e), 1);
+	got = compact(doc);
+	/* the same members; quota, removed and set again, comes last */
+	assert_string_equal(got, "{\"l\":{\"r\":{\"cpu\":{\"cpus\":\"1\",\"shares\":2,\"quota\":5},"
+				 "\"memory\":{\"limit\":9}}}}");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -906,6 +1061,10 @@ int main(void)
 		cmocka_unit_test(test_dup_is_deep),
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_utf8_sanitize),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_not_an_array),
+		cmocka_unit_test(test_undo_entry),
+		cmocka_unit_test(test_diff_then_undo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

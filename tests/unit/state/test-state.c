@@ -525,6 +525,67 @@ static void test_placement_devices(void **state)
 	close(fd);
 }
 
+/* "resources_written" goes out and comes back as it was given; an empty
+ * array is not written; one that is no array reads as none. */
+static void test_placement_resources_written(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *dir = NULL, *back = NULL;
+	cleanup_json struct ts_json *written = NULL;
+	struct ts_state_placement p = {0}, got = {0};
+	char id[] = "c1", cls[] = "critical", cpus[] = "1", mems[] = "0";
+	const char *entries = "[{\"pointer\":\"/linux/resources/cpu/shares\",\"before\":2,"
+			      "\"after\":10240}]";
+	size_t len = 0;
+	int fd;
+
+	assert_true(asprintf(&dir, "%s/b", f->top) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fd = open(dir, O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ts_json_parse(entries, strlen(entries), "t", &written, &err), 0);
+	p = (struct ts_state_placement){.container_id = id,
+					.class_name = cls,
+					.cpus_str = cpus,
+					.mems_str = mems,
+					.cpus_written = true,
+					.resources_written = written};
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_string_equal(text,
+			    "{\"version\":1,\"id\":\"c1\",\"class\":\"critical\",\"cpus\":\"1\","
+			    "\"mems\":\"0\",\"cpus_written\":true,\"pinned\":false,"
+			    "\"numa_exclusive\":false,\"resources_written\":[{\"pointer\":"
+			    "\"/linux/resources/cpu/shares\",\"before\":2,\"after\":10240}]}");
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 1);
+	assert_non_null(got.resources_written);
+	assert_int_equal(ts_json_serialize(got.resources_written, false, &back, &len, &err), 0);
+	assert_string_equal(back, entries);
+	ts_state_placement_release(&got);
+	/* nothing written: no member */
+	p.resources_written = ts_json_new_array();
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	ts_json_free(p.resources_written);
+	free(TAKE_PTR(text));
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_null(strstr(text, "resources_written"));
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 1);
+	assert_null(got.resources_written);
+	ts_state_placement_release(&got);
+	/* not an array: none, the rest of the file stands */
+	assert_int_equal(
+		th_write(dir, "toposhim-placement.json",
+			 "{\"version\":1,\"id\":\"c1\",\"class\":\"critical\",\"cpus\":\"1\","
+			 "\"mems\":\"0\",\"resources_written\":{}}"),
+		0);
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 1);
+	assert_null(got.resources_written);
+	assert_string_equal(got.cpus_str, "1");
+	ts_state_placement_release(&got);
+	close(fd);
+}
+
 /* The encoder refuses empty and duplicate container ids, naming the later
  * record of a duplicate pair. */
 static void test_encode_refuses_bad_ids(void **state)
@@ -2126,6 +2187,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_placement_resources_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
