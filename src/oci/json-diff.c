@@ -67,7 +67,9 @@ int ts_json_diff(const struct ts_json *before, const struct ts_json *after, cons
 		return 0;
 	if (before == NULL || after == NULL || before->type != TS_JSON_OBJECT ||
 	    after->type != TS_JSON_OBJECT)
-		return ts_json_equal(before, after) ? 0 : append_entry(before, after, pointer, ret, err);
+		return ts_json_equal(before, after)
+			       ? 0
+			       : append_entry(before, after, pointer, ret, err);
 	ts_json_object_foreach (before, i, key, v) {
 		if (!last_of_key(before, i))
 			continue;

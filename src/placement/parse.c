@@ -11,7 +11,8 @@
 #include "util/cleanup.h"
 #include "util/text.h"
 
-/* Strict positive decimal below 65536. */
+/* Strict positive decimal: -EINVAL for anything else, -ERANGE for one
+ * past TS_PLACEMENT_MAX_CPUS. */
 static int parse_count(const char *s, unsigned *ret)
 {
 	unsigned long v;
@@ -21,8 +22,10 @@ static int parse_count(const char *s, unsigned *ret)
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > TS_PLACEMENT_MAX_CPUS)
+	if (*end != '\0' || (errno == 0 && v == 0))
 		return -EINVAL;
+	if (errno != 0 || v > TS_PLACEMENT_MAX_CPUS)
+		return -ERANGE;
 	*ret = (unsigned)v;
 	return 0;
 }
@@ -234,12 +237,19 @@ int ts_placement_request_from_config(const struct ts_json *config, const char *c
 		r = read_class(config, &c, file, cfg, &req, &limit, err);
 	if (r == 0)
 		r = get_annotation(config, &c, file, "cpus", &v, &req.cpus_field, err);
-	if (r == 1 && parse_count(v, &req.cpus) < 0)
-		r = ts_error_set(err, 0, "%s: '%s': invalid cpu count '" TS_CLIP_FMT "'", file,
-				 req.cpus_field, TS_CLIP_ARGS(v));
-	else if (r == 1)
-		req.cpus_annotated = true;
-	else if (r == 0 && limit > 0) {
+	if (r == 1) {
+		int count = parse_count(v, &req.cpus);
+
+		if (count == -ERANGE)
+			r = ts_error_set(
+				err, 0, "%s: '%s': cpu count '" TS_CLIP_FMT "' is more than %u",
+				file, req.cpus_field, TS_CLIP_ARGS(v), TS_PLACEMENT_MAX_CPUS);
+		else if (count < 0)
+			r = ts_error_set(err, 0, "%s: '%s': invalid cpu count '" TS_CLIP_FMT "'",
+					 file, req.cpus_field, TS_CLIP_ARGS(v));
+		else
+			req.cpus_annotated = true;
+	} else if (r == 0 && limit > 0) {
 		req.cpus = limit;
 		r = set_field(&req.cpus_field, "/linux/resources/cpu/quota", err);
 	}

@@ -276,7 +276,8 @@ void ts_placement_request_release(struct ts_placement_request *req);
  * @param[out] ret         filled on success; release with
  *                         ts_placement_request_release().
  * @return 0; -EINVAL with "<config_name>: '/annotations/toposhim.io~1cpus':
- *         invalid cpu count 'x'" (the scoped key when it was the one used,
+ *         invalid cpu count 'x'", or "...: cpu count '70000' is more than
+ *         65535" (TS_PLACEMENT_MAX_CPUS) (the scoped key when it was the one used,
  *         "'/annotations/toposhim.io~1cpus.worker'"; "<config_name>:
  *         '/annotations/toposhim.io~1class.Web': invalid container name
  *         'Web' (a DNS label: lowercase letters, digits and '-')" for a

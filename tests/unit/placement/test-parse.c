@@ -102,6 +102,16 @@ static const struct req_case req_cases[] = {
 	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count 'x'"),
 	ERR("zero count", "{\"annotations\":{\"toposhim.io/cpus\":\"0\"}}",
 	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count '0'"),
+	ERR("count past the most placed", "{\"annotations\":{\"toposhim.io/cpus\":\"65536\"}}",
+	    "config.json: '/annotations/toposhim.io~1cpus': cpu count '65536' is more than 65535"),
+	ERR("count past 64 bits",
+	    "{\"annotations\":{\"toposhim.io/cpus\":\"99999999999999999999999\"}}",
+	    "config.json: '/annotations/toposhim.io~1cpus': cpu count '99999999999999999999999' is "
+	    "more than 65535"),
+	ERR("signed count", "{\"annotations\":{\"toposhim.io/cpus\":\"+1\"}}",
+	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count '+1'"),
+	ERR("count with a tail", "{\"annotations\":{\"toposhim.io/cpus\":\"2 \"}}",
+	    "config.json: '/annotations/toposhim.io~1cpus': invalid cpu count '2 '"),
 	ERR("limit past 32 bits", CPU(429496729800000, 100000, 1024),
 	    "config.json: '/linux/resources/cpu/quota': cpu limit of 4294967298 cpus (quota "
 	    "429496729800000, period 100000) is more than 65535"),
