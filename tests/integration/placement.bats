@@ -5,6 +5,7 @@
 # handed out exclusively is CPU 1.
 
 load containers
+bats_require_minimum_version 1.5.0
 
 # What a container's init prints first, then it waits to be inspected.
 SHOW='grep Cpus_allowed_list /proc/self/status | cut -f2; exec sleep 120'
