@@ -260,9 +260,13 @@ struct ts_plugin_sandbox_prep {
  * cannot change ids: unconfigured ids stay as they are (-1), configured
  * ones are tried and fail at setuid/setgid as the kernel says.
  * @param[out] ret_uid, ret_gid  -1: keep.
+ * Users are looked up in TS_PLUGIN_PASSWD_FILE (/etc/passwd) only, not
+ * through NSS: a user of LDAP or sssd needs sandbox.uid and sandbox.gid.
  * @return 0; -ENOENT "cannot sandbox: user '<name>' does not exist (create it
  *         with useradd --system <name>, or set sandbox.uid)"; -ENOENT
- *         "cannot sandbox: uid N has no passwd entry: set sandbox.gid".
+ *         "cannot sandbox: uid N has no passwd entry: set sandbox.gid";
+ *         -errno of fopen(3) "cannot sandbox: user '<name>': /etc/passwd"
+ *         (or "uid N: /etc/passwd").
  */
 int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, int64_t *ret_gid,
 			  struct ts_error **err);

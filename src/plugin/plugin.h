@@ -78,6 +78,9 @@
 /* The system user plugins run as by default (contrib/plugin-user.sh, run by
  * `make install` and contrib/setup-debian.sh, creates it). */
 #define TS_PLUGIN_USER_DEFAULT "toposhim-plugin"
+/* Where sandbox users are looked up: the file only, never NSS (a static
+ * toposhim-core cannot load NSS modules; see ts_plugin_sandbox_ids()). */
+#define TS_PLUGIN_PASSWD_FILE "/etc/passwd"
 /* The environment of every plugin: nothing of ours or the engine's leaks. */
 #define TS_PLUGIN_ENV_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -208,12 +209,34 @@ static int build_filter(const struct ts_plugin_sandbox *s, struct ts_plugin_sand
 	return 0;
 }
 
+/* The /etc/passwd entry of name (or, name NULL, of uid): 1 found, 0 none,
+ * -errno when the file cannot be read.  fgetpwent(3) reads the file
+ * itself: getpwnam(3) would go through NSS, whose modules (systemd, sss)
+ * a static toposhim-core cannot load: a name not in the file crashed it. */
+static int passwd_entry(const char *name, uid_t uid, uid_t *ret_uid, gid_t *ret_gid)
+{
+	cleanup_fclose FILE *f = fopen(TS_PLUGIN_PASSWD_FILE, "re");
+	struct passwd *pw;
+
+	if (f == NULL)
+		return -errno;
+	while ((pw = fgetpwent(f)) != NULL)
+		if (name != NULL ? strcmp(pw->pw_name, name) == 0 : pw->pw_uid == uid) {
+			*ret_uid = pw->pw_uid;
+			*ret_gid = pw->pw_gid;
+			return 1;
+		}
+	return 0;
+}
+
 int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, int64_t *ret_gid,
 			  struct ts_error **err)
 {
 	const char *name = s->user;
 	int64_t uid = s->uid, gid = s->gid;
-	struct passwd *pw = NULL;
+	uid_t pw_uid = 0;
+	gid_t pw_gid = 0;
+	int r;
 
 	if (uid < 0 && name == NULL && geteuid() != 0) {
 		/* Not root: the plugin has our rights, which we cannot change. */
@@ -224,25 +247,31 @@ int ts_plugin_sandbox_ids(const struct ts_plugin_sandbox *s, int64_t *ret_uid, i
 	if (uid < 0 && name == NULL)
 		name = TS_PLUGIN_USER_DEFAULT;
 	if (name != NULL) {
-		errno = 0;
-		pw = getpwnam(name);
-		if (pw == NULL)
-			return ts_error_set(err, errno != 0 ? errno : ENOENT,
-					    "cannot sandbox: user '%s' does not exist (create it "
-					    "with useradd --system %s, or set sandbox.uid)",
-					    name, name);
-		uid = pw->pw_uid;
+		r = passwd_entry(name, 0, &pw_uid, &pw_gid);
+		if (r < 0)
+			return ts_error_set(err, r, "cannot sandbox: user '%s': %s", name,
+					    TS_PLUGIN_PASSWD_FILE);
+		if (r == 0)
+			return ts_error_set_plain(
+				err, ENOENT,
+				"cannot sandbox: user '%s' does not exist (create it "
+				"with useradd --system %s, or set sandbox.uid)",
+				name, name);
+		uid = pw_uid;
 	} else if (gid < 0) {
-		errno = 0;
-		pw = getpwuid((uid_t)uid);
-		if (pw == NULL)
-			return ts_error_set(err, errno != 0 ? errno : ENOENT,
-					    "cannot sandbox: uid %lld has no passwd entry: set "
-					    "sandbox.gid",
-					    (long long)uid);
+		r = passwd_entry(NULL, (uid_t)uid, &pw_uid, &pw_gid);
+		if (r < 0)
+			return ts_error_set(err, r, "cannot sandbox: uid %lld: %s", (long long)uid,
+					    TS_PLUGIN_PASSWD_FILE);
+		if (r == 0)
+			return ts_error_set_plain(
+				err, ENOENT,
+				"cannot sandbox: uid %lld has no passwd entry: set "
+				"sandbox.gid",
+				(long long)uid);
 	}
 	*ret_uid = uid;
-	*ret_gid = gid >= 0 ? gid : (int64_t)pw->pw_gid;
+	*ret_gid = gid >= 0 ? gid : (int64_t)pw_gid;
 	return 0;
 }
 

@@ -143,6 +143,25 @@ PLUGIN
 	[[ "$output" == *"plugin 'adj' ($SCRIPTED): adjust: '/process/args': not allowed"* ]] || { echo "$output"; false; }
 }
 
+@test "the sandbox: a user or uid /etc/passwd lacks is refused by name, not a crash" {
+	# the static toposhim-core cannot load NSS modules: getpwnam() of a name
+	# the file lacks went on to libnss_systemd and crashed it (helper-11:
+	# SIGSEGV, exit 139, no message); sandbox users come from the file
+	! grep -q '^toposhim-no-such-user:' /etc/passwd
+	! grep -q '^[^:]*:[^:]*:54321:' /etc/passwd
+	make_bundle "$WORK/b" '["true"]'
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	plugins_config "[{\"type\": \"x\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"sandbox\": {\"user\": \"toposhim-no-such-user\"}}]"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
+	[ "$output" = "toposhim: plugin 'x' ($SCRIPTED): cannot sandbox: user 'toposhim-no-such-user' does not exist (create it with useradd --system toposhim-no-such-user, or set sandbox.uid)" ]
+	plugins_config "[{\"type\": \"x\", \"path\": \"$SCRIPTED\", \"stages\": [\"pre-create\"], \"sandbox\": {\"uid\": 54321}}]"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
+	[ "$output" = "toposhim: plugin 'x' ($SCRIPTED): cannot sandbox: uid 54321 has no passwd entry: set sandbox.gid" ]
+	cmp "$WORK/b/config.json" "$WORK/before.json"
+}
+
 @test "clearcfs removes the CFS quota of a critical container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for one exclusive CPU"
 	plugins_config "[{\"type\": \"clearcfs\", \"path\": \"$HOOKS/clearcfs\", \"sandbox\": {\"uid\": 0, \"writable\": [\"/sys/fs/cgroup\"]}}], \"placement\": {\"reserved\": {\"cpus\": \"0\"}}"
