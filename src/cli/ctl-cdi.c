@@ -85,6 +85,12 @@ static int load_options(char **spec_dirs, struct ts_cdi_options *ret, struct ts_
 			return r;
 	}
 	r = ts_cdi_options_from_config(config, path, ret, err);
+	/* a reader, like nrt and plan: the creates' index, which lives in
+	 * their state dir (not this default path), is not ours to rewrite
+	 * (helper-11: `cdi list` under a config with its own state dir wrote
+	 * /run/toposhim/cdi-index) */
+	free(ret->index_path);
+	ret->index_path = NULL;
 	if (r < 0 || spec_dirs == NULL)
 		return r;
 	/* copies: opts owns its strings, ts_cdi_options_release() frees them all */

@@ -94,6 +94,9 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
 	if (r < 0)
 		return r;
+	/* a reader: the creates' index is not rewritten (ctl-nrt.c) */
+	free(opts.index_path);
+	opts.index_path = NULL;
 	/* no request, no registry: as the create, read no spec file then */
 	r = ts_cdi_requests_from_config(bundle->config, bundle->config_path, opts.env_requests,
 					&names, err);

@@ -46,6 +46,25 @@ own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
 	install -m 0644 "$TS_FIXTURES/cdi/$1" "$2/${3:-$1}"
 }
 
+@test "cdi list, validate and resolve write no CDI index, not the default one in /run/toposhim either" {
+	[ "$(id -u)" = 0 ] || skip "needs root: a private mount namespace hides the host's /run"
+	[ "${CTL[0]}" = "$TS_BUILDDIR/toposhimctl" ] || skip "toposhimctl has no cdi command"
+	own_spec net.yaml "$ETC"
+	# no index_path: the default, which a create moves into its state dir
+	printf '{"state_dir":"%s","cdi":{"spec_dirs":["%s"]}}\n' \
+		"$BATS_TEST_TMPDIR/state" "$ETC" >"$TOPOSHIM_CONFIG"
+	mkdir -m 0700 "$BATS_TEST_TMPDIR/state"
+	# helper-11: `cdi list` wrote /run/toposhim/cdi-index, the host's
+	run unshare -m --propagation private sh -c '
+		mount -t tmpfs none /run && mkdir /run/toposhim &&
+		"$@" cdi list >/dev/null && "$@" cdi --spec-dir /nonexistent list &&
+		"$@" cdi validate >/dev/null &&
+		"$@" cdi resolve net.toposhim.test/nic=eth9 >/dev/null && ls -A /run/toposhim' sh "${CTL[@]}"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "" ]
+	[ "$(ls -A "$BATS_TEST_TMPDIR/state")" = "" ]
+}
+
 @test "own specs: a broken spec file is reported and does not hide good ones" {
 	own_spec blk.yaml "$ETC"
 	own_spec broken.yaml "$ETC"
