@@ -1,5 +1,6 @@
 /* cmd-delete.c - the release of an allocation at the engine's delete; see cmd-create.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "plugin/plugin.h"
 #include "state/state.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 /* Whether dropping a changes what the shared pool holds: a record of a
  * pool other than the shared one (its cpus go back to the shared pool);
@@ -25,17 +27,39 @@ static bool frees_cpus(const struct ts_pools *p, const struct ts_alloc *a)
 	return p == NULL || ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED;
 }
 
+/* Whether the bundle's config.json carries toposhim's poststop hook, which
+ * the runtime's delete runs (and which releases the allocation then); true
+ * when that cannot be told (no bundle recorded, no readable config.json):
+ * the hook, if any, keeps the record for the delete stage's plugins. */
+static bool poststop_releases(const char *bundle)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *path = NULL, *text = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	size_t len = 0;
+
+	if (bundle == NULL || asprintf(&path, "%s/config.json", bundle) < 0)
+		return true;
+	if (ts_read_file_at(AT_FDCWD, path, 0, &text, &len, &ignored) < 0 ||
+	    ts_json_parse(text, len, path, &config, &ignored) < 0)
+		return true;
+	return ts_hook_poststop_injected(config);
+}
+
 /* Drop the record; *ret_settle tells whether a dropped record (the
  * container's or an exited one the GC took with it) gave cpus back, so
  * that the shared containers must be resized.  p: the pools, or NULL.
+ * hooks: the config has plugins with create or delete stages, whose
+ * poststop hook releases a container created with them (left to it).
  * @return 1 when one was dropped, 0 none, < 0 error. */
 static int drop_record(const struct ts_state_options *opts, const struct ts_pools *p,
-		       const char *root, const char *id, bool force, bool *ret_settle,
+		       const char *root, const char *id, bool force, bool hooks, bool *ret_settle,
 		       struct ts_error **err)
 {
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_alloc struct ts_alloc *removed = NULL;
 	struct ts_alloc **collected = NULL;
+	const struct ts_alloc *a;
 	size_t n = 0;
 	int r;
 
@@ -43,7 +67,10 @@ static int drop_record(const struct ts_state_options *opts, const struct ts_pool
 	r = ts_pools_open_store(p, opts, &s, err);
 	if (r < 0)
 		return r;
-	if (ts_state_find(s, root, id) == NULL)
+	a = ts_state_find(s, root, id);
+	/* helper-11: a container created before the plugins were configured
+	 * has no hook; left to one, it was never released */
+	if (a == NULL || (hooks && poststop_releases(a->bundle)))
 		return ts_state_commit(s, err); /* writes only a rebuilt store */
 	if (force) {
 		r = ts_state_remove(s, root, id, &removed);
@@ -120,13 +147,11 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_DELETE) > 0;
 	plugins = hooks || ts_plugin_chain_count(chain, TS_PLUGIN_STAGE_PRE_CREATE) > 0;
 	ts_plugin_chain_free(chain);
-	if (hooks) {
-		ts_pools_release(&pools);
-		return; /* the poststop hook releases, with the record for the plugins */
-	}
+	/* with hooks, the poststop hook of a container created with them
+	 * releases it, with the record for the plugins (drop_record()) */
 	r = ts_cli_runtime_root(args, runtime_path, &root, &err);
 	if (r >= 0)
-		r = drop_record(&opts, &pools, root, id, force, &settle, &err);
+		r = drop_record(&opts, &pools, root, id, force, hooks, &settle, &err);
 	if (r > 0)
 		ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
 	if (r > 0 && settle) {

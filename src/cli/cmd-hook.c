@@ -529,6 +529,18 @@ static int inject_one(struct ts_json *hooks, const char *key, const char *stage_
 	return ts_json_array_append(arr, entry, err);
 }
 
+bool ts_hook_poststop_injected(const struct ts_json *config)
+{
+	const struct ts_json *arr = ts_json_get_path(config, "hooks", "poststop", NULL), *item;
+	size_t i;
+
+	ts_json_array_foreach (arr, i, item) {
+		if (is_our_entry(item, TS_HOOK_STAGE_POSTSTOP))
+			return true;
+	}
+	return false;
+}
+
 int ts_hook_inject(struct ts_json *config, const char *self_exe, const struct ts_hook_env *he,
 		   struct ts_error **err)
 {

@@ -23,6 +23,7 @@
 #ifndef TS_CLI_CMD_HOOK_H
 #define TS_CLI_CMD_HOOK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -194,6 +195,16 @@ struct ts_hook_env {
  *         "hook: env: <name>: cannot resolve '<value>'" when a relative path
  *         cannot be made absolute (no working directory); -ENOMEM.
  */
+/**
+ * Whether a config.json tree carries the poststop hook ts_hook_inject()
+ * adds (a "hooks.poststop" entry with args ["toposhim", "hook",
+ * "poststop"]): the runtime's delete will run it, and it releases the
+ * allocation.  A container created before plugins were configured has
+ * none: its engine's delete must release it (cmd-delete.c).
+ * @param[in] config  the config.json root; borrowed; NULL: false.
+ */
+bool ts_hook_poststop_injected(const struct ts_json *config);
+
 int ts_hook_inject(struct ts_json *config, const char *self_exe, const struct ts_hook_env *he,
 		   struct ts_error **err);
 

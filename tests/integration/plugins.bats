@@ -95,6 +95,32 @@ log_plugin() {
 	[ "$output" = "$ID" ]
 }
 
+@test "plugins configured after a create: the engine's delete still releases that container" {
+	[ "$(nproc --all)" -eq 2 ] || skip "written for a 2-CPU host ($(nproc --all) CPUs)"
+	write_config '"gc_grace_seconds": 3600'
+	make_bundle "$WORK/std" '["sleep","120"]'
+	"$TOPOSHIM" create --bundle "$WORK/std" "$ID-std" </dev/null >/dev/null 2>&1
+	"$TOPOSHIM" start "$ID-std"
+	make_bundle "$WORK/crit" '["sleep","120"]'
+	set_annotation "$WORK/crit" toposhim.io/class critical
+	set_annotation "$WORK/crit" toposhim.io/cpus 1
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null >/dev/null 2>&1
+	"$TOPOSHIM" start "$ID-crit"
+	crit=$(cpus_allowed_in "$ID-crit")
+	[ "$crit" = 0 ] || [ "$crit" = 1 ]
+	[ "$(cpus_allowed_in "$ID-std")" = $((1 - crit)) ]
+	# now a plugin with a delete stage: its poststop hook releases the
+	# containers created with it; $ID-crit has none (helper-11: its delete
+	# left it recorded, and $ID-std on one cpu, until the next collection)
+	write_config '"gc_grace_seconds": 3600, "plugins": ['"$(log_plugin)"']'
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(alloc_json | jq -c 'map(.id)')" = '["'"$ID"'-std"]' ]
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	# no delete stage for a container no plugin saw created
+	[ ! -e "$LOG" ]
+	"$TOPOSHIM" delete --force "$ID-std"
+}
+
 @test "confine keeps the reserved CPUs out of the container" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 	# confine writes the container's cgroup files, which are root's and
