@@ -611,81 +611,6 @@ static int record_allocation(struct ts_state *s, const struct ts_cli_args *args,
 	return ts_state_put(s, TAKE_PTR(a), err);
 }
 
-/* The CDI devices a container's annotations (or env) asked for, not those
- * the engine injected itself, and where each was asked for (*ret_fields,
- * parallel); both borrowed from injected.  NULL on ENOMEM. */
-static const char **requested_devices(const struct ts_cdi_injection *injected, size_t *ret_n,
-				      const char ***ret_fields)
-{
-	size_t n = injected != NULL ? injected->n_devices : 0, k = 0;
-	const char **v = calloc(n + 1, sizeof(*v)), **f = calloc(n + 1, sizeof(*f));
-
-	if (v == NULL || f == NULL) {
-		free(v);
-		free(f);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (injected->devices[i].engine_injected)
-			continue;
-		f[k] = injected->devices[i].request_field;
-		v[k++] = injected->devices[i].qualified_name;
-	}
-	*ret_n = k;
-	*ret_fields = f;
-	return v;
-}
-
-/* The operator's policy on what the container asks for (policy.h); req is
- * NULL without placement (only its devices are judged then). */
-static int check_policy(const struct ts_json *config, const char *config_path,
-			const struct ts_oci_bundle *b, const struct ts_placement_config *cfg,
-			const struct ts_placement_request *req,
-			const struct ts_cdi_injection *injected, struct ts_error **err)
-{
-	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
-	cleanup_free const char **devices = NULL, **device_fields = NULL;
-	struct ts_policy pol;
-	struct ts_policy_request pr = {
-		.config_name = b->config_path,
-	};
-	int r;
-
-	r = ts_policy_parse(config, config_path, &pol, err);
-	if (r >= 0)
-		r = ts_policy_namespace(b->config, b->config_path, &pr.namespace, err);
-	if (r < 0)
-		return r;
-	devices = requested_devices(injected, &pr.n_devices, &device_fields);
-	if (devices == NULL)
-		return ts_error_set(err, ENOMEM, "policy");
-	pr.devices = devices;
-	pr.device_fields = device_fields;
-	if (req != NULL) {
-		const struct ts_placement_class *c =
-			ts_placement_config_class(cfg, req->class_name);
-
-		pr.pool = c == NULL || c->pool == TS_PLACEMENT_POOL_SHARED ? TS_POLICY_POOL_SHARED
-			  : c->pool == TS_PLACEMENT_POOL_RESERVED	   ? TS_POLICY_POOL_RESERVED
-								  : TS_POLICY_POOL_EXCLUSIVE;
-		pr.class_name = req->class_annotated ? req->class_name : NULL;
-		pr.cpus = pr.pool == TS_POLICY_POOL_EXCLUSIVE ? req->cpus : 0;
-		pr.cpus_annotated = req->cpus_annotated;
-		pr.cpu_limit = req->cpu_limit;
-		pr.guaranteed = req->guaranteed;
-		pr.class_field = req->class_field;
-		pr.cpus_field = req->cpus_field;
-		pr.numa_field = req->numa_field;
-		pr.tier_field = req->tier_field;
-		if ((int)req->numa >= 0 && (size_t)req->numa < ARRAY_SIZE(numa_names) &&
-		    req->numa != TS_PLACEMENT_NUMA_PREFER)
-			pr.numa = numa_names[req->numa];
-		if (req->memory_tier != TS_MEMORY_TIER_DRAM)
-			pr.memory_tier = ts_memory_tier_to_string(req->memory_tier);
-	}
-	return ts_policy_check(&pol, &pr, err);
-}
-
 /* Which of the store's records is this create's own: (root, id), made by
  * this process at that time (a later create of the same container, after
  * this one failed, has its own). */
@@ -766,8 +691,8 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	if (r >= 0)
 		r = read_request(b, args, pools, injected, &req, &forgotten, err);
 	if (r >= 0)
-		r = check_policy(pools->config, pools->config_path, b, &pools->placement, &req,
-				 injected, err);
+		r = ts_pools_check_policy(pools->config, pools->config_path, b->config,
+					  b->config_path, &pools->placement, &req, injected, err);
 	if (r < 0)
 		return r;
 	req.runtime_root = root;
@@ -1204,8 +1129,9 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 				      injected, devices, err);
 	struct ts_plugin_report rep = {0};
 
-	r = check_policy(config, config_path, b, checked ? &pools.placement : NULL,
-			 checked ? &req : NULL, injected, err);
+	r = ts_pools_check_policy(config, config_path, b->config, b->config_path,
+				  checked ? &pools.placement : NULL, checked ? &req : NULL,
+				  injected, err);
 	ts_placement_request_release(&req);
 	/* (after the policy: a refused request is not "not placed") */
 	if (r >= 0 && checked)

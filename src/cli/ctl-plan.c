@@ -75,9 +75,11 @@ static void print_text(const struct ts_json *plan, const char *bundle, const cha
 }
 
 /* The NUMA hint of the CDI devices the bundle requests: resolve them on a
- * copy of its config (nothing is written) and add their host nodes. */
+ * copy of its config (nothing is written) and add their host nodes; then
+ * the policy on the request and those devices, as a create checks it. */
 static int add_cdi_devices(const struct ts_json *config, const char *config_path,
-			   const struct ts_oci_bundle *bundle, struct ts_placement_request *req,
+			   const struct ts_oci_bundle *bundle,
+			   const struct ts_placement_config *cfg, struct ts_placement_request *req,
 			   struct ts_error **err)
 {
 	struct ts_cdi_options opts = {0};
@@ -102,7 +104,9 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 					&names, err);
 	if (r <= 0) {
 		ts_cdi_options_release(&opts);
-		return r;
+		return r < 0 ? r
+			     : ts_pools_check_policy(config, config_path, bundle->config,
+						     bundle->config_path, cfg, req, NULL, err);
 	}
 	r = ts_cdi_registry_load(&opts, &reg, err);
 	if (r >= 0)
@@ -114,6 +118,9 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 
 			r = ts_placement_request_add_devices(req, &roots, &path, 1, err);
 		}
+	if (r >= 0)
+		r = ts_pools_check_policy(config, config_path, bundle->config, bundle->config_path,
+					  cfg, req, inj, err);
 	ts_cdi_injection_free(inj);
 	ts_cdi_registry_free(reg);
 	ts_cdi_options_release(&opts);
@@ -203,7 +210,7 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 		r = ts_placement_request_from_config(bundle->config, bundle->config_path,
 						     a->container_id, &cfg, &req, err);
 	if (r >= 0)
-		r = add_cdi_devices(config, cfg_path, bundle, &req, err);
+		r = add_cdi_devices(config, cfg_path, bundle, &cfg, &req, err);
 	/* Around the containers running here, unless planning for another
 	 * machine's topology (--topology). */
 	if (r >= 0 && a->topology == NULL) {

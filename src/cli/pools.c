@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cdi/cdi.h"
 #include "cli/config.h"
 #include "cli/log.h"
 #include "cli/plain.h"
 #include "cli/pools.h"
 #include "oci/spec.h"
+#include "policy/policy.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/testpoint.h"
@@ -1259,4 +1261,78 @@ bool ts_pools_placement_applicable(const struct ts_pools *p, const struct ts_jso
 	if (asprintf(ret_why, "cgroup '%s' is not writable", dir) < 0)
 		*ret_why = NULL;
 	return false;
+}
+
+/* The CDI devices a container's annotations (or env) asked for, not those
+ * the engine injected itself, and where each was asked for (*ret_fields,
+ * parallel); both borrowed from injected.  NULL on ENOMEM. */
+static const char **requested_devices(const struct ts_cdi_injection *injected, size_t *ret_n,
+				      const char ***ret_fields)
+{
+	size_t n = injected != NULL ? injected->n_devices : 0, k = 0;
+	const char **v = calloc(n + 1, sizeof(*v)), **f = calloc(n + 1, sizeof(*f));
+
+	if (v == NULL || f == NULL) {
+		free(v);
+		free(f);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (injected->devices[i].engine_injected)
+			continue;
+		f[k] = injected->devices[i].request_field;
+		v[k++] = injected->devices[i].qualified_name;
+	}
+	*ret_n = k;
+	*ret_fields = f;
+	return v;
+}
+
+int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
+			  const struct ts_json *oci_config, const char *oci_config_path,
+			  const struct ts_placement_config *cfg,
+			  const struct ts_placement_request *req,
+			  const struct ts_cdi_injection *injected, struct ts_error **err)
+{
+	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
+	cleanup_free const char **devices = NULL, **device_fields = NULL;
+	struct ts_policy pol;
+	struct ts_policy_request pr = {
+		.config_name = oci_config_path,
+	};
+	int r;
+
+	r = ts_policy_parse(config, config_path, &pol, err);
+	if (r >= 0)
+		r = ts_policy_namespace(oci_config, oci_config_path, &pr.namespace, err);
+	if (r < 0)
+		return r;
+	devices = requested_devices(injected, &pr.n_devices, &device_fields);
+	if (devices == NULL)
+		return ts_error_set(err, ENOMEM, "policy");
+	pr.devices = devices;
+	pr.device_fields = device_fields;
+	if (req != NULL) {
+		const struct ts_placement_class *c =
+			ts_placement_config_class(cfg, req->class_name);
+
+		pr.pool = c == NULL || c->pool == TS_PLACEMENT_POOL_SHARED ? TS_POLICY_POOL_SHARED
+			  : c->pool == TS_PLACEMENT_POOL_RESERVED	   ? TS_POLICY_POOL_RESERVED
+								  : TS_POLICY_POOL_EXCLUSIVE;
+		pr.class_name = req->class_annotated ? req->class_name : NULL;
+		pr.cpus = pr.pool == TS_POLICY_POOL_EXCLUSIVE ? req->cpus : 0;
+		pr.cpus_annotated = req->cpus_annotated;
+		pr.cpu_limit = req->cpu_limit;
+		pr.guaranteed = req->guaranteed;
+		pr.class_field = req->class_field;
+		pr.cpus_field = req->cpus_field;
+		pr.numa_field = req->numa_field;
+		pr.tier_field = req->tier_field;
+		if ((int)req->numa >= 0 && (size_t)req->numa < ARRAY_SIZE(numa_names) &&
+		    req->numa != TS_PLACEMENT_NUMA_PREFER)
+			pr.numa = numa_names[req->numa];
+		if (req->memory_tier != TS_MEMORY_TIER_DRAM)
+			pr.memory_tier = ts_memory_tier_to_string(req->memory_tier);
+	}
+	return ts_policy_check(&pol, &pr, err);
 }

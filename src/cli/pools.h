@@ -330,4 +330,28 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 			       const char *container_id, const char *bundle,
 			       struct ts_alloc **ret_removed, struct ts_error **err);
 
+struct ts_cdi_injection;
+
+/**
+ * The operator's policy (policy.h, the config's "policy") on what a
+ * container asks for: its class, cpu count, NUMA and memory-tier wishes
+ * and the CDI devices its annotations (or env) requested, not those the
+ * engine injected itself.  What a create checks, and `toposhimctl plan`
+ * with it (helper-11: plan granted what the create then refused).
+ * @param[in] config, config_path          the toposhim config (NULL: none).
+ * @param[in] oci_config, oci_config_path  the container's config.json.
+ * @param[in] cfg       the placement config; NULL with req.
+ * @param[in] req       the placement request; NULL without placement (only
+ *                      the devices are judged then).
+ * @param[in] injected  the CDI injection (NULL: no device).
+ * @return 0 allowed; -EINVAL with ts_policy_check()'s line naming the
+ *         config.json field and the rule (a refusal), or ts_policy_parse()'s
+ *         (a policy that does not parse), or the namespace's; -ENOMEM.
+ */
+int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
+			  const struct ts_json *oci_config, const char *oci_config_path,
+			  const struct ts_placement_config *cfg,
+			  const struct ts_placement_request *req,
+			  const struct ts_cdi_injection *injected, struct ts_error **err);
+
 #endif

@@ -35,9 +35,11 @@ cat >"$work/b/config.json" <<'CONF'
  "annotations": {"toposhim.io/class": "critical", "toposhim.io/cpus": "8"}, "linux": {}}
 CONF
 cp "$work/b/config.json" "$work/plan.json"
+# the policy grants the unscoped critical class (plan checks it, as a create does)
 for s in empty 108; do
 	cat >"$work/config-$s.json" <<CONF
-{"cdi": {"spec_dirs": ["$work/cdi"]}, "state_dir": "$work/state-$s"}
+{"cdi": {"spec_dirs": ["$work/cdi"]}, "state_dir": "$work/state-$s",
+ "policy": {"unscoped": {"classes": ["*"]}}}
 CONF
 done
 # a create warms the topology cache, as on a host; 108 standard containers

@@ -56,6 +56,10 @@ static char *capture(int (*fn)(int, char **), int argc, char **argv, int *ret_st
 	return capture_fd(fn, argc, argv, ret_status, STDOUT_FILENO);
 }
 
+/* The policy a create needs to grant an unscoped container the critical
+ * class (policy.h: by default only the kubelet's rule grants it). */
+#define ALLOW_CRITICAL "\"policy\": {\"unscoped\": {\"classes\": [\"*\"]}}"
+
 /* A topology of the shared corpus, or the test is skipped. */
 static char *corpus(const char *file)
 {
@@ -391,7 +395,7 @@ static void test_plan_uses_cache(void **state)
 	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
 	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
 	assert_int_equal(mkdir(sdir, 0700), 0);
-	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\", %s}", sdir, ALLOW_CRITICAL) > 0);
 	write_file(dir, "c.json", text);
 	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
 	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
@@ -402,6 +406,70 @@ static void test_plan_uses_cache(void **state)
 	assert_true(asprintf(&cache, "%s/topology.xml", sdir) > 0);
 	assert_int_equal(access(cache, F_OK), -1);
 	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	cleanup_free char *rm = NULL;
+	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
+	assert_int_equal(system(rm), 0);
+}
+
+/* plan judges the request by the policy, as a create does (helper-11:
+ * plan granted a critical class and a cpu count past the cpu limit that
+ * the create then refused). */
+static void test_plan_checks_policy(void **state)
+{
+	char dir[] = "/tmp/ts-planpol-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *err_out = NULL,
+			  *text = NULL, *want = NULL;
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	int status;
+	(void)state;
+
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "t.xml", xml);
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
+	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s/state\"}", dir) > 0);
+	write_file(dir, "c.json", text);
+	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
+	char *argv[] = {"plan", "--bundle", dir, "--config", cfg, "--topology", path, NULL};
+	err_out = capture_fd(ts_ctl_plan, 7, argv, &status, STDERR_FILENO);
+	assert_int_equal(status, 1);
+	assert_true(
+		asprintf(&want,
+			 "toposhimctl: plan: %s/config.json: '/annotations/toposhim.io~1class': "
+			 "class 'critical' (exclusive cpus) is not allowed for unscoped "
+			 "containers: it needs an integer cpu limit equal to its request (the "
+			 "kubelet's rule), or the class in '/policy/unscoped/classes' of %s\n",
+			 dir, cfg) > 0);
+	assert_string_equal(err_out, want);
+	/* allowed, but more exclusive cpus than the cpu limit */
+	free(text);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s/state\", %s}", dir, ALLOW_CRITICAL) > 0);
+	write_file(dir, "c.json", text);
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"3\"},\"linux\":{\"resources\":{\"cpu\":"
+		   "{\"quota\":50000,\"period\":100000}}}}");
+	free(err_out);
+	err_out = capture_fd(ts_ctl_plan, 7, argv, &status, STDERR_FILENO);
+	assert_int_equal(status, 1);
+	free(want);
+	assert_true(
+		asprintf(&want,
+			 "toposhimctl: plan: %s/config.json: '/annotations/toposhim.io~1cpus': 3 "
+			 "exclusive cpus are more than the container's cpu limit of 1\n",
+			 dir) > 0);
+	assert_string_equal(err_out, want);
+	/* within the limit: planned */
+	write_file(dir, "config.json",
+		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
+		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
+	out = capture(ts_ctl_plan, 7, argv, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "cpus: 0-1\n"));
 	cleanup_free char *rm = NULL;
 	assert_true(asprintf(&rm, "rm -rf '%s'", dir) > 0);
 	assert_int_equal(system(rm), 0);
@@ -434,7 +502,7 @@ static void test_plan_collects_stale(void **state)
 	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
 	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
 	assert_true(asprintf(&rroot, "%s/runc-root", dir) > 0);
-	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\", %s}", sdir, ALLOW_CRITICAL) > 0);
 	write_file(dir, "c.json", text);
 	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
 
@@ -530,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_topology_kinds),
 		cmocka_unit_test(test_plan_uses_cache),
 		cmocka_unit_test(test_plan_collects_stale),
+		cmocka_unit_test(test_plan_checks_policy),
 		cmocka_unit_test(test_plan_topology_field),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
