@@ -553,6 +553,26 @@ int ts_cgroup_parent_cpuset(const char *root, enum ts_cgroup_mode mode, const ch
 			    bool systemd, struct ts_cgroup_parent *ret, struct ts_error **err);
 
 /**
+ * The cpuset a running container's own cgroup is configured with now
+ * (cpuset.cpus, not the effective one): what toposhim last wrote, unless
+ * someone else wrote it since (`docker update --cpuset-cpus`, `runc
+ * update`, a kubelet's CPU manager).  Files:
+ * <root>/cpuset/<path>/cpuset.cpus (cgroup v1, legacy and hybrid), or
+ * <root>/<path>/cpuset.cpus (unified).
+ * @param[in]  root         cgroup root ("/sys/fs/cgroup").
+ * @param[in]  mode         the host's cgroup mode.
+ * @param[in]  cgroup_path  as for ts_cgroup_parent_of_running(); one with a
+ *                          ".." component is not read.
+ * @param[out] ret          the cpu list, as the kernel writes it ("0-1"), no
+ *                          newline; caller frees; written on 1 only.
+ * @return 1 when read; 0 when it cannot be told (no such file, not
+ *         readable, empty: a v2 cgroup that inherits its parent's, a
+ *         value that is not a cpu list, a bad path); -ENOMEM.
+ */
+int ts_cgroup_read_cpus(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+			char **ret);
+
+/**
  * The effective cpuset of a running container's cgroup parent, for a live
  * resize: as ts_cgroup_parent_cpuset() (cgroupfs form), from the cgroup
  * its init runs in rather than from linux.cgroupsPath, since the parent of

@@ -200,3 +200,40 @@ int ts_cgroup_parent_of_running(const char *root, enum ts_cgroup_mode mode, cons
 		rel += n;
 	return ts_cgroup_parent_cpuset(root, mode, rel, false, ret, err);
 }
+
+int ts_cgroup_read_cpus(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+			char **ret)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *controller = NULL, *path = NULL, *text = NULL;
+	const char *rel = cgroup_path;
+	size_t n, len = 0;
+
+	if (root == NULL || cgroup_path == NULL || cgroup_path[0] != '/' ||
+	    strstr(cgroup_path, "/../") != NULL ||
+	    (strlen(cgroup_path) >= 3 && strcmp(cgroup_path + strlen(cgroup_path) - 3, "/..") == 0))
+		return 0;
+	if (asprintf(&controller, "%s%s", root, mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") <
+	    0) {
+		controller = NULL;
+		return -ENOMEM;
+	}
+	/* runc's state names the directory in the mounted hierarchy */
+	n = strlen(controller);
+	while (n > 0 && controller[n - 1] == '/')
+		n--;
+	if (n > 0 && strncmp(rel, controller, n) == 0 && rel[n] == '/')
+		rel += n;
+	if (asprintf(&path, "%.*s%s/cpuset.cpus", (int)n, controller, rel) < 0) {
+		path = NULL;
+		return -ENOMEM;
+	}
+	if (ts_read_file_at(AT_FDCWD, path, 4096, &text, &len, &ignored) < 0)
+		return ts_error_code(ignored) == -ENOMEM ? -ENOMEM : 0;
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	if (len == 0 || !ts_cpulist_valid(text))
+		return 0;
+	*ret = TAKE_PTR(text);
+	return 1;
+}

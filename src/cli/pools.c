@@ -299,6 +299,10 @@ struct pools_plan {
 	 * cpus the pool no longer gives: copies, owned */
 	struct ts_alloc **pending;
 	size_t npending;
+	/* running shared-pool containers whose cpuset someone else changed:
+	 * copies made pinned to it (plan_pin()), owned */
+	struct ts_alloc **pins;
+	size_t npins;
 };
 
 static void plan_release(struct pools_plan *pl)
@@ -314,6 +318,7 @@ static void plan_release(struct pools_plan *pl)
 	free(pl->mems);
 	free(pl->targets);
 	ts_alloc_array_free(pl->pending, pl->npending);
+	ts_alloc_array_free(pl->pins, pl->npins);
 	*pl = (struct pools_plan){0};
 }
 
@@ -467,7 +472,7 @@ static int clip_list(char **list, hwloc_const_bitmap_t parent, struct ts_error *
  * effective cpuset of its cgroup parent, read now (a kubepods-like parent
  * narrowed to some cpus: a write outside it fails), as at its create. */
 static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, char **cpus,
-			 char **mems, struct ts_error **err)
+			 char **mems, hwloc_bitmap_t *ret_parent_cpus, struct ts_error **err)
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL, pmems = NULL;
 	struct ts_cgroup_parent parent = {0};
@@ -494,7 +499,95 @@ static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, cha
 	r = pool_mems(p, *cpus, tier_of_record(p->topo, a), mems, err);
 	if (r >= 0 && narrowed)
 		r = clip_list(mems, pmems, err);
+	if (r >= 0 && ret_parent_cpus != NULL)
+		*ret_parent_cpus = TAKE_PTR(pcpus);
 	return r;
+}
+
+/* Whether the cpuset of a's cgroup was written by someone else since
+ * toposhim recorded it (`docker update --cpuset-cpus`, `runc update`):
+ * it is neither what the record says (as the cgroup parent pcpus, NULL:
+ * none, narrows it) nor what the pool gives now (cpus).  *ret_current:
+ * what it is, on 1.  0 when it cannot be told (no record of the cpus: a
+ * rebuilt store; a cgroup not readable). */
+static int changed_outside(const struct ts_pools *p, const struct ts_alloc *a,
+			   hwloc_const_bitmap_t pcpus, const char *cpus, char **ret_current)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t now = NULL, recorded = NULL, pool = NULL;
+	cleanup_free char *current = NULL;
+	int r;
+
+	if (a->cpus_str == NULL || a->cpus_str[0] == '\0')
+		return 0;
+	r = ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &current);
+	if (r <= 0)
+		return r;
+	if (ts_cpulist_parse(current, &now, &ignored) < 0 ||
+	    ts_cpulist_parse(a->cpus_str, &recorded, &ignored) < 0 ||
+	    ts_cpulist_parse(cpus, &pool, &ignored) < 0)
+		return 0;
+	if (hwloc_bitmap_isequal(now, recorded) || hwloc_bitmap_isequal(now, pool))
+		return 0;
+	/* a plain container recorded with every cpu runs on its parent's */
+	if (pcpus != NULL) {
+		hwloc_bitmap_and(recorded, recorded, pcpus);
+		if (hwloc_bitmap_iszero(recorded))
+			hwloc_bitmap_copy(recorded, pcpus);
+		if (hwloc_bitmap_isequal(now, recorded))
+			return 0;
+	}
+	*ret_current = TAKE_PTR(current);
+	return 1;
+}
+
+/* The container holding one of the cpus of list exclusively (an
+ * exclusive, NUMA-exclusive or reserved record of s), or NULL. */
+static const struct ts_alloc *exclusive_owner(const struct ts_pools *p, const struct ts_state *s,
+					      const char *list)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t set = NULL;
+
+	if (ts_cpulist_parse(list, &set, &ignored) < 0)
+		return NULL;
+	for (size_t i = 0; i < ts_state_count(s); i++) {
+		const struct ts_alloc *b = ts_state_at(s, i);
+		cleanup_hwloc_bitmap hwloc_bitmap_t held = NULL;
+		enum ts_placement_pool pool = ts_pools_pool_of(p, b);
+
+		if ((pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
+		     pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
+		     pool == TS_PLACEMENT_POOL_RESERVED) &&
+		    b->cpus_str != NULL && ts_cpulist_parse(b->cpus_str, &held, &ignored) >= 0 &&
+		    hwloc_bitmap_intersects(held, set))
+			return b;
+	}
+	return NULL;
+}
+
+/* A record made pinned to the cpus its cgroup has now (changed_outside()):
+ * the shared pool no longer resizes it, and an exclusive create that needs
+ * one of its cpus is refused, naming it, as for a pin in config.json.
+ * Takes current.  @return 0; -ENOMEM. */
+static int plan_pin(struct pools_plan *pl, const struct ts_alloc *a, char *current,
+		    struct ts_error **err)
+{
+	struct ts_alloc *pin = ts_alloc_dup(a);
+
+	if (pin == NULL) {
+		free(current);
+		return ts_error_set(err, ENOMEM, "allocation");
+	}
+	ts_log(TS_LOG_INFO,
+	       "container '%s': its cpuset was changed outside toposhim (cpus %s, toposhim "
+	       "wrote %s): now pinned there, the shared pool no longer resizes it",
+	       a->container_id, current, a->cpus_str);
+	free(pin->cpus_str);
+	pin->cpus_str = current;
+	pin->pinned = true;
+	pl->pins[pl->npins++] = pin;
+	return 0;
 }
 
 /* Every running shared-pool container whose cpus or mems differ from what
@@ -517,14 +610,16 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 	pl.targets = calloc(n + 1, sizeof(*pl.targets));
 	pl.runtimes = calloc(n + 1, sizeof(*pl.runtimes));
 	pl.pending = calloc(n + 1, sizeof(*pl.pending));
+	pl.pins = calloc(n + 1, sizeof(*pl.pins));
 	if (pl.which == NULL || pl.cpus == NULL || pl.mems == NULL || pl.targets == NULL ||
-	    pl.runtimes == NULL || pl.pending == NULL) {
+	    pl.runtimes == NULL || pl.pending == NULL || pl.pins == NULL) {
 		plan_release(&pl);
 		return ts_error_set(err, ENOMEM, "resize");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ts_alloc *a = ts_state_at(s, i);
-		char *cpus = NULL, *mems = NULL;
+		char *cpus = NULL, *mems = NULL, *current = NULL;
+		cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL;
 
 		if (ts_pools_pool_of(p, a) == TS_PLACEMENT_POOL_SHARED &&
 		    a->status == TS_ALLOC_CREATING && !among(skip, nskip, a) &&
@@ -540,11 +635,34 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			continue;
 		r = class_cpus(p, pool, a->class_name, &cpus, err);
 		if (r >= 0)
-			r = within_parent(p, a, &cpus, &mems, err);
+			r = within_parent(p, a, &cpus, &mems, &pcpus, err);
 		if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
 			free(cpus);
 			free(mems);
 			continue;
+		}
+		/* helper-11: an operator's `docker update --cpuset-cpus` was
+		 * undone at the next resize, without a word */
+		if (r >= 0) {
+			int c = changed_outside(p, a, pcpus, cpus, &current);
+
+			const struct ts_alloc *owner =
+				c > 0 ? exclusive_owner(p, s, current) : NULL;
+
+			if (c < 0) {
+				r = ts_error_set(err, ENOMEM, "resize");
+			} else if (owner != NULL) {
+				/* exclusive cpus stay exclusive: resized as planned */
+				ts_log(TS_LOG_WARNING,
+				       "container '%s': its cpuset was changed outside toposhim to "
+				       "%s, which container '%s' holds exclusively: resized to %s",
+				       a->container_id, current, owner->container_id, cpus);
+				free(current);
+			} else if (c > 0 && (r = plan_pin(&pl, a, current, err)) >= 0) {
+				free(cpus);
+				free(mems);
+				continue;
+			}
 		}
 		pl.cpus[pl.n] = cpus;
 		pl.mems[pl.n] = mems;
@@ -663,6 +781,27 @@ static int record_results(struct ts_state *s, const struct pools_plan *pl,
 	return resized;
 }
 
+/* Record the pins of the plan (plan_pin()) in the store, whose lock the
+ * plan was made under.  @return how many; -ENOMEM. */
+static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct ts_error **err)
+{
+	int pinned = 0;
+
+	for (size_t i = 0; i < pl->npins; i++) {
+		const struct ts_alloc *pin = pl->pins[i];
+		const struct ts_alloc *now = ts_state_find(s, pin->runtime_root, pin->container_id);
+		struct ts_alloc *copy;
+
+		if (now == NULL || now->pid != pin->pid || now->created_usec != pin->created_usec)
+			continue;
+		copy = ts_alloc_dup(pin);
+		if (copy == NULL || ts_state_put(s, copy, err) < 0)
+			return ts_error_set(err, ENOMEM, "allocation");
+		pinned++;
+	}
+	return pinned;
+}
+
 static int apply_plan(struct ts_pools *p, const char *proc_root, const struct pools_plan *pl,
 		      struct ts_cgroup_resize_result **ret_results, struct ts_error **err)
 {
@@ -683,9 +822,11 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	int r;
 
 	r = plan_rebalance(p, s, systemd_cgroup, NULL, 0, &pl, err);
+	if (r >= 0 && pl.npins > 0)
+		r = record_pins(s, &pl, err);
 	if (r < 0 || pl.n == 0) {
 		plan_release(&pl);
-		return r;
+		return r < 0 ? r : 0;
 	}
 	r = apply_plan(p, ts_state_proc_root(s), &pl, &results, err);
 	if (r >= 0)
@@ -768,6 +909,8 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = plan_rebalance(p, s, systemd_cgroup, *skip, *nskip, &pl, err);
+	if (r >= 0 && pl.npins > 0 && (r = record_pins(s, &pl, err)) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
 		r = ts_error_set(err, ENOMEM, "resize");
 	s = ts_state_close(s);

@@ -177,7 +177,12 @@ void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, 
  * pool (the cpus of its class, and the NUMA nodes those cpus take memory
  * from), and update the records, on a store the caller holds open.  Logs
  * one warning per container that could not be resized and drops dead ones
- * from the store.  The caller commits.  The create path and the hooks use
+ * from the store.  A container whose cgroup cpuset.cpus (ts_cgroup_read_cpus())
+ * is neither its record's cpus (within its cgroup parent's) nor what the
+ * pool gives it was changed by someone else: its record becomes pinned to
+ * that cpuset, and it is not resized (one info line); unless that cpuset
+ * takes cpus of an exclusive, NUMA-exclusive or reserved record: then it is
+ * resized, with a warning naming that record's container.  The caller commits.  The create path and the hooks use
  * ts_pools_settle(), which does not hold the store while resizing.
  * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
  * @return how many containers were resized (>= 0); errors of

@@ -212,6 +212,27 @@ cpus_of() {
 	[ "$(jq -c .resources_written "$WORK/b/toposhim-placement.json")" = null ]
 }
 
+@test "placement: a cpuset an operator set with update stays, the container recorded as pinned there" {
+	write_config '"gc_grace_seconds": 1'
+	bundle crit critical 1
+	create_start crit
+	x=$(cat "$WORK/crit.out")
+	[ "$x" = 0 ] || [ "$x" = 1 ]
+	bundle std standard
+	create_start std
+	[ "$(cpus_allowed_in "$ID-std")" = $((1 - x)) ]
+	# what `docker update --cpuset-cpus` does through the runtime
+	"$TOPOSHIM" update --cpuset-cpus "$x" "$ID-std"
+	[ "$(cpus_allowed_in "$ID-std")" = "$x" ]
+	# the shared pool grows back: helper-11: std was put on 0-1, the
+	# operator's cpuset undone without a word
+	"$TOPOSHIM" --debug --log "$WORK/del.log" delete --force "$ID-crit"
+	[ "$(cpus_allowed_in "$ID-std")" = "$x" ]
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true}]' ]
+	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus $x, toposhim wrote $((1 - x))): now pinned there, the shared pool no longer resizes it" "$WORK/del.log"
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.
