@@ -289,7 +289,7 @@ static int forget_earlier_class(struct ts_oci_bundle *b, const struct ts_state_p
 	ts_json_array_foreach (p->resources_written, i, e) {
 		r = ts_json_undo_entry(b->config, e);
 		if (r < 0)
-			return ts_error_set(err, r, "%s", b->config_path);
+			return ts_error_set(err, ENOMEM, "%s", b->config_path);
 		if (r > 0)
 			ts_log(TS_LOG_DEBUG,
 			       "%s: '%s': the value an earlier create wrote for class '%s' "

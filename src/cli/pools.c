@@ -645,7 +645,6 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 		 * undone at the next resize, without a word */
 		if (r >= 0) {
 			int c = changed_outside(p, a, pcpus, cpus, &current);
-
 			const struct ts_alloc *owner =
 				c > 0 ? exclusive_owner(p, s, current) : NULL;
 

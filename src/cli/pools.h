@@ -182,8 +182,8 @@ void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, 
  * pool gives it was changed by someone else: its record becomes pinned to
  * that cpuset, and it is not resized (one info line); unless that cpuset
  * takes cpus of an exclusive, NUMA-exclusive or reserved record: then it is
- * resized, with a warning naming that record's container.  The caller commits.  The create path and the hooks use
- * ts_pools_settle(), which does not hold the store while resizing.
+ * resized, with a warning naming that record's container.  The caller commits.  The create path and
+ * the hooks use ts_pools_settle(), which does not hold the store while resizing.
  * @param[in] systemd_cgroup  the engine passed --systemd-cgroup.
  * @return how many containers were resized (>= 0); errors of
  *         ts_pools_views(), ts_placement_shared_pool() and ts_cgroup_resize()
