@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cdi/cdi.h"
 #include "oci/json.h"
@@ -311,6 +312,19 @@ int ts_ctl_cdi(int argc, char **argv)
 	}
 	if (i >= argc)
 		return usage();
+	/* a dir named on the command line is meant to be there: a typo must
+	 * not read as "no devices" (helper-11: `--spec-dir /nonexistent list`
+	 * printed nothing, exit 0); configured dirs may be absent (CDI) */
+	for (size_t k = 0; k < n_dirs; k++) {
+		struct stat st;
+		int e = stat(spec_dirs[k], &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+
+		if (e != 0) {
+			fprintf(stderr, "toposhimctl: cdi: --spec-dir '%s': %s\n", spec_dirs[k],
+				strerror(e));
+			return 1;
+		}
+	}
 	if (load_options(n_dirs > 0 ? spec_dirs : NULL, &opts, &err) < 0)
 		return report(err);
 	if (strcmp(argv[i], "validate") == 0) {

@@ -57,12 +57,28 @@ own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
 	# helper-11: `cdi list` wrote /run/toposhim/cdi-index, the host's
 	run unshare -m --propagation private sh -c '
 		mount -t tmpfs none /run && mkdir /run/toposhim &&
-		"$@" cdi list >/dev/null && "$@" cdi --spec-dir /nonexistent list &&
+		"$@" cdi list >/dev/null && "$@" cdi --spec-dir "$0" list >/dev/null &&
 		"$@" cdi validate >/dev/null &&
-		"$@" cdi resolve net.toposhim.test/nic=eth9 >/dev/null && ls -A /run/toposhim' sh "${CTL[@]}"
+		"$@" cdi resolve net.toposhim.test/nic=eth9 >/dev/null && ls -A /run/toposhim' "$ETC" "${CTL[@]}"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$output" = "" ]
 	[ "$(ls -A "$BATS_TEST_TMPDIR/state")" = "" ]
+}
+
+@test "a spec dir named with --spec-dir that is missing or no directory is an error, not an empty list" {
+	# helper-11: `cdi --spec-dir /nonexistent list` printed nothing, exit 0
+	run ctl --spec-dir "$BATS_TEST_TMPDIR/none" list
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: cdi: --spec-dir '$BATS_TEST_TMPDIR/none': No such file or directory" ]
+	touch "$BATS_TEST_TMPDIR/file"
+	run ctl --spec-dir "$ETC" --spec-dir "$BATS_TEST_TMPDIR/file" validate
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: cdi: --spec-dir '$BATS_TEST_TMPDIR/file': Not a directory" ]
+	# configured dirs may be absent, as CDI's default ones often are
+	printf '{"cdi":{"spec_dirs":["%s"],"index_path":null}}\n' "$BATS_TEST_TMPDIR/none" >"$TOPOSHIM_CONFIG"
+	run ctl list
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
 }
 
 @test "own specs: a broken spec file is reported and does not hide good ones" {
