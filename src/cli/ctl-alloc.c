@@ -43,10 +43,20 @@
 
 #define USAGE "usage: toposhimctl alloc list [--json] | toposhimctl alloc gc [--grace SECONDS]"
 
-enum column { COL_ID, COL_STATE, COL_CLASS, COL_CPUS, COL_MEMS, COL_PID, COL_DEVICES, _COL_MAX };
+enum column {
+	COL_ID,
+	COL_STATE,
+	COL_CLASS,
+	COL_CPUS,
+	COL_PINNED,
+	COL_MEMS,
+	COL_PID,
+	COL_DEVICES,
+	_COL_MAX
+};
 
-static const char *const headers[_COL_MAX] = {"CONTAINER ID", "RECORD", "CLASS",  "CPUS",
-					      "MEMS",	      "PID",	"DEVICES"};
+static const char *const headers[_COL_MAX] = {"CONTAINER ID", "RECORD", "CLASS", "CPUS",
+					      "PINNED",	      "MEMS",	"PID",	 "DEVICES"};
 
 static int print_error(struct ts_error *err)
 {
@@ -72,6 +82,8 @@ static bool row_cells(const struct ts_alloc *a, const char *cells[_COL_MAX], cha
 	cells[COL_STATE] = ts_alloc_status_to_string(a->status);
 	cells[COL_CLASS] = a->class_name && a->class_name[0] ? a->class_name : "-";
 	cells[COL_CPUS] = a->cpus_str && a->cpus_str[0] ? a->cpus_str : "-";
+	/* a cpuset of the user's: config.json's, or set from outside since */
+	cells[COL_PINNED] = a->pinned ? "yes" : "no";
 	cells[COL_MEMS] = a->mems_str && a->mems_str[0] ? a->mems_str : "-";
 	cells[COL_PID] = "-";
 	cells[COL_DEVICES] = "-";
@@ -111,6 +123,7 @@ static void plain_cells(const struct ts_plain_entry *e, const char *cells[_COL_M
 	cells[COL_STATE] = "plain";
 	cells[COL_CLASS] = e->class_name[0] ? e->class_name : "-";
 	cells[COL_CPUS] = e->cpus[0] ? e->cpus : "-";
+	cells[COL_PINNED] = "no";
 	cells[COL_MEMS] = e->mems[0] ? e->mems : "-";
 	cells[COL_PID] = "-";
 	cells[COL_DEVICES] = "-";

@@ -252,13 +252,26 @@ static bool str_eq(const char *a, const char *b)
 }
 
 /* Record the outcome of one resize in the store. */
-static int record_resize(struct ts_state *s, const struct ts_alloc *a,
+static int record_resize(const struct ts_pools *p, struct ts_state *s, const struct ts_alloc *a,
 			 const struct ts_cgroup_resize_result *res, const char *cpus,
 			 const char *mems, struct ts_error **err)
 {
+	cleanup_free char *now = NULL;
 	struct ts_alloc *copy;
+	enum ts_cgroup_resize_status status = res->status;
 
-	switch (res->status) {
+	/* a failed `update` that wrote the cpus all the same (killed at its
+	 * timeout after the write): the record follows the cgroup, or the
+	 * next resize would take them for someone else's (changed_outside()) */
+	if (status == TS_CGROUP_RESIZE_FAILED &&
+	    ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &now) > 0 &&
+	    strcmp(now, cpus) == 0) {
+		ts_log(TS_LOG_WARNING,
+		       "cannot resize container '%s': %s; its cpus are %s all the same",
+		       a->container_id, res->message != NULL ? res->message : "failed", cpus);
+		status = TS_CGROUP_RESIZE_OK;
+	}
+	switch (status) {
 	case TS_CGROUP_RESIZE_DEAD:
 		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
 		       a->container_id);
@@ -266,7 +279,7 @@ static int record_resize(struct ts_state *s, const struct ts_alloc *a,
 		return 0;
 	case TS_CGROUP_RESIZE_OK:
 	case TS_CGROUP_RESIZE_MISMATCH:
-		if (res->status == TS_CGROUP_RESIZE_MISMATCH)
+		if (status == TS_CGROUP_RESIZE_MISMATCH)
 			ts_log(TS_LOG_WARNING, "%s", res->message);
 		copy = ts_alloc_dup(a);
 		if (copy == NULL)
@@ -506,15 +519,14 @@ static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, cha
 
 /* Whether the cpuset of a's cgroup was written by someone else since
  * toposhim recorded it (`docker update --cpuset-cpus`, `runc update`):
- * it is neither what the record says (as the cgroup parent pcpus, NULL:
- * none, narrows it) nor what the pool gives now (cpus).  *ret_current:
- * what it is, on 1.  0 when it cannot be told (no record of the cpus: a
- * rebuilt store; a cgroup not readable). */
+ * it is not what the record says (as the cgroup parent pcpus, NULL: none,
+ * narrows it).  *ret_current: what it is, on 1.  0 when it cannot be told
+ * (no record of the cpus: a rebuilt store; a cgroup not readable). */
 static int changed_outside(const struct ts_pools *p, const struct ts_alloc *a,
-			   hwloc_const_bitmap_t pcpus, const char *cpus, char **ret_current)
+			   hwloc_const_bitmap_t pcpus, char **ret_current)
 {
 	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_hwloc_bitmap hwloc_bitmap_t now = NULL, recorded = NULL, pool = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t now = NULL, recorded = NULL;
 	cleanup_free char *current = NULL;
 	int r;
 
@@ -524,10 +536,12 @@ static int changed_outside(const struct ts_pools *p, const struct ts_alloc *a,
 	if (r <= 0)
 		return r;
 	if (ts_cpulist_parse(current, &now, &ignored) < 0 ||
-	    ts_cpulist_parse(a->cpus_str, &recorded, &ignored) < 0 ||
-	    ts_cpulist_parse(cpus, &pool, &ignored) < 0)
+	    ts_cpulist_parse(a->cpus_str, &recorded, &ignored) < 0)
 		return 0;
-	if (hwloc_bitmap_isequal(now, recorded) || hwloc_bitmap_isequal(now, pool))
+	/* not "what the pool gives now" either: a cpuset someone set that
+	 * happens to be it (helper-12: taken as toposhim's own, and undone at
+	 * the next growth) */
+	if (hwloc_bitmap_isequal(now, recorded))
 		return 0;
 	/* a plain container recorded with every cpu runs on its parent's */
 	if (pcpus != NULL) {
@@ -580,14 +594,52 @@ static int plan_pin(struct pools_plan *pl, const struct ts_alloc *a, char *curre
 		return ts_error_set(err, ENOMEM, "allocation");
 	}
 	ts_log(TS_LOG_INFO,
-	       "container '%s': its cpuset was changed outside toposhim (cpus %s, toposhim "
-	       "wrote %s): now pinned there, the shared pool no longer resizes it",
+	       "container '%s': its cpuset was changed outside toposhim (cpus %s, recorded "
+	       "%s): now pinned there, the shared pool no longer resizes it",
 	       a->container_id, current, a->cpus_str);
 	free(pin->cpus_str);
 	pin->cpus_str = current;
 	pin->pinned = true;
 	pl->pins[pl->npins++] = pin;
 	return 0;
+}
+
+/* A running pinned container (a cpuset from config.json, or one set from
+ * outside and adopted, plan_pin()) whose cgroup's cpuset is no longer its
+ * record's: set again from outside, it is pinned there (added to pl's
+ * pins: 0); onto cpus a container holds exclusively, it is resized back to
+ * its record's cpus and mems (*ret_cpus, *ret_mems: 1), with a warning.
+ * @return 0 (nothing to resize), 1, or -ENOMEM. */
+static int pinned_check(const struct ts_pools *p, const struct ts_state *s,
+			const struct ts_alloc *a, struct pools_plan *pl, char **ret_cpus,
+			char **ret_mems, struct ts_error **err)
+{
+	char *current = NULL;
+	const struct ts_alloc *owner;
+	int c = changed_outside(p, a, NULL, &current);
+
+	if (c < 0)
+		return ts_error_set(err, ENOMEM, "resize");
+	if (c == 0)
+		return 0;
+	owner = exclusive_owner(p, s, current);
+	if (owner == NULL)
+		return plan_pin(pl, a, current, err);
+	ts_log(TS_LOG_WARNING,
+	       "container '%s': its cpuset was changed outside toposhim to %s, which container "
+	       "'%s' holds exclusively: set back to its pinned cpus %s",
+	       a->container_id, current, owner->container_id, a->cpus_str);
+	free(current);
+	/* "" mems: left as they are (the target's NULL) */
+	*ret_cpus = strdup(a->cpus_str);
+	*ret_mems = strdup(a->mems_str != NULL ? a->mems_str : "");
+	if (*ret_cpus == NULL || *ret_mems == NULL) {
+		free(*ret_cpus);
+		free(*ret_mems);
+		*ret_cpus = *ret_mems = NULL;
+		return ts_error_set(err, ENOMEM, "resize");
+	}
+	return 1;
 }
 
 /* Every running shared-pool container whose cpus or mems differ from what
@@ -629,38 +681,54 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 				pl.npending++;
 			continue;
 		}
-		if (ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED ||
+		if ((ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_SHARED &&
+		     ts_pools_pool_of(p, a) != TS_PLACEMENT_POOL_PINNED) ||
 		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
 		    among(skip, nskip, a))
 			continue;
-		r = class_cpus(p, pool, a->class_name, &cpus, err);
-		if (r >= 0)
-			r = within_parent(p, a, &cpus, &mems, &pcpus, err);
-		if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
-			free(cpus);
-			free(mems);
-			continue;
-		}
-		/* helper-11: an operator's `docker update --cpuset-cpus` was
-		 * undone at the next resize, without a word */
-		if (r >= 0) {
-			int c = changed_outside(p, a, pcpus, cpus, &current);
-			const struct ts_alloc *owner =
-				c > 0 ? exclusive_owner(p, s, current) : NULL;
-
-			if (c < 0) {
-				r = ts_error_set(err, ENOMEM, "resize");
-			} else if (owner != NULL) {
-				/* exclusive cpus stay exclusive: resized as planned */
-				ts_log(TS_LOG_WARNING,
-				       "container '%s': its cpuset was changed outside toposhim to "
-				       "%s, which container '%s' holds exclusively: resized to %s",
-				       a->container_id, current, owner->container_id, cpus);
-				free(current);
-			} else if (c > 0 && (r = plan_pin(&pl, a, current, err)) >= 0) {
+		if (ts_pools_pool_of(p, a) == TS_PLACEMENT_POOL_PINNED) {
+			/* its pin stands, as it is now; but exclusive cpus stay
+			 * exclusive (helper-12: a second update onto them went
+			 * unseen, since pinned ones were never looked at) */
+			r = pinned_check(p, s, a, &pl, &cpus, &mems, err);
+			if (r <= 0) {
+				if (r < 0) {
+					plan_release(&pl);
+					return r;
+				}
+				continue;
+			}
+		} else {
+			r = class_cpus(p, pool, a->class_name, &cpus, err);
+			if (r >= 0)
+				r = within_parent(p, a, &cpus, &mems, &pcpus, err);
+			if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
 				free(cpus);
 				free(mems);
 				continue;
+			}
+			/* helper-11: an operator's `docker update --cpuset-cpus`
+			 * was undone at the next resize, without a word */
+			if (r >= 0) {
+				int c = changed_outside(p, a, pcpus, &current);
+				const struct ts_alloc *owner =
+					c > 0 ? exclusive_owner(p, s, current) : NULL;
+
+				if (c < 0) {
+					r = ts_error_set(err, ENOMEM, "resize");
+				} else if (owner != NULL) {
+					/* exclusive cpus stay exclusive: resized as planned */
+					ts_log(TS_LOG_WARNING,
+					       "container '%s': its cpuset was changed outside "
+					       "toposhim to %s, which container '%s' holds "
+					       "exclusively: resized to %s",
+					       a->container_id, current, owner->container_id, cpus);
+					free(current);
+				} else if (c > 0 && (r = plan_pin(&pl, a, current, err)) >= 0) {
+					free(cpus);
+					free(mems);
+					continue;
+				}
 			}
 		}
 		pl.cpus[pl.n] = cpus;
@@ -702,7 +770,7 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			.container_id = a->container_id,
 			.cgroup_path = a->cgroup_path,
 			.cpus_str = cpus,
-			.mems_str = mems,
+			.mems_str = mems != NULL && mems[0] != '\0' ? mems : NULL,
 			.pid = a->pid,
 			.pid_start_ticks = a->pid_start_ticks,
 			.runtime_path = pl.runtimes[pl.n - 1],
@@ -752,7 +820,7 @@ static void ensure_placement_file(const struct ts_alloc *a, const char *cpus, co
 	(void)ts_state_placement_write(fd, &p, &ignored); /* borrowed strings: no release */
 }
 
-static int record_results(struct ts_state *s, const struct pools_plan *pl,
+static int record_results(const struct ts_pools *p, struct ts_state *s, const struct pools_plan *pl,
 			  const struct ts_cgroup_resize_result *results, struct ts_error **err)
 {
 	int resized = 0;
@@ -766,7 +834,7 @@ static int record_results(struct ts_state *s, const struct pools_plan *pl,
 		if (now == NULL || now->pid != planned->pid ||
 		    now->created_usec != planned->created_usec)
 			continue;
-		r = record_resize(s, now, &results[i], pl->cpus[i], pl->mems[i], err);
+		r = record_resize(p, s, now, &results[i], pl->cpus[i], pl->mems[i], err);
 		if (r < 0)
 			return r;
 		if (results[i].status == TS_CGROUP_RESIZE_OK) {
@@ -829,7 +897,7 @@ int ts_pools_rebalance(struct ts_pools *p, struct ts_state *s, bool systemd_cgro
 	}
 	r = apply_plan(p, ts_state_proc_root(s), &pl, &results, err);
 	if (r >= 0)
-		r = record_results(s, &pl, results, err);
+		r = record_results(p, s, &pl, results, err);
 	ts_cgroup_resize_results_free(results, pl.n);
 	plan_release(&pl);
 	return r;
@@ -929,7 +997,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	if (r >= 0)
 		r = ts_pools_open_store(p, opts, &s, err);
 	if (r >= 0)
-		r = record_results(s, &pl, results, err);
+		r = record_results(p, s, &pl, results, err);
 	if (r >= 0) {
 		int c = ts_state_commit(s, err);
 

@@ -230,7 +230,24 @@ cpus_of() {
 	[ "$(cpus_allowed_in "$ID-std")" = "$x" ]
 	run alloc_json
 	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true}]' ]
-	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus $x, toposhim wrote $((1 - x))): now pinned there, the shared pool no longer resizes it" "$WORK/del.log"
+	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus $x, recorded $((1 - x))): now pinned there, the shared pool no longer resizes it" "$WORK/del.log"
+}
+
+@test "placement: a cpuset an operator set that is what the pool gives next is still the operator's" {
+	write_config '"gc_grace_seconds": 1'
+	bundle crit critical 1
+	create_start crit
+	x=$(cat "$WORK/crit.out")
+	bundle std standard
+	create_start std
+	[ "$(cpus_allowed_in "$ID-std")" = $((1 - x)) ]
+	"$TOPOSHIM" update --cpuset-cpus 0-1 "$ID-std"
+	# the pool grows back to 0-1, the cpuset std has: helper-12: taken for
+	# toposhim's own (recorded shared 0-1), and undone at the next shrink
+	"$TOPOSHIM" delete --force "$ID-crit"
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"0-1","mems":"0","pinned":true}]' ]
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
 }
 
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {

@@ -179,7 +179,9 @@ static void test_rebalance_changed_outside(void **state)
 		bool want_pinned;
 	} rows[] = {
 		{"as recorded", "0-15", 1, "8-15", "8-15\n", false},
-		{"already the pool", "8-15", 1, "8-15", "8-15\n", false},
+		/* helper-12: someone's cpuset that happens to be what the pool
+		 * gives now is still theirs (it was undone at the next growth) */
+		{"changed, to what the pool gives", "8-15", 0, "8-15", "8-15\n", true},
 		{"no cpuset (v2: the parent's)", "", 1, "8-15", "8-15\n", false},
 		{"changed, outside the exclusive cpus", "12-13", 0, "12-13", "12-13\n", true},
 		{"changed, onto the exclusive cpus", "2-3", 1, "8-15", "8-15\n", false},
@@ -239,6 +241,85 @@ static void test_rebalance_changed_outside(void **state)
 		/* a pinned container is left alone from now on */
 		if (rows[i].want_pinned)
 			assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 0);
+		ts_pools_release(&p);
+		s = ts_state_close(s);
+		unsetenv("TOPOSHIM_TOPOLOGY_XML");
+		unsetenv(TS_CGROUP_ROOT_ENV);
+		sh("rm -rf '%s'", dir);
+	}
+}
+
+/* A pinned container (here one a create pinned) whose cpuset is set again
+ * from outside is pinned there, unless that takes a container's exclusive
+ * cpus: then it is set back to its pinned cpus.  helper-12: pinned ones
+ * were never looked at, so a second update onto exclusive cpus went
+ * unseen. */
+static void test_rebalance_pinned_changed_outside(void **state)
+{
+	static const struct {
+		const char *name, *cgroup_cpus;
+		int want_resized;
+		const char *want_cpus, *want_file;
+	} rows[] = {
+		{"as pinned", "12-13", 0, "12-13", "12-13\n"},
+		{"set again, outside the exclusive cpus", "10-11", 0, "10-11", "10-11\n"},
+		{"set again, onto the exclusive cpus", "6-9", 1, "12-13", "12-13\n"},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char dir[] = "/tmp/ts-pools-XXXXXX";
+		cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
+				  *file = NULL;
+		cleanup_json struct ts_json *config = NULL;
+		cleanup_error struct ts_error *err = NULL;
+		cleanup_state struct ts_state *s = NULL;
+		struct ts_pools p = {0};
+		struct tg_topo *g =
+			tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
+		struct ts_alloc *pinned;
+		const struct ts_alloc *web;
+		int n;
+
+		assert_non_null(mkdtemp(dir));
+		xml = tg_xml(g);
+		tg_free(g);
+		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+		assert_int_equal(
+			ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+		fake_cgroup(dir, "web");
+		sh("echo '%s' > '%s/cg/ts/web/cpuset.cpus'", rows[i].cgroup_cpus, dir);
+		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+		assert_int_equal(
+			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		put_record(s, "web", "standard", "12-13", "0", "/ts/web");
+		pinned = ts_alloc_dup(ts_state_find(s, rt_root(), "web"));
+		assert_non_null(pinned);
+		pinned->pinned = true;
+		assert_int_equal(ts_state_put(s, pinned, &err), 0);
+		put_record(s, "db", "critical", "0-7", "0", NULL);
+		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+		n = ts_pools_rebalance(&p, s, false, &err);
+		if (n != rows[i].want_resized)
+			fail_msg("%s: resized %d, want %d (%s)", rows[i].name, n,
+				 rows[i].want_resized, err != NULL ? err->msg : "");
+		web = ts_state_find(s, rt_root(), "web");
+		if (strcmp(web->cpus_str, rows[i].want_cpus) != 0 || !web->pinned)
+			fail_msg("%s: record cpus '%s' pinned %d, want '%s' pinned", rows[i].name,
+				 web->cpus_str, web->pinned, rows[i].want_cpus);
+		assert_true(asprintf(&file, "%s/ts/web/cpuset.cpus", cg) > 0);
+		free(text);
+		text = slurp(file);
+		if (strcmp(text, rows[i].want_file) != 0)
+			fail_msg("%s: cpuset.cpus '%s', want '%s'", rows[i].name, text,
+				 rows[i].want_file);
 		ts_pools_release(&p);
 		s = ts_state_close(s);
 		unsetenv("TOPOSHIM_TOPOLOGY_XML");
@@ -531,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_rebalance_keeps_kind),
 		cmocka_unit_test(test_rebalance_within_parent),
 		cmocka_unit_test(test_rebalance_changed_outside),
+		cmocka_unit_test(test_rebalance_pinned_changed_outside),
 		cmocka_unit_test(test_hook_env),
 	};
 

@@ -164,7 +164,8 @@ static void test_list_empty(void **state)
 	assert_int_equal(mkdir(f->sdir, 0700), 0);
 	r = ctl(f->top, argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  RECORD  CLASS  CPUS  MEMS  PID  DEVICES\n");
+	assert_string_equal(r.out,
+			    "CONTAINER ID  RECORD  CLASS  CPUS  PINNED  MEMS  PID  DEVICES\n");
 	assert_string_equal(r.err, "");
 	run_release(&r);
 }
@@ -183,10 +184,11 @@ static void test_list_text_and_json(void **state)
 	 * time 77 is no live process, old never got a pid and is older than
 	 * the grace period (helper-7: a 'creating' record of a dead create
 	 * looked like one in progress) */
-	assert_string_equal(r.out, "CONTAINER ID  RECORD  CLASS     CPUS  MEMS  PID   DEVICES\n"
-				   "web-1         gone    critical  2-3   0     4242  "
-				   "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
-				   "old           gone    -         -     -     -     -\n");
+	assert_string_equal(r.out,
+			    "CONTAINER ID  RECORD  CLASS     CPUS  PINNED  MEMS  PID   DEVICES\n"
+			    "web-1         gone    critical  2-3   no      0     4242  "
+			    "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
+			    "old           gone    -         -     no      -     -     -\n");
 	assert_string_equal(r.err, "");
 	run_release(&r);
 	r = ctl(f->top, json_argv);
@@ -246,10 +248,11 @@ static void test_list_text_and_json(void **state)
 		assert_int_equal(r.status, 0);
 		assert_true(
 			asprintf(&want,
-				 "CONTAINER ID  RECORD    CLASS     CPUS  MEMS  PID%*s  DEVICES\n"
-				 "web-1         created   critical  2-3   0     %d  "
+				 "CONTAINER ID  RECORD    CLASS     CPUS  PINNED  MEMS  PID%*s  "
+				 "DEVICES\n"
+				 "web-1         created   critical  2-3   no      0     %d  "
 				 "nvidia.com/gpu=0,nvidia.com/gpu=1\n"
-				 "old           creating  -         -     -     -%*s  -\n",
+				 "old           creating  -         -     no      -     -%*s  -\n",
 				 (int)snprintf(NULL, 0, "%d", getpid()) - 3, "", getpid(),
 				 (int)snprintf(NULL, 0, "%d", getpid()) - 1, "") > 0);
 		assert_string_equal(r.out, want);
@@ -318,8 +321,9 @@ static void test_config(void **state)
 	run_release(&r);
 	r = ctl(f->top, list_argv);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "CONTAINER ID  RECORD    CLASS  CPUS  MEMS  PID  DEVICES\n"
-				   "old           creating  -      -     -     -    -\n");
+	assert_string_equal(r.out,
+			    "CONTAINER ID  RECORD    CLASS  CPUS  PINNED  MEMS  PID  DEVICES\n"
+			    "old           creating  -      -     no      -     -    -\n");
 	run_release(&r);
 	/* a bad member is an error naming file, field and value */
 	assert_int_equal(th_write(f->top, "config.json", "{\"gc_grace_seconds\": -1}"), 0);
