@@ -1106,6 +1106,8 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	r = ts_pools_init(config, config_path, &pools, err);
 	if (r >= 0)
 		r = ts_plugin_chain_load(config, config_path, &chain, err);
+	if (r >= 0)
+		r = ts_plugin_chain_check_users(chain, err);
 	if (r < 0)
 		return r;
 	struct ts_placement_request req = {0};

@@ -788,6 +788,18 @@ struct ts_plugin_chain *ts_plugin_chain_free(struct ts_plugin_chain *c)
 	return NULL;
 }
 
+int ts_plugin_chain_check_users(const struct ts_plugin_chain *c, struct ts_error **err)
+{
+	for (size_t i = 0; c != NULL && i < c->len; i++) {
+		const struct ts_plugin *p = &c->plugins[i];
+		int64_t uid = -1, gid = -1;
+
+		if (!p->ignore_errors && ts_plugin_sandbox_ids(&p->sandbox, &uid, &gid, err) < 0)
+			return ts_error_prefix(err, "plugin '%s' (%s)", p->type, p->path);
+	}
+	return 0;
+}
+
 size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_stage stage)
 {
 	size_t n = 0;

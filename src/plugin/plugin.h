@@ -167,6 +167,20 @@ int ts_plugin_chain_load(const struct ts_json *config, const char *config_path,
 /** Free a chain (NULL accepted). @return NULL. */
 struct ts_plugin_chain *ts_plugin_chain_free(struct ts_plugin_chain *c);
 
+/**
+ * Whether every plugin of the chain whose failure fails its stage
+ * (on_error "fail") has a user to run as (the sandbox's user or uid in
+ * /etc/passwd, as ts_plugin_chain_run() looks them up): checked at the
+ * create, so that a plugin of the create or delete stage, which runs later
+ * from a hook, does not fail only then (helper-12: a delete-only plugin
+ * with a missing user failed every delete's poststop hook).
+ * @return 0; -ENOENT "plugin '<type>' (<path>): cannot sandbox: user
+ *         '<name>' does not exist (create it with useradd --system <name>,
+ *         or set sandbox.uid)" or "...: uid N has no passwd entry: set
+ *         sandbox.gid"; -errno when /etc/passwd cannot be read.
+ */
+int ts_plugin_chain_check_users(const struct ts_plugin_chain *c, struct ts_error **err);
+
 /** Number of plugins in the chain that run at stage. */
 size_t ts_plugin_chain_count(const struct ts_plugin_chain *c, enum ts_plugin_stage stage);
 

@@ -186,6 +186,18 @@ PLUGIN
 	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
 	[ "$output" = "toposhim: plugin 'x' ($SCRIPTED): cannot sandbox: uid 54321 has no passwd entry: set sandbox.gid" ]
 	cmp "$WORK/b/config.json" "$WORK/before.json"
+	# a delete-stage plugin runs from the poststop hook, at the delete:
+	# its user is checked at the create all the same (helper-12: the
+	# create ran, and every delete's hook failed)
+	plugins_config "[{\"type\": \"x\", \"path\": \"$SCRIPTED\", \"stages\": [\"delete\"], \"sandbox\": {\"user\": \"toposhim-no-such-user\"}}]"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ] || { echo "$status $output"; false; }
+	[ "$output" = "toposhim: plugin 'x' ($SCRIPTED): cannot sandbox: user 'toposhim-no-such-user' does not exist (create it with useradd --system toposhim-no-such-user, or set sandbox.uid)" ]
+	cmp "$WORK/b/config.json" "$WORK/before.json"
+	# on_error ignore: its failure would fail nothing, nor does its user
+	plugins_config "[{\"type\": \"x\", \"path\": \"$SCRIPTED\", \"stages\": [\"delete\"], \"on_error\": \"ignore\", \"sandbox\": {\"user\": \"toposhim-no-such-user\"}}]"
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $output"; false; }
 }
 
 @test "clearcfs removes the CFS quota of a critical container" {
