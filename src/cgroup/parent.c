@@ -182,22 +182,38 @@ int ts_cgroup_parent_cpuset(const char *root, enum ts_cgroup_mode mode, const ch
 	return 1;
 }
 
-int ts_cgroup_parent_of_running(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
-				struct ts_cgroup_parent *ret, struct ts_error **err)
+/* The cpuset hierarchy's directory (<root>/cpuset on v1, <root> on v2;
+ * *ret_controller, without a trailing '/', the caller frees) and where a
+ * running container's cgroup_path lies in it (*ret_rel, borrowed from
+ * cgroup_path): /proc/<pid>/cgroup's form is that already, runc's state
+ * names the directory in the mounted hierarchy.  @return 0; -ENOMEM. */
+static int cpuset_hierarchy(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+			    char **ret_controller, const char **ret_rel)
 {
-	cleanup_free char *controller = NULL;
-	const char *rel = cgroup_path;
+	char *controller = NULL;
 	size_t n;
 
 	if (asprintf(&controller, "%s%s", root, mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") <
 	    0)
-		return ts_error_set(err, ENOMEM, "cgroup parent");
-	/* runc's state names the directory in the mounted hierarchy */
+		return -ENOMEM;
 	n = strlen(controller);
 	while (n > 0 && controller[n - 1] == '/')
-		n--;
-	if (n > 0 && strncmp(rel, controller, n) == 0 && rel[n] == '/')
-		rel += n;
+		controller[--n] = '\0';
+	*ret_rel = cgroup_path;
+	if (n > 0 && strncmp(cgroup_path, controller, n) == 0 && cgroup_path[n] == '/')
+		*ret_rel = cgroup_path + n;
+	*ret_controller = controller;
+	return 0;
+}
+
+int ts_cgroup_parent_of_running(const char *root, enum ts_cgroup_mode mode, const char *cgroup_path,
+				struct ts_cgroup_parent *ret, struct ts_error **err)
+{
+	cleanup_free char *controller = NULL;
+	const char *rel = NULL;
+
+	if (cpuset_hierarchy(root, mode, cgroup_path, &controller, &rel) < 0)
+		return ts_error_set(err, ENOMEM, "cgroup parent");
 	return ts_cgroup_parent_cpuset(root, mode, rel, false, ret, err);
 }
 
@@ -206,25 +222,16 @@ int ts_cgroup_read_cpus(const char *root, enum ts_cgroup_mode mode, const char *
 {
 	cleanup_error struct ts_error *ignored = NULL;
 	cleanup_free char *controller = NULL, *path = NULL, *text = NULL;
-	const char *rel = cgroup_path;
-	size_t n, len = 0;
+	const char *rel = NULL;
+	size_t len = 0;
 
 	if (root == NULL || cgroup_path == NULL || cgroup_path[0] != '/' ||
 	    strstr(cgroup_path, "/../") != NULL ||
 	    (strlen(cgroup_path) >= 3 && strcmp(cgroup_path + strlen(cgroup_path) - 3, "/..") == 0))
 		return 0;
-	if (asprintf(&controller, "%s%s", root, mode == TS_CGROUP_MODE_UNIFIED ? "" : "/cpuset") <
-	    0) {
-		controller = NULL;
+	if (cpuset_hierarchy(root, mode, cgroup_path, &controller, &rel) < 0)
 		return -ENOMEM;
-	}
-	/* runc's state names the directory in the mounted hierarchy */
-	n = strlen(controller);
-	while (n > 0 && controller[n - 1] == '/')
-		n--;
-	if (n > 0 && strncmp(rel, controller, n) == 0 && rel[n] == '/')
-		rel += n;
-	if (asprintf(&path, "%.*s%s/cpuset.cpus", (int)n, controller, rel) < 0) {
+	if (asprintf(&path, "%s%s/cpuset.cpus", controller, rel) < 0) {
 		path = NULL;
 		return -ENOMEM;
 	}

@@ -1,6 +1,5 @@
 /* cmd-delete.c - the release of an allocation at the engine's delete; see cmd-create.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +13,10 @@
 #include "cli/passthrough.h"
 #include "cli/pools.h"
 #include "cdi/cdi.h"
+#include "oci/bundle.h"
 #include "plugin/plugin.h"
 #include "state/state.h"
 #include "util/cleanup.h"
-#include "util/fileio.h"
 
 /* Whether dropping a changes what the shared pool holds: a record of a
  * pool other than the shared one (its cpus go back to the shared pool);
@@ -34,16 +33,14 @@ static bool frees_cpus(const struct ts_pools *p, const struct ts_alloc *a)
 static bool poststop_releases(const char *bundle)
 {
 	cleanup_error struct ts_error *ignored = NULL;
-	cleanup_free char *path = NULL, *text = NULL;
-	cleanup_json struct ts_json *config = NULL;
-	size_t len = 0;
+	struct ts_oci_bundle *b = NULL;
+	bool injected;
 
-	if (bundle == NULL || asprintf(&path, "%s/config.json", bundle) < 0)
+	if (bundle == NULL || ts_oci_bundle_open(bundle, NULL, &b, &ignored) < 0)
 		return true;
-	if (ts_read_file_at(AT_FDCWD, path, 0, &text, &len, &ignored) < 0 ||
-	    ts_json_parse(text, len, path, &config, &ignored) < 0)
-		return true;
-	return ts_hook_poststop_injected(config);
+	injected = ts_hook_poststop_injected(b->config);
+	ts_oci_bundle_free(b);
+	return injected;
 }
 
 /* Drop the record; *ret_settle tells whether a dropped record (the

@@ -1498,13 +1498,38 @@ static const char **requested_devices(const struct ts_cdi_injection *injected, s
 	return v;
 }
 
+void ts_pools_policy_request_of(const struct ts_placement_config *cfg,
+				const struct ts_placement_request *req,
+				struct ts_policy_request *pr)
+{
+	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
+	const struct ts_placement_class *c = ts_placement_config_class(cfg, req->class_name);
+
+	pr->pool = c == NULL || c->pool == TS_PLACEMENT_POOL_SHARED ? TS_POLICY_POOL_SHARED
+		   : c->pool == TS_PLACEMENT_POOL_RESERVED	    ? TS_POLICY_POOL_RESERVED
+								    : TS_POLICY_POOL_EXCLUSIVE;
+	pr->class_name = req->class_annotated ? req->class_name : NULL;
+	pr->cpus = pr->pool == TS_POLICY_POOL_EXCLUSIVE ? req->cpus : 0;
+	pr->cpus_annotated = req->cpus_annotated;
+	pr->cpu_limit = req->cpu_limit;
+	pr->guaranteed = req->guaranteed;
+	pr->class_field = req->class_field;
+	pr->cpus_field = req->cpus_field;
+	pr->numa_field = req->numa_field;
+	pr->tier_field = req->tier_field;
+	if ((int)req->numa >= 0 && (size_t)req->numa < ARRAY_SIZE(numa_names) &&
+	    req->numa != TS_PLACEMENT_NUMA_PREFER)
+		pr->numa = numa_names[req->numa];
+	if (req->memory_tier != TS_MEMORY_TIER_DRAM)
+		pr->memory_tier = ts_memory_tier_to_string(req->memory_tier);
+}
+
 int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_json *oci_config, const char *oci_config_path,
 			  const struct ts_placement_config *cfg,
 			  const struct ts_placement_request *req,
 			  const struct ts_cdi_injection *injected, struct ts_error **err)
 {
-	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
 	cleanup_free const char **devices = NULL, **device_fields = NULL;
 	struct ts_policy pol;
 	struct ts_policy_request pr = {
@@ -1522,27 +1547,7 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 		return ts_error_set(err, ENOMEM, "policy");
 	pr.devices = devices;
 	pr.device_fields = device_fields;
-	if (req != NULL) {
-		const struct ts_placement_class *c =
-			ts_placement_config_class(cfg, req->class_name);
-
-		pr.pool = c == NULL || c->pool == TS_PLACEMENT_POOL_SHARED ? TS_POLICY_POOL_SHARED
-			  : c->pool == TS_PLACEMENT_POOL_RESERVED	   ? TS_POLICY_POOL_RESERVED
-								  : TS_POLICY_POOL_EXCLUSIVE;
-		pr.class_name = req->class_annotated ? req->class_name : NULL;
-		pr.cpus = pr.pool == TS_POLICY_POOL_EXCLUSIVE ? req->cpus : 0;
-		pr.cpus_annotated = req->cpus_annotated;
-		pr.cpu_limit = req->cpu_limit;
-		pr.guaranteed = req->guaranteed;
-		pr.class_field = req->class_field;
-		pr.cpus_field = req->cpus_field;
-		pr.numa_field = req->numa_field;
-		pr.tier_field = req->tier_field;
-		if ((int)req->numa >= 0 && (size_t)req->numa < ARRAY_SIZE(numa_names) &&
-		    req->numa != TS_PLACEMENT_NUMA_PREFER)
-			pr.numa = numa_names[req->numa];
-		if (req->memory_tier != TS_MEMORY_TIER_DRAM)
-			pr.memory_tier = ts_memory_tier_to_string(req->memory_tier);
-	}
+	if (req != NULL)
+		ts_pools_policy_request_of(cfg, req, &pr);
 	return ts_policy_check(&pol, &pr, err);
 }

@@ -336,6 +336,20 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 			       struct ts_alloc **ret_removed, struct ts_error **err);
 
 struct ts_cdi_injection;
+struct ts_policy_request;
+
+/**
+ * Fill the placement side of a policy request (policy.h) from a placement
+ * request: the pool its class takes in cfg (shared, reserved, else
+ * exclusive), the class when annotated, the exclusive cpu count, the cpu
+ * limit and guaranteed flag, a NUMA mode other than prefer, a memory tier
+ * other than DRAM, and the JSON pointers each came from.  Devices,
+ * namespace and config name are the caller's.  Borrows from req (its
+ * strings must outlive pr); writes only those members of *pr.
+ */
+void ts_pools_policy_request_of(const struct ts_placement_config *cfg,
+				const struct ts_placement_request *req,
+				struct ts_policy_request *pr);
 
 /**
  * The operator's policy (policy.h, the config's "policy") on what a

@@ -1,7 +1,8 @@
 /*
  * fuzz-request.c - what a container asks for: qualified CDI device names, the cdi.k8s.io/
  * annotations (src/cdi/name.c), the toposhim.io/ placement annotations
- * (src/placement/request.c) and the operator policy judging them (src/policy).
+ * (src/placement/request.c) and the operator policy judging them (src/policy, with the
+ * create's translation of the request, ts_pools_policy_request_of()).
  *
  * Input: "<config.json>" FUZZ_SEP "<toposhim config with a policy>" FUZZ_SEP "<name>".
  * The first byte of the config part, when it is not '{', picks env_requests (bit 0).
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "cdi/cdi.h"
+#include "cli/pools.h"
 #include "fuzz.h"
 #include "oci/json.h"
 #include "placement/placement.h"
@@ -40,7 +42,6 @@ static void policy(const struct ts_json *config, const char *policy_text,
 		   const struct ts_placement_config *cfg, const struct ts_placement_request *req,
 		   char **devices, size_t n_devices)
 {
-	static const char *const numa_names[] = {"prefer", "single", "exclusive"};
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_json struct ts_json *tsconfig = NULL;
 	struct ts_policy pol;
@@ -61,23 +62,9 @@ static void policy(const struct ts_json *config, const char *policy_text,
 		fuzz_check(err != NULL && err->msg != NULL, "policy: failure without a message");
 		return;
 	}
-	if (req != NULL) {
-		const struct ts_placement_class *c =
-			ts_placement_config_class(cfg, req->class_name);
-
-		pr.pool = c == NULL || c->pool == TS_PLACEMENT_POOL_SHARED ? TS_POLICY_POOL_SHARED
-			  : c->pool == TS_PLACEMENT_POOL_RESERVED	   ? TS_POLICY_POOL_RESERVED
-								  : TS_POLICY_POOL_EXCLUSIVE;
-		pr.class_name = req->class_annotated ? req->class_name : NULL;
-		pr.cpus = pr.pool == TS_POLICY_POOL_EXCLUSIVE ? req->cpus : 0;
-		pr.cpus_annotated = req->cpus_annotated;
-		pr.cpu_limit = req->cpu_limit;
-		pr.guaranteed = req->guaranteed;
-		if ((int)req->numa > 0 && (size_t)req->numa < ARRAY_SIZE(numa_names))
-			pr.numa = numa_names[req->numa];
-		if (req->memory_tier != TS_MEMORY_TIER_DRAM)
-			pr.memory_tier = ts_memory_tier_to_string(req->memory_tier);
-	}
+	/* the create's own translation (cli/pools.h) */
+	if (req != NULL)
+		ts_pools_policy_request_of(cfg, req, &pr);
 	if (ts_policy_check(&pol, &pr, &err) < 0)
 		fuzz_check(err != NULL && err->msg != NULL && strchr(err->msg, '\n') == NULL,
 			   "policy: refusal is not one line");
