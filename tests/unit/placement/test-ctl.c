@@ -375,17 +375,15 @@ static void test_topology_kinds(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
-/* Without --topology, plan uses the topology the creates cached in the
- * state dir, and writes no cache itself. */
-static void test_plan_uses_cache(void **state)
+/* A bundle in dir (a mkdtemp template, filled in) asking for 2 exclusive
+ * cpus of class critical, beside t.xml: 2 packages of 4 PUs, one NUMA node
+ * each.  @return the path of t.xml; the caller frees. */
+static char *plan_bundle(char *dir)
 {
-	char dir[] = "/tmp/ts-plancache-XXXXXX";
-	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL,
-			  *sdir = NULL, *cache = NULL;
 	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
-	int status;
+	cleanup_free char *xml = tg_xml(g);
+	char *path = NULL;
 
-	xml = tg_xml(g);
 	tg_free(g);
 	assert_non_null(mkdtemp(dir));
 	write_file(dir, "t.xml", xml);
@@ -393,6 +391,19 @@ static void test_plan_uses_cache(void **state)
 		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
 		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
 	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	return path;
+}
+
+/* Without --topology, plan uses the topology the creates cached in the
+ * state dir, and writes no cache itself. */
+static void test_plan_uses_cache(void **state)
+{
+	char dir[] = "/tmp/ts-plancache-XXXXXX";
+	cleanup_free char *path = NULL, *cfg = NULL, *out = NULL, *text = NULL, *sdir = NULL,
+			  *cache = NULL;
+	int status;
+
+	path = plan_bundle(dir);
 	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
 	assert_int_equal(mkdir(sdir, 0700), 0);
 	assert_true(asprintf(&text, "{\"state_dir\": \"%s\", %s}", sdir, ALLOW_CRITICAL) > 0);
@@ -417,20 +428,12 @@ static void test_plan_uses_cache(void **state)
 static void test_plan_checks_policy(void **state)
 {
 	char dir[] = "/tmp/ts-planpol-XXXXXX";
-	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *err_out = NULL,
-			  *text = NULL, *want = NULL;
-	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
+	cleanup_free char *path = NULL, *cfg = NULL, *out = NULL, *err_out = NULL, *text = NULL,
+			  *want = NULL;
 	int status;
 	(void)state;
 
-	xml = tg_xml(g);
-	tg_free(g);
-	assert_non_null(mkdtemp(dir));
-	write_file(dir, "t.xml", xml);
-	write_file(dir, "config.json",
-		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
-		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
-	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	path = plan_bundle(dir);
 	assert_true(asprintf(&text, "{\"state_dir\": \"%s/state\"}", dir) > 0);
 	write_file(dir, "c.json", text);
 	assert_true(asprintf(&cfg, "%s/c.json", dir) > 0);
@@ -482,24 +485,16 @@ static void test_plan_checks_policy(void **state)
 static void test_plan_collects_stale(void **state)
 {
 	char dir[] = "/tmp/ts-planstale-XXXXXX";
-	cleanup_free char *xml = NULL, *path = NULL, *cfg = NULL, *out = NULL, *text = NULL,
-			  *sdir = NULL, *rroot = NULL, *file = NULL, *before = NULL, *after = NULL;
+	cleanup_free char *path = NULL, *cfg = NULL, *out = NULL, *text = NULL, *sdir = NULL,
+			  *rroot = NULL, *file = NULL, *before = NULL, *after = NULL;
 	cleanup_error struct ts_error *err = NULL;
-	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] core:4 pu:1");
 	struct ts_state_options opts = {0};
 	struct ts_state *s = NULL;
 	struct ts_alloc *a;
 	pid_t child;
 	int status;
 
-	xml = tg_xml(g);
-	tg_free(g);
-	assert_non_null(mkdtemp(dir));
-	write_file(dir, "t.xml", xml);
-	write_file(dir, "config.json",
-		   "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"toposhim.io/class\":"
-		   "\"critical\",\"toposhim.io/cpus\":\"2\"}}");
-	assert_true(asprintf(&path, "%s/t.xml", dir) > 0);
+	path = plan_bundle(dir);
 	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
 	assert_true(asprintf(&rroot, "%s/runc-root", dir) > 0);
 	assert_true(asprintf(&text, "{\"state_dir\": \"%s\", %s}", sdir, ALLOW_CRITICAL) > 0);

@@ -164,89 +164,102 @@ static void test_rebalance_mems(void **state)
 	}
 }
 
+/* One case of a rebalance of "web" (standard; its record's cpus and pin;
+ * the cpuset.cpus of its fake v2 cgroup) beside "db" (critical on 0-7), on
+ * two packages of 8 PUs: what is resized, what web's record and cgroup say
+ * after. */
+struct web_case {
+	const char *name, *record_cpus;
+	bool pinned;
+	const char *cgroup_cpus;
+	int want_resized;
+	const char *want_cpus, *want_file;
+	bool want_pinned;
+};
+
+static void rebalance_web(const struct web_case *c)
+{
+	char dir[] = "/tmp/ts-pools-XXXXXX";
+	cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
+			  *file = NULL;
+	cleanup_json struct ts_json *config = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_pools p = {0};
+	struct tg_topo *g = tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
+	const struct ts_alloc *web;
+	struct ts_alloc *copy;
+	int n;
+
+	assert_non_null(mkdtemp(dir));
+	xml = tg_xml(g);
+	tg_free(g);
+	assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
+	assert_int_equal(ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
+	fake_cgroup(dir, "web");
+	sh("echo '%s' > '%s/cg/ts/web/cpuset.cpus'", c->cgroup_cpus, dir);
+	assert_true(asprintf(&cg, "%s/cg", dir) > 0);
+	assert_true(asprintf(&sdir, "%s/state", dir) > 0);
+	assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
+	assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
+	setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
+	setenv(TS_CGROUP_ROOT_ENV, cg, 1);
+	assert_int_equal(ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	put_record(s, "web", "standard", c->record_cpus, "0", "/ts/web");
+	copy = ts_alloc_dup(ts_state_find(s, rt_root(), "web"));
+	assert_non_null(copy);
+	copy->pinned = c->pinned;
+	assert_int_equal(ts_state_put(s, copy, &err), 0);
+	put_record(s, "db", "critical", "0-7", "0", NULL);
+	assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
+	assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
+	n = ts_pools_rebalance(&p, s, false, &err);
+	if (n != c->want_resized)
+		fail_msg("%s: resized %d, want %d (%s)", c->name, n, c->want_resized,
+			 err != NULL ? err->msg : "");
+	web = ts_state_find(s, rt_root(), "web");
+	if (strcmp(web->cpus_str, c->want_cpus) != 0 || web->pinned != c->want_pinned)
+		fail_msg("%s: record cpus '%s' pinned %d, want '%s' %d", c->name, web->cpus_str,
+			 web->pinned, c->want_cpus, c->want_pinned);
+	assert_true(asprintf(&file, "%s/ts/web/cpuset.cpus", cg) > 0);
+	free(text);
+	text = slurp(file);
+	if (strcmp(text, c->want_file) != 0)
+		fail_msg("%s: cpuset.cpus '%s', want '%s'", c->name, text, c->want_file);
+	/* a pinned container is left alone from now on */
+	if (c->want_pinned && ts_pools_rebalance(&p, s, false, &err) != 0)
+		fail_msg("%s: resized again", c->name);
+	ts_pools_release(&p);
+	s = ts_state_close(s);
+	unsetenv("TOPOSHIM_TOPOLOGY_XML");
+	unsetenv(TS_CGROUP_ROOT_ENV);
+	sh("rm -rf '%s'", dir);
+}
+
 /* A cpuset someone else wrote since toposhim recorded it (`docker update
  * --cpuset-cpus`) is kept, and the container recorded as pinned there,
  * unless it takes cpus a container holds exclusively (then the resize goes
- * on, with a warning); a cpuset that is what the record or the pool says
- * is no change.  helper-11: the next resize undid an operator's update
- * without a word. */
+ * on, with a warning); a cpuset that is what the record says is no change.
+ * helper-11: the next resize undid an operator's update without a word. */
 static void test_rebalance_changed_outside(void **state)
 {
-	static const struct {
-		const char *name, *cgroup_cpus;
-		int want_resized;
-		const char *want_cpus, *want_file;
-		bool want_pinned;
-	} rows[] = {
-		{"as recorded", "0-15", 1, "8-15", "8-15\n", false},
+	static const struct web_case rows[] = {
+		{"as recorded", "0-15", false, "0-15", 1, "8-15", "8-15\n", false},
 		/* helper-12: someone's cpuset that happens to be what the pool
 		 * gives now is still theirs (it was undone at the next growth) */
-		{"changed, to what the pool gives", "8-15", 0, "8-15", "8-15\n", true},
-		{"no cpuset (v2: the parent's)", "", 1, "8-15", "8-15\n", false},
-		{"changed, outside the exclusive cpus", "12-13", 0, "12-13", "12-13\n", true},
-		{"changed, onto the exclusive cpus", "2-3", 1, "8-15", "8-15\n", false},
+		{"changed, to what the pool gives", "0-15", false, "8-15", 0, "8-15", "8-15\n",
+		 true},
+		{"no cpuset (v2: the parent's)", "0-15", false, "", 1, "8-15", "8-15\n", false},
+		{"changed, outside the exclusive cpus", "0-15", false, "12-13", 0, "12-13",
+		 "12-13\n", true},
+		{"changed, onto the exclusive cpus", "0-15", false, "2-3", 1, "8-15", "8-15\n",
+		 false},
 	};
 	(void)state;
 
-	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		char dir[] = "/tmp/ts-pools-XXXXXX";
-		cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
-				  *file = NULL;
-		cleanup_json struct ts_json *config = NULL;
-		cleanup_error struct ts_error *err = NULL;
-		cleanup_state struct ts_state *s = NULL;
-		struct ts_pools p = {0};
-		struct tg_topo *g =
-			tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
-		const struct ts_alloc *web;
-		int n;
-
-		assert_non_null(mkdtemp(dir));
-		xml = tg_xml(g);
-		tg_free(g);
-		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
-		assert_int_equal(
-			ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
-		fake_cgroup(dir, "web");
-		sh("echo '%s' > '%s/cg/ts/web/cpuset.cpus'", rows[i].cgroup_cpus, dir);
-		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
-		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
-		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
-		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
-		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
-		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
-		assert_int_equal(
-			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
-		assert_int_equal(ts_state_load(s, NULL, &err), 0);
-		put_record(s, "web", "standard", "0-15", "0", "/ts/web");
-		put_record(s, "db", "critical", "0-7", "0", NULL);
-		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
-		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
-		n = ts_pools_rebalance(&p, s, false, &err);
-		if (n != rows[i].want_resized)
-			fail_msg("%s: resized %d, want %d (%s)", rows[i].name, n,
-				 rows[i].want_resized, err != NULL ? err->msg : "");
-		web = ts_state_find(s, rt_root(), "web");
-		if (strcmp(web->cpus_str, rows[i].want_cpus) != 0 ||
-		    web->pinned != rows[i].want_pinned)
-			fail_msg("%s: record cpus '%s' pinned %d, want '%s' %d", rows[i].name,
-				 web->cpus_str, web->pinned, rows[i].want_cpus,
-				 rows[i].want_pinned);
-		assert_true(asprintf(&file, "%s/ts/web/cpuset.cpus", cg) > 0);
-		free(text);
-		text = slurp(file);
-		if (strcmp(text, rows[i].want_file) != 0)
-			fail_msg("%s: cpuset.cpus '%s', want '%s'", rows[i].name, text,
-				 rows[i].want_file);
-		/* a pinned container is left alone from now on */
-		if (rows[i].want_pinned)
-			assert_int_equal(ts_pools_rebalance(&p, s, false, &err), 0);
-		ts_pools_release(&p);
-		s = ts_state_close(s);
-		unsetenv("TOPOSHIM_TOPOLOGY_XML");
-		unsetenv(TS_CGROUP_ROOT_ENV);
-		sh("rm -rf '%s'", dir);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		rebalance_web(&rows[i]);
 }
 
 /* A pinned container (here one a create pinned) whose cpuset is set again
@@ -256,76 +269,17 @@ static void test_rebalance_changed_outside(void **state)
  * unseen. */
 static void test_rebalance_pinned_changed_outside(void **state)
 {
-	static const struct {
-		const char *name, *cgroup_cpus;
-		int want_resized;
-		const char *want_cpus, *want_file;
-	} rows[] = {
-		{"as pinned", "12-13", 0, "12-13", "12-13\n"},
-		{"set again, outside the exclusive cpus", "10-11", 0, "10-11", "10-11\n"},
-		{"set again, onto the exclusive cpus", "6-9", 1, "12-13", "12-13\n"},
+	static const struct web_case rows[] = {
+		{"as pinned", "12-13", true, "12-13", 0, "12-13", "12-13\n", true},
+		{"set again, outside the exclusive cpus", "12-13", true, "10-11", 0, "10-11",
+		 "10-11\n", true},
+		{"set again, onto the exclusive cpus", "12-13", true, "6-9", 1, "12-13", "12-13\n",
+		 true},
 	};
 	(void)state;
 
-	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		char dir[] = "/tmp/ts-pools-XXXXXX";
-		cleanup_free char *xml = NULL, *path = NULL, *sdir = NULL, *cg = NULL, *text = NULL,
-				  *file = NULL;
-		cleanup_json struct ts_json *config = NULL;
-		cleanup_error struct ts_error *err = NULL;
-		cleanup_state struct ts_state *s = NULL;
-		struct ts_pools p = {0};
-		struct tg_topo *g =
-			tg_synthetic("pack:2 [numa(memory=1073741824)] l3:1 core:4 pu:2");
-		struct ts_alloc *pinned;
-		const struct ts_alloc *web;
-		int n;
-
-		assert_non_null(mkdtemp(dir));
-		xml = tg_xml(g);
-		tg_free(g);
-		assert_true(asprintf(&path, "%s/topology.xml", dir) > 0);
-		assert_int_equal(
-			ts_write_file_atomic_at(AT_FDCWD, path, xml, strlen(xml), 0644, &err), 0);
-		fake_cgroup(dir, "web");
-		sh("echo '%s' > '%s/cg/ts/web/cpuset.cpus'", rows[i].cgroup_cpus, dir);
-		assert_true(asprintf(&cg, "%s/cg", dir) > 0);
-		assert_true(asprintf(&sdir, "%s/state", dir) > 0);
-		assert_true(asprintf(&text, "{\"state_dir\": \"%s\"}", sdir) > 0);
-		assert_int_equal(ts_json_parse(text, strlen(text), "t.json", &config, &err), 0);
-		setenv("TOPOSHIM_TOPOLOGY_XML", path, 1);
-		setenv(TS_CGROUP_ROOT_ENV, cg, 1);
-		assert_int_equal(
-			ts_state_open(&(struct ts_state_options){.state_dir = sdir}, &s, &err), 0);
-		assert_int_equal(ts_state_load(s, NULL, &err), 0);
-		put_record(s, "web", "standard", "12-13", "0", "/ts/web");
-		pinned = ts_alloc_dup(ts_state_find(s, rt_root(), "web"));
-		assert_non_null(pinned);
-		pinned->pinned = true;
-		assert_int_equal(ts_state_put(s, pinned, &err), 0);
-		put_record(s, "db", "critical", "0-7", "0", NULL);
-		assert_int_equal(ts_pools_init(config, "t.json", &p, &err), 0);
-		assert_int_equal(ts_pools_load_topology(&p, sdir, &err), 0);
-		n = ts_pools_rebalance(&p, s, false, &err);
-		if (n != rows[i].want_resized)
-			fail_msg("%s: resized %d, want %d (%s)", rows[i].name, n,
-				 rows[i].want_resized, err != NULL ? err->msg : "");
-		web = ts_state_find(s, rt_root(), "web");
-		if (strcmp(web->cpus_str, rows[i].want_cpus) != 0 || !web->pinned)
-			fail_msg("%s: record cpus '%s' pinned %d, want '%s' pinned", rows[i].name,
-				 web->cpus_str, web->pinned, rows[i].want_cpus);
-		assert_true(asprintf(&file, "%s/ts/web/cpuset.cpus", cg) > 0);
-		free(text);
-		text = slurp(file);
-		if (strcmp(text, rows[i].want_file) != 0)
-			fail_msg("%s: cpuset.cpus '%s', want '%s'", rows[i].name, text,
-				 rows[i].want_file);
-		ts_pools_release(&p);
-		s = ts_state_close(s);
-		unsetenv("TOPOSHIM_TOPOLOGY_XML");
-		unsetenv(TS_CGROUP_ROOT_ENV);
-		sh("rm -rf '%s'", dir);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		rebalance_web(&rows[i]);
 }
 
 /* A shared-pool container placed with memory-tier hbm keeps its tier when
