@@ -212,6 +212,29 @@ cpus_of() {
 	[ "$(jq -c .resources_written "$WORK/b/toposhim-placement.json")" = null ]
 }
 
+@test "placement: the same on cgroup v2, in config.json: unified cpu.weight and shares go back too" {
+	# any host: a cgroup root whose mode file says unified, and the fake
+	# runtime, which only records the config.json it was given (runc would
+	# refuse unified on a v1 host; the case above reads a real cgroup)
+	write_config '"gc_grace_seconds": 1'
+	mkdir -p "$WORK/cg"
+	echo unified >"$WORK/cg/.toposhim-cgroup-mode"
+	make_bundle "$WORK/b" '["true"]'
+	set_annotation "$WORK/b" toposhim.io/class critical
+	set_annotation "$WORK/b" toposhim.io/cpus 1
+	export TOPOSHIM_CGROUP_ROOT="$WORK/cg" TS_FAKE_RECORD="$WORK/fake"
+	export TOPOSHIM_RUNTIME="$TS_SRCDIR/tests/fixtures/fake-runtime"
+	"$TOPOSHIM" --root "$WORK/fake-root" create --bundle "$WORK/b" c1 >/dev/null 2>&1
+	[ "$(jq -c '.linux.resources | {shares: .cpu.shares, unified}' "$WORK/fake.config.json")" = '{"shares":10240,"unified":{"cpu.weight":"1000"}}' ]
+	[ "$(jq -c .resources_written "$WORK/b/toposhim-placement.json")" = '[{"pointer":"/linux/resources/cpu/shares","after":10240},{"pointer":"/linux/resources/unified","after":{"cpu.weight":"1000"}}]' ]
+	"$TOPOSHIM" --root "$WORK/fake-root" delete --force c1 >/dev/null 2>&1
+	jq '.annotations["toposhim.io/class"] = "standard" | del(.annotations["toposhim.io/cpus"])' \
+		"$WORK/b/config.json" >"$WORK/c.json"
+	mv "$WORK/c.json" "$WORK/b/config.json"
+	"$TOPOSHIM" --root "$WORK/fake-root" create --bundle "$WORK/b" c2 >/dev/null 2>&1
+	[ "$(jq -c '.linux.resources | {shares: .cpu.shares, unified}' "$WORK/fake.config.json")" = '{"shares":1024,"unified":{"cpu.weight":"100"}}' ]
+}
+
 @test "placement: a cpuset an operator set with update stays, the container recorded as pinned there" {
 	write_config '"gc_grace_seconds": 1'
 	bundle crit critical 1
