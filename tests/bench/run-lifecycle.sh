@@ -13,6 +13,11 @@
 #   dev+excl      one CDI device and one exclusive CPU (critical class)
 #   dev+excl big  the same with 1000 CDI spec files in the spec dir and 500
 #                 live allocations in the store
+# Then toposhim's own create (runtime /bin/true) against the exec floor:
+# plain, dev+excl, big, the big row's halves apart (1000 spec files with an
+# empty store; 500 records with one spec file), and the floor after a
+# stat(2) of every spec file: what seeing each edit of a spec file costs
+# a wrapper without a process watching the dirs.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TS_BUILDDIR:-$top}
@@ -97,6 +102,13 @@ for i in $(seq 500); do
 done
 [ "$(jq '.allocations | length' "$work/state-big/allocations.json")" = 500 ] ||
 	{ echo "run-lifecycle: could not record 500 allocations" >&2; exit 1; }
+# the two halves of the big rows apart, for the create rows below: the
+# 1000 spec files with an empty store, the 500 records with one spec file
+# (a copy of the big store without its CDI index)
+echo "{\"cdi\": {\"spec_dirs\": [\"$work/cdi-big\"]}, \"state_dir\": \"$work/state-specs\", $policy}" >"$work/specs.json"
+cp -a "$work/state-big" "$work/state-allocs"
+rm -f "$work/state-allocs/cdi-index"
+echo "{\"cdi\": {\"spec_dirs\": [\"$work/cdi\"]}, \"state_dir\": \"$work/state-allocs\", $policy}" >"$work/allocs.json"
 
 echo "toposhim lifecycle benchmark, $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r),"
 echo "runc $("$runc" --version | sed -n 's/^runc version //p'), crun $("${crun:-true}" --version 2>/dev/null | sed -n 's/^crun version //p')"
@@ -155,6 +167,9 @@ echo "-- peak RSS of toposhim's own paths (runtime /bin/true)"
 	"create, exec floor=EXEC_FLOOR_RUNTIME=/bin/true $floor" \
 	"create dev+excl=TOPOSHIM_CONFIG=$work/small.json TOPOSHIM_RUNTIME=/bin/true $shim" \
 	"create dev+excl big=TOPOSHIM_CONFIG=$work/big.json TOPOSHIM_RUNTIME=/bin/true $shim" \
+	"create big, 1000 specs only=TOPOSHIM_CONFIG=$work/specs.json TOPOSHIM_RUNTIME=/bin/true $shim" \
+	"create big, 500 allocs only=TOPOSHIM_CONFIG=$work/allocs.json TOPOSHIM_RUNTIME=/bin/true $shim" \
+	"floor, stat of 1001 specs=EXEC_FLOOR_STAT_DIR=$work/cdi-big EXEC_FLOOR_RUNTIME=/bin/true $floor" \
 	| tail -n +2
 
 # instruction counts: the runtime is a file exec cannot run, so toposhim's
