@@ -848,8 +848,25 @@ static int record_results(const struct ts_pools *p, struct ts_state *s, const st
 	return resized;
 }
 
+/* The pin in the container's placement file too (ts_state_placement_pin()):
+ * a rebuild of a lost store keeps it.  Best effort: a bundle that cannot
+ * be written leaves the pin in the store alone, with a note in the log. */
+static void pin_placement_file(const struct ts_alloc *pin, const char *state_dir)
+{
+	cleanup_error struct ts_error *err = NULL;
+
+	if (ts_state_placement_pin(pin->bundle, pin->container_id, state_dir, pin->cpus_str, &err) <
+	    0) {
+		cleanup_free char *why = ts_error_format(err);
+
+		ts_log(TS_LOG_DEBUG, "container '%s': the pin is not in its placement file: %s",
+		       pin->container_id, why != NULL ? why : "out of memory");
+	}
+}
+
 /* Record the pins of the plan (plan_pin()) in the store, whose lock the
- * plan was made under.  @return how many; -ENOMEM. */
+ * plan was made under, and in the containers' placement files.
+ * @return how many; -ENOMEM. */
 static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct ts_error **err)
 {
 	int pinned = 0;
@@ -864,6 +881,7 @@ static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct t
 		copy = ts_alloc_dup(pin);
 		if (copy == NULL || ts_state_put(s, copy, err) < 0)
 			return ts_error_set(err, ENOMEM, "allocation");
+		pin_placement_file(pin, ts_state_dir(s));
 		pinned++;
 	}
 	return pinned;

@@ -19,6 +19,7 @@ void ts_state_placement_release(struct ts_state_placement *p)
 	free(p->mems_str);
 	free(p->devices);
 	free(p->state_dir);
+	free(p->pinned_cpus);
 	ts_json_free(p->resources_written);
 	*p = (struct ts_state_placement){0};
 }
@@ -75,6 +76,8 @@ int ts_state_placement_write(int bundle_fd, const struct ts_state_placement *p,
 				       err);
 	if (r >= 0 && p->state_dir != NULL)
 		r = set_str(o, "state_dir", p->state_dir, err);
+	if (r >= 0 && p->pinned_cpus != NULL)
+		r = set_str(o, "pinned_cpus", p->pinned_cpus, err);
 	if (r >= 0 && p->devices != NULL && p->devices[0] != '\0')
 		r = set_devices(o, p->devices, err);
 	if (r >= 0 && p->resources_written != NULL && p->resources_written->u.array.len > 0)
@@ -178,14 +181,50 @@ int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_place
 	p.numa_exclusive = bool_member(o, "numa_exclusive");
 	p.devices = devices_member(o);
 	p.state_dir = dup_member(o, "state_dir");
+	p.pinned_cpus = dup_member(o, "pinned_cpus");
 	/* entries ts_json_undo_entry() cannot use it skips */
 	p.resources_written = ts_json_dup(ts_json_get_array(o, "resources_written"));
 	if (p.container_id == NULL || p.class_name == NULL || p.class_name[0] == '\0' ||
 	    p.cpus_str == NULL || p.mems_str == NULL || !ts_cpulist_valid(p.cpus_str) ||
-	    !ts_cpulist_valid(p.mems_str)) {
+	    !ts_cpulist_valid(p.mems_str) ||
+	    (p.pinned_cpus != NULL &&
+	     (p.pinned_cpus[0] == '\0' || !ts_cpulist_valid(p.pinned_cpus)))) {
 		ts_state_placement_release(&p);
 		return 0;
 	}
 	*ret = p;
 	return 1;
+}
+
+int ts_state_placement_pin(const char *bundle, const char *container_id, const char *state_dir,
+			   const char *cpus, struct ts_error **err)
+{
+	cleanup_close int fd = -EBADF;
+	struct ts_state_placement p = {0};
+	int r = 0;
+
+	if (bundle == NULL || bundle[0] != '/' || cpus == NULL || cpus[0] == '\0')
+		return 0;
+	fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? 0
+			       : ts_error_set(err, errno, "%s: cannot open", bundle);
+	if (ts_state_placement_read(fd, ".", &p) != 1)
+		return 0;
+	if (strcmp(p.container_id, container_id) == 0 &&
+	    (state_dir == NULL || p.state_dir == NULL || strcmp(p.state_dir, state_dir) == 0)) {
+		r = 1;
+		if (p.pinned_cpus == NULL || strcmp(p.pinned_cpus, cpus) != 0) {
+			free(p.pinned_cpus);
+			p.pinned_cpus = strdup(cpus);
+			r = p.pinned_cpus == NULL
+				    ? ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE)
+				    : ts_state_placement_write(fd, &p, err);
+			if (r >= 0)
+				r = 1;
+		}
+	}
+	ts_state_placement_release(&p);
+	return r;
 }

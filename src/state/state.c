@@ -681,7 +681,8 @@ static struct ts_json *read_bundle_config(const char *bundle)
  * create) whatever the damaged file said: a value a rebuild found in a
  * file it could not trust is not kept over the one written for this
  * container (an edited class held cpus as if exclusive and emptied the
- * shared pool).  Without a placement file of this id, what the record
+ * shared pool), or its "pinned_cpus" when its cpuset was pinned from
+ * outside since.  Without a placement file of this id, what the record
  * lacks comes from its config.json.  Best effort: an unreadable bundle
  * leaves the record as it is.  A shared container's cpus may have been
  * resized since its create: the next settle compares them with the
@@ -712,6 +713,11 @@ static void fill_from_bundle(struct ts_alloc *a)
 		}
 		a->pinned = p.pinned;
 		a->numa_exclusive = p.numa_exclusive;
+		if (p.pinned_cpus != NULL) {
+			free(a->cpus_str);
+			a->cpus_str = TAKE_PTR(p.pinned_cpus);
+			a->pinned = true;
+		}
 	}
 	ts_state_placement_release(&p);
 	if (a->cpus_str != NULL && a->mems_str != NULL && a->class_name)
@@ -856,6 +862,12 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
 		a->class_name = TAKE_PTR(p.class_name);
 		a->cpus_str = TAKE_PTR(p.cpus_str);
 		a->mems_str = TAKE_PTR(p.mems_str);
+		if (p.pinned_cpus != NULL) {
+			/* set from outside since the create, and kept there */
+			free(a->cpus_str);
+			a->cpus_str = TAKE_PTR(p.pinned_cpus);
+			a->pinned = true;
+		}
 		if (p.devices != NULL && p.devices[0] != '\0')
 			a->devices = split_devices(p.devices);
 	}

@@ -441,7 +441,10 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
  * with, lists, "" for none), "cpus_written" (whether toposhim wrote cpus
  * into config.json: false for a recorded container left untouched),
  * "pinned" and "numa_exclusive" (as in allocations.json), "state_dir"
- * (the store's, when known), and, when toposhim injected CDI devices,
+ * (the store's, when known), "pinned_cpus" (only when the container's
+ * cpuset was changed outside toposhim and adopted as a pin: those cpus,
+ * which a rebuild of the store gives it, pinned, over "cpus"), and, when
+ * toposhim injected CDI devices,
  * "devices": their qualified names, sorted; and "resources_written": what
  * the class's cgroup limits and their translation changed in
  * linux.resources (ts_json_diff() entries, cpus and mems aside), so that a
@@ -467,6 +470,9 @@ struct ts_state_placement {
 	 * not adopt the container (tests and nodes that share a runtime root
 	 * keep stores of their own) */
 	char *state_dir;
+	/* the cpus its cpuset was pinned to from outside toposhim after the
+	 * create (ts_state_placement_pin()); NULL: none */
+	char *pinned_cpus;
 	/* "resources_written": an array of ts_json_diff() entries; NULL: none */
 	struct ts_json *resources_written;
 	bool cpus_written;
@@ -497,6 +503,26 @@ int ts_state_placement_read(int dirfd, const char *bundle, struct ts_state_place
 
 /** Free what a placement owns and zero it. */
 void ts_state_placement_release(struct ts_state_placement *p);
+
+/**
+ * Record in the placement file of bundle that container_id's cpuset was
+ * pinned to cpus from outside toposhim (an operator's `docker update
+ * --cpuset-cpus`, adopted by a resize): "pinned_cpus", so that a rebuild
+ * after the loss of the store keeps the pin rather than taking the
+ * container for a shared one and resizing it back into the pool.  The
+ * other members are kept as they are ("cpus" stays what was written into
+ * config.json, which a later create of the bundle compares with).
+ * @param[in] bundle        the bundle directory, absolute.
+ * @param[in] container_id  whose file it must be ("id").
+ * @param[in] state_dir     the store's; a file naming another store's is
+ *                          left alone (NULL: not checked).
+ * @param[in] cpus          a cpulist, non-empty.
+ * @return 1 when written (or already so); 0 when the bundle holds no sound
+ *         placement file of this container of this store; -errno of the
+ *         open or write with "<file>: ..."; -ENOMEM.
+ */
+int ts_state_placement_pin(const char *bundle, const char *container_id, const char *state_dir,
+			   const char *cpus, struct ts_error **err);
 
 /**
  * The CDI devices the placement file of <bundle> says toposhim injected

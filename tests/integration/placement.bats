@@ -273,6 +273,31 @@ cpus_of() {
 	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
 }
 
+@test "placement: a cpuset an operator set survives the store's loss, pinned there" {
+	write_config '"gc_grace_seconds": 1'
+	bundle crit critical 1
+	create_start_own crit
+	x=$(cat "$WORK/crit.out")
+	bundle std standard
+	create_start_own std
+	[ "$(cpus_own std)" = $((1 - x)) ]
+	"$TOPOSHIM" --root "$WORK/runc-root" update --cpuset-cpus "$x" "$ID-std"
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own std)" = "$x" ]
+	# the pin is in the placement file too; "cpus" stays what config.json got
+	[ "$(jq -c '{cpus, pinned, pinned_cpus}' "$WORK/std/toposhim-placement.json")" = '{"cpus":"'$((1 - x))'","pinned":false,"pinned_cpus":"'"$x"'"}' ]
+	# the store is lost: the rebuild took std for a shared container on
+	# its create-time cpus, and the settle after it put it back on 0-1
+	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+	bundle std2 standard
+	create_start_own std2
+	grep -q 'allocations.json: missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' \
+		"$WORK/state/rebuilds.log"
+	[ "$(cpus_own std)" = "$x" ]
+	run alloc_json
+	[ "$(jq -c 'sort_by(.id) | map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true},{"id":"'"$ID"'-std2","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.

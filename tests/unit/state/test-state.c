@@ -586,6 +586,73 @@ static void test_placement_resources_written(void **state)
 	close(fd);
 }
 
+/* A pin from outside goes into "pinned_cpus" of the container's own file
+ * only (id and store), the rest kept; an empty or invalid one reads as no
+ * placement file. */
+static void test_placement_pin(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *dir = NULL, *missing = NULL;
+	struct ts_state_placement p = {0}, got = {0};
+	char id[] = "c1", cls[] = "standard", cpus[] = "1", mems[] = "0", sd[] = "/run/s";
+	const char *expected =
+		"{\"version\":1,\"id\":\"c1\",\"class\":\"standard\",\"cpus\":\"1\","
+		"\"mems\":\"0\",\"cpus_written\":true,\"pinned\":false,"
+		"\"numa_exclusive\":false,\"state_dir\":\"/run/s\",\"pinned_cpus\":\"0\"}";
+	int fd;
+
+	assert_true(asprintf(&dir, "%s/b", f->top) > 0);
+	assert_true(asprintf(&missing, "%s/none", f->top) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fd = open(dir, O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* no bundle, no file: nothing */
+	assert_int_equal(ts_state_placement_pin(missing, "c1", sd, "0", &err), 0);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, "0", &err), 0);
+	p = (struct ts_state_placement){.container_id = id,
+					.class_name = cls,
+					.cpus_str = cpus,
+					.mems_str = mems,
+					.state_dir = sd,
+					.cpus_written = true};
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	/* another container's, another store's: left alone */
+	assert_int_equal(ts_state_placement_pin(dir, "c2", sd, "0", &err), 0);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", "/run/other", "0", &err), 0);
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_null(strstr(text, "pinned_cpus"));
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, "0", &err), 1);
+	free(TAKE_PTR(text));
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_string_equal(text, expected);
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 1);
+	assert_string_equal(got.pinned_cpus, "0");
+	assert_string_equal(got.cpus_str, "1");
+	assert_false(got.pinned);
+	ts_state_placement_release(&got);
+	/* again, the same: 1, the file as it was */
+	assert_int_equal(ts_state_placement_pin(dir, "c1", NULL, "0", &err), 1);
+	free(TAKE_PTR(text));
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_string_equal(text, expected);
+	/* empty or not a cpulist: not a sound file */
+	assert_int_equal(
+		th_write(dir, "toposhim-placement.json",
+			 "{\"version\":1,\"id\":\"c1\",\"class\":\"standard\",\"cpus\":\"1\","
+			 "\"mems\":\"0\",\"pinned_cpus\":\"\"}"),
+		0);
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 0);
+	assert_int_equal(
+		th_write(dir, "toposhim-placement.json",
+			 "{\"version\":1,\"id\":\"c1\",\"class\":\"standard\",\"cpus\":\"1\","
+			 "\"mems\":\"0\",\"pinned_cpus\":\"0-x\"}"),
+		0);
+	assert_int_equal(ts_state_placement_read(fd, ".", &got), 0);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, "0", &err), 0);
+	close(fd);
+}
+
 /* The encoder refuses empty and duplicate container ids, naming the later
  * record of a duplicate pair. */
 static void test_encode_refuses_bad_ids(void **state)
@@ -666,6 +733,22 @@ static void test_salvage_from_bundle(void **state)
 	assert_int_equal(ts_state_load(s, &warning, &err), 0);
 	assert_null(warning);
 	assert_string_equal(ts_state_at(s, 0)->cpus_str, "1,17");
+	/* with a placement file whose container was pinned from outside since
+	 * its create: the pinned cpus, pinned, over its "cpus" */
+	assert_int_equal(th_write(f->runtime, "bundle/toposhim-placement.json",
+				  "{\"version\": 1, \"id\": \"keep2\", \"class\": \"standard\", "
+				  "\"cpus\": \"1\", \"mems\": \"0\", \"pinned\": false, "
+				  "\"pinned_cpus\": \"17\"}"),
+			 0);
+	write_alloc_file(f, text);
+	free(TAKE_PTR(warning));
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	assert_non_null(warning);
+	a = ts_state_at(s, 0);
+	assert_non_null(a);
+	assert_string_equal(a->cpus_str, "17");
+	assert_string_equal(a->class_name, "standard");
+	assert_true(a->pinned);
 }
 
 /* A file damaged beyond parsing, no previous copy: the records come back
@@ -2188,6 +2271,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_resources_written, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_placement_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
