@@ -1,7 +1,9 @@
 /* pools.c - see pools.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -252,6 +254,27 @@ static bool str_eq(const char *a, const char *b)
 }
 
 /* Record the outcome of one resize in the store. */
+/* ts_log() a line about a container other than the caller's, and keep it
+ * in the store's resizes.log (ts_state_note_resize()): the caller's own log
+ * goes with its bundle.  Warnings are kept as "warning: <msg>". */
+__attribute__((format(printf, 3, 4))) static void
+resize_log(const struct ts_state *s, enum ts_log_level level, const char *fmt, ...)
+{
+	cleanup_free char *msg = NULL, *line = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	ts_log(level, "%s", msg);
+	if (level <= TS_LOG_WARNING && asprintf(&line, "warning: %s", msg) < 0)
+		return;
+	ts_state_note_resize(s, line != NULL ? line : msg);
+}
+
 static int record_resize(const struct ts_pools *p, struct ts_state *s, const struct ts_alloc *a,
 			 const struct ts_cgroup_resize_result *res, const char *cpus,
 			 const char *mems, struct ts_error **err)
@@ -266,21 +289,21 @@ static int record_resize(const struct ts_pools *p, struct ts_state *s, const str
 	if (status == TS_CGROUP_RESIZE_FAILED &&
 	    ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &now) > 0 &&
 	    strcmp(now, cpus) == 0) {
-		ts_log(TS_LOG_WARNING,
-		       "cannot resize container '%s': %s; its cpus are %s all the same",
-		       a->container_id, res->message != NULL ? res->message : "failed", cpus);
+		resize_log(s, TS_LOG_WARNING,
+			   "cannot resize container '%s': %s; its cpus are %s all the same",
+			   a->container_id, res->message != NULL ? res->message : "failed", cpus);
 		status = TS_CGROUP_RESIZE_OK;
 	}
 	switch (status) {
 	case TS_CGROUP_RESIZE_DEAD:
-		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
-		       a->container_id);
+		resize_log(s, TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
+			   a->container_id);
 		(void)ts_state_remove(s, a->runtime_root, a->container_id, NULL);
 		return 0;
 	case TS_CGROUP_RESIZE_OK:
 	case TS_CGROUP_RESIZE_MISMATCH:
 		if (status == TS_CGROUP_RESIZE_MISMATCH)
-			ts_log(TS_LOG_WARNING, "%s", res->message);
+			resize_log(s, TS_LOG_WARNING, "%s", res->message);
 		copy = ts_alloc_dup(a);
 		if (copy == NULL)
 			return ts_error_set(err, ENOMEM, "allocation");
@@ -294,8 +317,8 @@ static int record_resize(const struct ts_pools *p, struct ts_state *s, const str
 		}
 		return ts_state_put(s, copy, err);
 	default:
-		ts_log(TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
-		       a->container_id, res->message != NULL ? res->message : "failed");
+		resize_log(s, TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
+			   a->container_id, res->message != NULL ? res->message : "failed");
 		return 0;
 	}
 }
@@ -374,7 +397,7 @@ static bool ends_with_path(const char *path, const char *suffix)
  * start time) and a cgroup the record's cgroup path is the end of; a
  * runtime of another layout must at least keep a state dir <root>/<id>
  * that only root can change.  A container refused is logged, not resized. */
-static bool confirmed_target(const struct ts_alloc *a)
+static bool confirmed_target(const struct ts_state *s, const struct ts_alloc *a)
 {
 	cleanup_free char *dir = NULL, *cgroup = NULL;
 	pid_t pid = 0;
@@ -383,27 +406,27 @@ static bool confirmed_target(const struct ts_alloc *a)
 
 	r = ts_state_runtime_init(a->runtime_root, a->container_id, &pid, &start, &cgroup);
 	if (r == 1 && (pid != a->pid || (a->pid_start_ticks != 0 && start != a->pid_start_ticks))) {
-		ts_log(TS_LOG_WARNING,
-		       "container '%s': its record names init pid %d, its runtime %d: not "
-		       "resized, ignoring",
-		       a->container_id, (int)a->pid, (int)pid);
+		resize_log(s, TS_LOG_WARNING,
+			   "container '%s': its record names init pid %d, its runtime %d: not "
+			   "resized, ignoring",
+			   a->container_id, (int)a->pid, (int)pid);
 		return false;
 	}
 	if (r == 1 && cgroup != NULL && a->cgroup_path != NULL &&
 	    strcmp(a->cgroup_path, "/") != 0 && !ends_with_path(cgroup, a->cgroup_path)) {
-		ts_log(TS_LOG_WARNING,
-		       "container '%s': its record names cgroup '%s', its runtime '%s': not "
-		       "resized, ignoring",
-		       a->container_id, a->cgroup_path, cgroup);
+		resize_log(s, TS_LOG_WARNING,
+			   "container '%s': its record names cgroup '%s', its runtime '%s': not "
+			   "resized, ignoring",
+			   a->container_id, a->cgroup_path, cgroup);
 		return false;
 	}
 	if (r != 1 && (a->runtime_root == NULL ||
 		       asprintf(&dir, "%s/%s", a->runtime_root, a->container_id) < 0 ||
 		       !owned_dir(a->runtime_root) || !owned_dir(dir))) {
-		ts_log(TS_LOG_WARNING,
-		       "container '%s': no runtime state that only root can change under '%s': "
-		       "not resized, ignoring",
-		       a->container_id, a->runtime_root ? a->runtime_root : "");
+		resize_log(s, TS_LOG_WARNING,
+			   "container '%s': no runtime state that only root can change under '%s': "
+			   "not resized, ignoring",
+			   a->container_id, a->runtime_root ? a->runtime_root : "");
 		return false;
 	}
 	return true;
@@ -593,10 +616,6 @@ static int plan_pin(struct pools_plan *pl, const struct ts_alloc *a, char *curre
 		free(current);
 		return ts_error_set(err, ENOMEM, "allocation");
 	}
-	ts_log(TS_LOG_INFO,
-	       "container '%s': its cpuset was changed outside toposhim (cpus %s, recorded "
-	       "%s): now pinned there, the shared pool no longer resizes it",
-	       a->container_id, current, a->cpus_str);
 	free(pin->cpus_str);
 	pin->cpus_str = current;
 	pin->pinned = true;
@@ -625,10 +644,10 @@ static int pinned_check(const struct ts_pools *p, const struct ts_state *s,
 	owner = exclusive_owner(p, s, current);
 	if (owner == NULL)
 		return plan_pin(pl, a, current, err);
-	ts_log(TS_LOG_WARNING,
-	       "container '%s': its cpuset was changed outside toposhim to %s, which container "
-	       "'%s' holds exclusively: set back to its pinned cpus %s",
-	       a->container_id, current, owner->container_id, a->cpus_str);
+	resize_log(s, TS_LOG_WARNING,
+		   "container '%s': its cpuset was changed outside toposhim to %s, which container "
+		   "'%s' holds exclusively: set back to its pinned cpus %s",
+		   a->container_id, current, owner->container_id, a->cpus_str);
 	free(current);
 	/* "" mems: left as they are (the target's NULL) */
 	*ret_cpus = strdup(a->cpus_str);
@@ -718,11 +737,12 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 					r = ts_error_set(err, ENOMEM, "resize");
 				} else if (owner != NULL) {
 					/* exclusive cpus stay exclusive: resized as planned */
-					ts_log(TS_LOG_WARNING,
-					       "container '%s': its cpuset was changed outside "
-					       "toposhim to %s, which container '%s' holds "
-					       "exclusively: resized to %s",
-					       a->container_id, current, owner->container_id, cpus);
+					resize_log(s, TS_LOG_WARNING,
+						   "container '%s': its cpuset was changed outside "
+						   "toposhim to %s, which container '%s' holds "
+						   "exclusively: resized to %s",
+						   a->container_id, current, owner->container_id,
+						   cpus);
 					free(current);
 				} else if (c > 0 && (r = plan_pin(&pl, a, current, err)) >= 0) {
 					free(cpus);
@@ -747,8 +767,8 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 		r = ts_cli_runtime_for_container(p->config, p->config_path, a->runtime_root,
 						 a->container_id, &pl.runtimes[pl.n - 1], err);
 		if (r < 0) {
-			ts_log(TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
-			       a->container_id, (*err)->msg);
+			resize_log(s, TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
+				   a->container_id, (*err)->msg);
 			ts_error_clear(err);
 			pl.n--;
 			free(pl.cpus[pl.n]);
@@ -757,7 +777,7 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 			pl.cpus[pl.n] = pl.mems[pl.n] = NULL;
 			continue;
 		}
-		if (!confirmed_target(a)) {
+		if (!confirmed_target(s, a)) {
 			pl.n--;
 			free(pl.cpus[pl.n]);
 			free(pl.mems[pl.n]);
@@ -878,6 +898,10 @@ static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct t
 
 		if (now == NULL || now->pid != pin->pid || now->created_usec != pin->created_usec)
 			continue;
+		resize_log(s, TS_LOG_INFO,
+			   "container '%s': its cpuset was changed outside toposhim (cpus %s, "
+			   "recorded %s): now pinned there, the shared pool no longer resizes it",
+			   pin->container_id, pin->cpus_str, now->cpus_str ? now->cpus_str : "");
 		copy = ts_alloc_dup(pin);
 		if (copy == NULL || ts_state_put(s, copy, err) < 0)
 			return ts_error_set(err, ENOMEM, "allocation");

@@ -33,7 +33,12 @@
  * rebuilds.log.1 when over the bound */
 #define TS_STATE_REBUILDS_FILE "rebuilds.log"
 #define TS_STATE_REBUILDS_OLD_FILE "rebuilds.log.1"
-#define TS_STATE_REBUILDS_MAX_BYTES (64u << 10)
+/* the same for what a resize did to, or found about, containers other than
+ * the caller's (ts_state_note_resize()) */
+#define TS_STATE_RESIZES_FILE "resizes.log"
+#define TS_STATE_RESIZES_OLD_FILE "resizes.log.1"
+/* the bound of each */
+#define TS_STATE_NOTES_MAX_BYTES (64u << 10)
 
 /* The checksum's FNV-1a state after the first n records of a store (n 0:
  * none known): what a commit continues from. */

@@ -1171,11 +1171,12 @@ static bool last_line_says(int fd, off_t size, const char *warning)
 	return start != NULL && strcmp(start + 2, warning) == 0;
 }
 
-/* Append "<time> pid <pid>: <warning>" to rebuilds.log, moving a file
- * over the bound to rebuilds.log.1 first; best effort (only a plain file
- * of ours with one name is written, as the cache).  Under the store's
- * lock: appends do not interleave. */
-static void note_rebuild(const struct ts_state *s, const char *warning)
+/* Append "<time> pid <pid>: <warning>" to file (rebuilds.log,
+ * resizes.log) of the state dir, moving a file over the bound to old_file
+ * first; best effort (only a plain file of ours with one name is written,
+ * as the cache).  Under the store's lock: appends do not interleave. */
+static void note_line(const struct ts_state *s, const char *file, const char *old_file,
+		      const char *warning)
 {
 	cleanup_free char *line = NULL;
 	char when[32] = "";
@@ -1190,7 +1191,7 @@ static void note_rebuild(const struct ts_state *s, const char *warning)
 	if (len < 0)
 		return;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		cleanup_close int fd = openat(s->dir_fd, TS_STATE_REBUILDS_FILE,
+		cleanup_close int fd = openat(s->dir_fd, file,
 					      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 						      O_NOCTTY | O_NONBLOCK,
 					      0600);
@@ -1200,11 +1201,10 @@ static void note_rebuild(const struct ts_state *s, const char *warning)
 			return;
 		if (last_line_says(fd, st.st_size, warning))
 			return;
-		if (st.st_size + len > (off_t)TS_STATE_REBUILDS_MAX_BYTES) {
-			if (attempt == 0 && renameat(s->dir_fd, TS_STATE_REBUILDS_FILE, s->dir_fd,
-						     TS_STATE_REBUILDS_OLD_FILE) == 0)
+		if (st.st_size + len > (off_t)TS_STATE_NOTES_MAX_BYTES) {
+			if (attempt == 0 && renameat(s->dir_fd, file, s->dir_fd, old_file) == 0)
 				continue;
-			/* rebuilds.log.1 cannot be replaced (a directory):
+			/* the old file cannot be replaced (a directory):
 			 * start over rather than grow past the bound */
 			if (ftruncate(fd, 0) < 0)
 				return;
@@ -1212,6 +1212,17 @@ static void note_rebuild(const struct ts_state *s, const char *warning)
 		(void)ts_write_all(fd, line, (size_t)len);
 		return;
 	}
+}
+
+static void note_rebuild(const struct ts_state *s, const char *warning)
+{
+	note_line(s, TS_STATE_REBUILDS_FILE, TS_STATE_REBUILDS_OLD_FILE, warning);
+}
+
+void ts_state_note_resize(const struct ts_state *s, const char *msg)
+{
+	if (s != NULL && msg != NULL)
+		note_line(s, TS_STATE_RESIZES_FILE, TS_STATE_RESIZES_OLD_FILE, msg);
 }
 
 /* Has a commit ever written this store?  Every commit leaves the roots

@@ -283,6 +283,22 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret,
  */
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err);
 
+/**
+ * Append "<UTC time> pid <pid>: <msg>" to <state dir>/resizes.log: what a
+ * resize of the shared pool did to, or found about, a container other
+ * than the caller's (pinned where an operator set its cpuset, set back off
+ * exclusive cpus, not resized, released).  The same line goes to the
+ * caller's log, which an engine deletes with the caller's bundle: this is
+ * where an operator finds it.  A line the file ends with already is not
+ * added again; over 64 KiB the file is moved to resizes.log.1 first.  Best
+ * effort, nothing reported: written only as a plain file of the store's
+ * owner with one name.  Call with the store's lock held (between
+ * ts_state_load() and ts_state_close()).
+ * @param[in] s    the store.
+ * @param[in] msg  one line, without '\n'.
+ */
+void ts_state_note_resize(const struct ts_state *s, const char *msg);
+
 /** Number of records in the store. */
 size_t ts_state_count(const struct ts_state *s);
 

@@ -254,6 +254,8 @@ cpus_of() {
 	run alloc_json
 	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true}]' ]
 	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus $x, recorded $((1 - x))): now pinned there, the shared pool no longer resizes it" "$WORK/del.log"
+	# and in the store's resizes.log: crit's log goes with its bundle
+	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: container '$ID-std': its cpuset was changed outside toposhim \(cpus $x, recorded $((1 - x))\): now pinned there, the shared pool no longer resizes it\$" "$WORK/state/resizes.log"
 }
 
 @test "placement: a cpuset an operator set that is what the pool gives next is still the operator's" {

@@ -2253,6 +2253,62 @@ static void test_rebuilds_log_bounds(void **state)
 	assert_int_equal(rmdir(old), 0);
 }
 
+/* resizes.log: one line per note with time and pid, a repeat of the last
+ * line not added, moved to resizes.log.1 over 64 KiB, never written
+ * through a symbolic link. */
+static void test_resizes_log(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *log = NULL, *old = NULL, *big = malloc(70001), *target = NULL,
+			  *link = NULL;
+	char *second;
+	struct stat st;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	ts_state_note_resize(s, "container 'a': now pinned there");
+	ts_state_note_resize(s, "container 'a': now pinned there");
+	ts_state_note_resize(s, "warning: cannot resize container 'b': gone, ignoring");
+	log = read_file_in(f->sdir, "resizes.log");
+	/* "<YYYY-MM-DDTHH:MM:SSZ> pid <pid>: <msg>\n", twice */
+	assert_int_equal(log[4], '-');
+	assert_int_equal(log[19], 'Z');
+	assert_int_equal(strncmp(log + 20, " pid ", 5), 0);
+	second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(log, ": container 'a': now pinned there\n"));
+	assert_true(strstr(log, ": container 'a': now pinned there\n") < second);
+	assert_non_null(strstr(second, ": warning: cannot resize container 'b': gone, ignoring\n"));
+	assert_int_equal(strchr(second, '\n') - log + 1, (ptrdiff_t)strlen(log));
+
+	/* over the bound: moved to resizes.log.1, a new file */
+	assert_non_null(big);
+	memset(big, 'y', 70000);
+	big[69999] = '\n';
+	big[70000] = '\0';
+	assert_int_equal(th_write(f->sdir, "resizes.log", big), 0);
+	ts_state_note_resize(s, "container 'c': now pinned there");
+	free(log);
+	log = read_file_in(f->sdir, "resizes.log");
+	assert_non_null(strstr(log, ": container 'c': now pinned there\n"));
+	assert_int_equal(strchr(log, '\n') - log + 1, (ptrdiff_t)strlen(log));
+	assert_true(asprintf(&old, "%s/resizes.log.1", f->sdir) > 0);
+	assert_int_equal(stat(old, &st), 0);
+	assert_int_equal(st.st_size, 70000);
+
+	/* a symbolic link where the file belongs: nothing written through it */
+	assert_true(asprintf(&target, "%s/elsewhere", f->top) > 0);
+	assert_true(asprintf(&link, "%s/resizes.log", f->sdir) > 0);
+	assert_int_equal(th_write(f->top, "elsewhere", "x\n"), 0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink(target, link), 0);
+	ts_state_note_resize(s, "container 'd': now pinned there");
+	free(log);
+	log = read_file_in(f->top, "elsewhere");
+	assert_string_equal(log, "x\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2272,6 +2328,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_previous_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_resources_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_pin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resizes_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
