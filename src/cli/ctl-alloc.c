@@ -21,6 +21,14 @@
  *                       defaults to the config's "gc_grace_seconds" (60);
  *                       and drop the journal entries of plain containers
  *                       that are gone (ts_plain_journal_compact())
+ *   alloc unpin [--root ROOT] ID
+ *                       end the pin of a shared-pool container (its cpuset
+ *                       changed from outside, or given in its config.json):
+ *                       its record and its placement file say unpinned
+ *                       (ts_state_placement_pin() with no cpus), and a
+ *                       settle gives it the shared pool's cpus again;
+ *                       "unpinned <container id>", or "<container id> is
+ *                       not pinned" (exit 0 both)
  * The store is $TOPOSHIM_STATE_DIR, else the config's "state_dir", else
  * /run/toposhim.  Exit codes and message shapes follow ctl.h.
  */
@@ -41,7 +49,9 @@
 #include "state/state.h"
 #include "util/cleanup.h"
 
-#define USAGE "usage: toposhimctl alloc list [--json] | toposhimctl alloc gc [--grace SECONDS]"
+#define USAGE                                                                                \
+	"usage: toposhimctl alloc list [--json] | toposhimctl alloc gc [--grace SECONDS] | " \
+	"toposhimctl alloc unpin [--root ROOT] ID"
 
 enum column {
 	COL_ID,
@@ -295,6 +305,108 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	return 0;
 }
 
+/* The one record of container id (under runtime root, when given); prints
+ * why there is none.  @return it, borrowed; NULL. */
+static const struct ts_alloc *find_one(const struct ts_state *s, const char *root, const char *id)
+{
+	const struct ts_alloc *found = NULL, *other = NULL;
+
+	for (size_t i = 0; i < ts_state_count(s); i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+
+		if (strcmp(a->container_id, id) != 0 ||
+		    (root != NULL &&
+		     (a->runtime_root == NULL || strcmp(a->runtime_root, root) != 0)))
+			continue;
+		if (found != NULL)
+			other = a;
+		else
+			found = a;
+	}
+	if (found == NULL) {
+		fprintf(stderr, "toposhimctl: alloc unpin: no allocation of container '%s'%s%s%s\n",
+			id, root != NULL ? " under runtime root '" : "", root != NULL ? root : "",
+			root != NULL ? "'" : "");
+		return NULL;
+	}
+	if (other != NULL) {
+		fprintf(stderr,
+			"toposhimctl: alloc unpin: container '%s' is recorded under several "
+			"runtime roots ('%s', '%s'): name one with --root\n",
+			id, found->runtime_root ? found->runtime_root : "",
+			other->runtime_root ? other->runtime_root : "");
+		return NULL;
+	}
+	return found;
+}
+
+/* Unpin the record of id, commit, and settle the shared pool. */
+static int cmd_unpin(const struct ts_json *config, const struct ts_cli_state_config *sc,
+		     const char *root, const char *id)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_free char *rroot = NULL;
+	struct ts_pools pools = {0};
+	const struct ts_alloc *a;
+	struct ts_alloc *copy;
+	int r = 1;
+
+	if (ts_pools_init(config, config_path(), &pools, &err) < 0)
+		return print_error(err);
+	if (open_store(sc, &s) != 0 || (a = find_one(s, root, id)) == NULL)
+		goto out;
+	if (!a->pinned) {
+		printf("%s is not pinned\n", id);
+		r = 0;
+		goto out;
+	}
+	copy = ts_alloc_dup(a);
+	if (copy == NULL ||
+	    (a->runtime_root != NULL && (rroot = strdup(a->runtime_root)) == NULL)) {
+		ts_alloc_free(copy);
+		ts_error_set(&err, ENOMEM, "unpin");
+		r = print_error(err);
+		goto out;
+	}
+	copy->pinned = false;
+	if (ts_pools_pool_of(&pools, copy) != TS_PLACEMENT_POOL_SHARED) {
+		fprintf(stderr,
+			"toposhimctl: alloc unpin: container '%s' (class '%s') does not take its "
+			"cpus from the shared pool: its pin ends with its delete\n",
+			id, copy->class_name ? copy->class_name : "");
+		ts_alloc_free(copy);
+		goto out;
+	}
+	if (ts_state_put(s, copy, &err) < 0 || ts_state_commit(s, &err) < 0) {
+		r = print_error(err);
+		goto out;
+	}
+	/* and in its placement file, for a rebuild (under the store's lock) */
+	a = ts_state_find(s, rroot, id);
+	if (a != NULL &&
+	    ts_state_placement_pin(a->bundle, a->container_id, ts_state_dir(s), NULL, &err) < 0) {
+		cleanup_free char *why = ts_error_format(err);
+
+		fprintf(stderr, "toposhimctl: alloc unpin: warning: %s\n",
+			why != NULL ? why : "out of memory");
+		ts_error_clear(&err);
+	}
+	s = ts_state_close(s);
+	if (ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir}, false,
+			    &err) < 0) {
+		fprintf(stderr,
+			"toposhimctl: alloc unpin: cannot resize the shared pool: %s, ignoring\n",
+			err->msg);
+		ts_error_clear(&err);
+	}
+	printf("unpinned %s\n", id);
+	r = 0;
+out:
+	ts_pools_release(&pools);
+	return r;
+}
+
 static bool parse_seconds(const char *s, uint64_t *ret_usec)
 {
 	char *end = NULL;
@@ -318,15 +430,22 @@ int ts_ctl_alloc(int argc, char **argv)
 	const char *sub = argc > 1 ? argv[1] : NULL;
 	uint64_t grace = 0;
 	bool json = false, has_grace = false;
+	const char *root = NULL, *id = NULL;
 
 	if (sub == NULL)
 		return usage("missing command");
-	if (strcmp(sub, "gc") != 0 && strcmp(sub, "list") != 0) {
+	if (strcmp(sub, "gc") != 0 && strcmp(sub, "list") != 0 && strcmp(sub, "unpin") != 0) {
 		fprintf(stderr, "toposhimctl: alloc: unknown command '%s'\n%s\n", sub, USAGE);
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
-		if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
+		if (strcmp(sub, "unpin") == 0 && strcmp(argv[i], "--root") == 0 && i + 1 < argc &&
+		    root == NULL) {
+			root = argv[++i];
+		} else if (strcmp(sub, "unpin") == 0 && id == NULL && argv[i][0] != '-' &&
+			   argv[i][0] != '\0') {
+			id = argv[i];
+		} else if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0 &&
 			   i + 1 < argc) {
@@ -343,8 +462,14 @@ int ts_ctl_alloc(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (strcmp(sub, "unpin") == 0 && id == NULL) {
+		fprintf(stderr, "toposhimctl: alloc unpin: missing container id\n%s\n", USAGE);
+		return 2;
+	}
 	if (read_config(&config, &sc) != 0)
 		return 1;
+	if (strcmp(sub, "unpin") == 0)
+		return cmd_unpin(config, &sc, root, id);
 	if (strcmp(sub, "gc") == 0)
 		return cmd_gc(config, &sc, has_grace ? grace : sc.gc_grace_usec);
 	if (open_store(&sc, &s) != 0)

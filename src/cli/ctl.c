@@ -10,7 +10,7 @@ static const struct ts_ctl_command ts_ctl_commands[] = {
 	{"cdi", ts_ctl_cdi, "list, validate and resolve CDI devices"},
 	{"topology", ts_ctl_topology, "show packages, NUMA nodes, cores, PUs and devices"},
 	{"plan", ts_ctl_plan, "show the placement a create would make, writing nothing"},
-	{"alloc", ts_ctl_alloc, "list or collect CPU/memory allocations"},
+	{"alloc", ts_ctl_alloc, "list, collect or unpin CPU/memory allocations"},
 	{"nrt", ts_ctl_nrt, "print the node as a NodeResourceTopology object"},
 	{"version", ts_ctl_version, "print the version"},
 	{"help", ts_ctl_help, "show this help"},

@@ -201,9 +201,10 @@ int ts_state_placement_pin(const char *bundle, const char *container_id, const c
 {
 	cleanup_close int fd = -EBADF;
 	struct ts_state_placement p = {0};
+	bool same;
 	int r = 0;
 
-	if (bundle == NULL || bundle[0] != '/' || cpus == NULL || cpus[0] == '\0')
+	if (bundle == NULL || bundle[0] != '/' || (cpus != NULL && cpus[0] == '\0'))
 		return 0;
 	fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -212,19 +213,23 @@ int ts_state_placement_pin(const char *bundle, const char *container_id, const c
 			       : ts_error_set(err, errno, "%s: cannot open", bundle);
 	if (ts_state_placement_read(fd, ".", &p) != 1)
 		return 0;
-	if (strcmp(p.container_id, container_id) == 0 &&
-	    (state_dir == NULL || p.state_dir == NULL || strcmp(p.state_dir, state_dir) == 0)) {
-		r = 1;
-		if (p.pinned_cpus == NULL || strcmp(p.pinned_cpus, cpus) != 0) {
-			free(p.pinned_cpus);
-			p.pinned_cpus = strdup(cpus);
-			r = p.pinned_cpus == NULL
-				    ? ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE)
-				    : ts_state_placement_write(fd, &p, err);
-			if (r >= 0)
-				r = 1;
-		}
+	if (strcmp(p.container_id, container_id) != 0 ||
+	    (state_dir != NULL && p.state_dir != NULL && strcmp(p.state_dir, state_dir) != 0)) {
+		ts_state_placement_release(&p);
+		return 0;
+	}
+	same = cpus != NULL ? p.pinned_cpus != NULL && strcmp(p.pinned_cpus, cpus) == 0
+			    : p.pinned_cpus == NULL && !p.pinned;
+	if (!same) {
+		free(p.pinned_cpus);
+		p.pinned_cpus = NULL;
+		if (cpus == NULL)
+			p.pinned = false;
+		else if ((p.pinned_cpus = strdup(cpus)) == NULL)
+			r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
+		if (r >= 0)
+			r = ts_state_placement_write(fd, &p, err);
 	}
 	ts_state_placement_release(&p);
-	return r;
+	return r < 0 ? r : 1;
 }

@@ -527,12 +527,15 @@ void ts_state_placement_release(struct ts_state_placement *p);
  * after the loss of the store keeps the pin rather than taking the
  * container for a shared one and resizing it back into the pool.  The
  * other members are kept as they are ("cpus" stays what was written into
- * config.json, which a later create of the bundle compares with).
+ * config.json, which a later create of the bundle compares with).  With
+ * cpus NULL, the other way (`toposhimctl alloc unpin`): "pinned_cpus"
+ * removed and "pinned" false, so that a rebuild adopts the container as
+ * one the shared pool resizes.
  * @param[in] bundle        the bundle directory, absolute.
  * @param[in] container_id  whose file it must be ("id").
  * @param[in] state_dir     the store's; a file naming another store's is
  *                          left alone (NULL: not checked).
- * @param[in] cpus          a cpulist, non-empty.
+ * @param[in] cpus          a cpulist, non-empty; NULL to unpin.
  * @return 1 when written (or already so); 0 when the bundle holds no sound
  *         placement file of this container of this store; -errno of the
  *         open or write with "<file>: ..."; -ENOMEM.

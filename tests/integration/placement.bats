@@ -300,6 +300,46 @@ cpus_of() {
 	[ "$(jq -c 'sort_by(.id) | map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true},{"id":"'"$ID"'-std2","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
 }
 
+@test "placement: alloc unpin gives a pinned container the shared pool again" {
+	write_config '"gc_grace_seconds": 1'
+	bundle std standard
+	create_start_own std
+	[ "$(cpus_own std)" = 0-1 ]
+	"$TOPOSHIM" --root "$WORK/runc-root" update --cpuset-cpus 1 "$ID-std"
+	# crit takes CPU 0; the settle finds std changed from outside: pinned
+	bundle crit critical 1
+	create_start_own crit
+	[ "$(cat "$WORK/crit.out")" = 0 ]
+	run alloc_json
+	[ "$(jq -c --arg id "$ID-std" '.[] | select(.id == $id) | {cpus, pinned}' <<<"$output")" = '{"cpus":"1","pinned":true}' ]
+	[ "$(jq -c .pinned_cpus "$WORK/std/toposhim-placement.json")" = '"1"' ]
+
+	run "$TOPOSHIMCTL" alloc unpin "$ID-std"
+	[ "$status" -eq 0 ]
+	[ "$output" = "unpinned $ID-std" ]
+	run alloc_json
+	[ "$(jq -c --arg id "$ID-std" '.[] | select(.id == $id) | {cpus, pinned}' <<<"$output")" = '{"cpus":"1","pinned":false}' ]
+	[ "$(jq -c '{pinned, pinned_cpus}' "$WORK/std/toposhim-placement.json")" = '{"pinned":false,"pinned_cpus":null}' ]
+	# it follows the pool again: crit goes, std grows back (pinned, it
+	# stayed on 1: the tests above)
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own std)" = 0-1 ]
+	run "$TOPOSHIMCTL" alloc unpin --root "$WORK/runc-root" "$ID-std"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$ID-std is not pinned" ]
+
+	# bad input: one line, exit 1; usage: exit 2
+	run "$TOPOSHIMCTL" alloc unpin "$ID-nope"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc unpin: no allocation of container '$ID-nope'" ]
+	run "$TOPOSHIMCTL" alloc unpin --root /nonexistent "$ID-std"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc unpin: no allocation of container '$ID-std' under runtime root '/nonexistent'" ]
+	run "$TOPOSHIMCTL" alloc unpin
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: alloc unpin: missing container id" ]
+}
+
 @test "placement: a shim killed between allocation and runtime exec leaves nothing behind" {
 	# The "runtime" is the shim's own process after the exec: killing it is
 	# killing the shim after it committed the allocation.

@@ -1,4 +1,4 @@
-/* Unit tests of src/cli/ctl-alloc.c: `toposhimctl alloc list|gc` output. */
+/* Unit tests of src/cli/ctl-alloc.c: `toposhimctl alloc list|gc|unpin` output. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -336,10 +336,118 @@ static void test_config(void **state)
 	run_release(&r);
 }
 
+/* A record of container id under root, with class, cpus and pin. */
+static struct ts_alloc *record(const char *id, const char *root, const char *cls, const char *cpus,
+			       bool pinned, const char *bundle)
+{
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_alloc *a = ts_alloc_new(id, &err);
+
+	assert_non_null(a);
+	a->runtime_root = strdup(root);
+	a->class_name = strdup(cls);
+	a->cpus_str = strdup(cpus);
+	a->mems_str = strdup("0");
+	a->bundle = bundle != NULL ? strdup(bundle) : NULL;
+	a->pinned = pinned;
+	a->status = TS_ALLOC_CREATED;
+	a->created_usec = 10;
+	return a;
+}
+
+static void test_unpin(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *bundle = NULL, *placement = NULL, *text = NULL;
+	char *std_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"std", NULL};
+	char *crit_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"web-1", NULL};
+	char *dup_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"dup", NULL};
+	char *dup2_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"--root",
+			     (char *)"/r2",   (char *)"dup",   NULL};
+	char *none_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"nope", NULL};
+	struct run r;
+
+	assert_true(asprintf(&bundle, "%s/b", f->top) > 0);
+	assert_true(asprintf(&placement,
+			     "{\"version\":1,\"id\":\"std\",\"class\":\"standard\",\"cpus\":"
+			     "\"0-3\",\"mems\":\"0\",\"cpus_written\":true,\"pinned\":false,"
+			     "\"numa_exclusive\":false,\"state_dir\":\"%s\",\"pinned_cpus\":\"1\"}",
+			     f->sdir) > 0);
+	assert_int_equal(th_write(bundle, "toposhim-placement.json", placement), 0);
+	{
+		cleanup_state struct ts_state *s = NULL;
+
+		assert_int_equal(ts_state_open(NULL, &s, &err), 0);
+		assert_int_equal(
+			ts_state_put(s, record("std", "/r1", "standard", "1", true, bundle), &err),
+			0);
+		assert_int_equal(
+			ts_state_put(s, record("web-1", "/r1", "critical", "2", true, NULL), &err),
+			0);
+		assert_int_equal(
+			ts_state_put(s, record("dup", "/r1", "standard", "1", true, NULL), &err),
+			0);
+		assert_int_equal(
+			ts_state_put(s, record("dup", "/r2", "standard", "1", false, NULL), &err),
+			0);
+		assert_int_equal(ts_state_commit(s, &err), 0);
+	}
+
+	r = ctl(f->top, std_argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "unpinned std\n");
+	assert_string_equal(r.err, "");
+	run_release(&r);
+	{
+		cleanup_state struct ts_state *s = NULL;
+		const struct ts_alloc *a;
+
+		assert_int_equal(ts_state_open(NULL, &s, &err), 0);
+		assert_int_equal(ts_state_load(s, NULL, &err), 0);
+		a = ts_state_find(s, "/r1", "std");
+		assert_non_null(a);
+		assert_false(a->pinned);
+		assert_string_equal(a->cpus_str, "1");
+	}
+	free(placement);
+	assert_true(asprintf(&placement, "%s/toposhim-placement.json", bundle) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, placement, 0, &text, NULL, &err), 0);
+	assert_null(strstr(text, "pinned_cpus"));
+	assert_non_null(strstr(text, "\"pinned\":false"));
+	/* again: nothing to do */
+	r = ctl(f->top, std_argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "std is not pinned\n");
+	run_release(&r);
+
+	r = ctl(f->top, crit_argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "toposhimctl: alloc unpin: container 'web-1' (class 'critical') "
+				   "does not take its cpus from the shared pool: its pin ends with "
+				   "its delete\n");
+	run_release(&r);
+	r = ctl(f->top, dup_argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err, "toposhimctl: alloc unpin: container 'dup' is recorded under "
+				   "several runtime roots ('/r1', '/r2'): name one with --root\n");
+	run_release(&r);
+	r = ctl(f->top, dup2_argv);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "dup is not pinned\n");
+	run_release(&r);
+	r = ctl(f->top, none_argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.err, "toposhimctl: alloc unpin: no allocation of container 'nope'\n");
+	run_release(&r);
+}
+
 static void test_usage_errors(void **state)
 {
-	static const char usage[] = "usage: toposhimctl alloc list [--json] | toposhimctl alloc gc "
-				    "[--grace SECONDS]\n";
+	static const char usage[] =
+		"usage: toposhimctl alloc list [--json] | toposhimctl alloc gc "
+		"[--grace SECONDS] | toposhimctl alloc unpin [--root ROOT] ID\n";
 	static const struct {
 		const char *args[4];
 		const char *err;
@@ -352,6 +460,11 @@ static void test_usage_errors(void **state)
 		 "toposhimctl: alloc gc: unexpected argument '--json'\n"},
 		{{"alloc", "gc", "--grace", "1m"},
 		 "toposhimctl: alloc gc: --grace: invalid seconds '1m'\n"},
+		{{"alloc", "unpin"}, "toposhimctl: alloc unpin: missing container id\n"},
+		{{"alloc", "unpin", "--json"},
+		 "toposhimctl: alloc unpin: unexpected argument '--json'\n"},
+		{{"alloc", "unpin", "a", "b"},
+		 "toposhimctl: alloc unpin: unexpected argument 'b'\n"},
 	};
 	struct fixture *f = *state;
 
@@ -378,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_text_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unpin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
 	};
 

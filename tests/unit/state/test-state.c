@@ -636,6 +636,19 @@ static void test_placement_pin(void **state)
 	free(TAKE_PTR(text));
 	text = read_file_in(dir, "toposhim-placement.json");
 	assert_string_equal(text, expected);
+	/* unpinned (NULL): no "pinned_cpus", "pinned" false, the rest kept */
+	p.pinned = true;
+	assert_int_equal(ts_state_placement_write(fd, &p, &err), 0);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, "0", &err), 1);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, NULL, &err), 1);
+	free(TAKE_PTR(text));
+	text = read_file_in(dir, "toposhim-placement.json");
+	assert_string_equal(text,
+			    "{\"version\":1,\"id\":\"c1\",\"class\":\"standard\",\"cpus\":\"1\","
+			    "\"mems\":\"0\",\"cpus_written\":true,\"pinned\":false,"
+			    "\"numa_exclusive\":false,\"state_dir\":\"/run/s\"}");
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, NULL, &err), 1);
+	assert_int_equal(ts_state_placement_pin(dir, "c1", sd, "0", &err), 1);
 	/* empty or not a cpulist: not a sound file */
 	assert_int_equal(
 		th_write(dir, "toposhim-placement.json",
