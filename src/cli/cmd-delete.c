@@ -44,8 +44,9 @@ static bool poststop_releases(const char *bundle)
 }
 
 /* Drop the record; *ret_settle tells whether a dropped record (the
- * container's or an exited one the GC took with it) gave cpus back, so
- * that the shared containers must be resized.  p: the pools, or NULL.
+ * container's or an exited one the GC took with it) gave cpus back, or
+ * the store was rebuilt, so that the shared containers must be resized.
+ * p: the pools, or NULL.
  * hooks: the config has plugins with create or delete stages, whose
  * poststop hook releases a container created with them (left to it).
  * @return 1 when one was dropped, 0 none, < 0 error. */
@@ -60,10 +61,13 @@ static int drop_record(const struct ts_state_options *opts, const struct ts_pool
 	size_t n = 0;
 	int r;
 
-	*ret_settle = false;
+	/* a rebuilt store: its shared containers are resized whatever
+	 * becomes of this one (helper-14: a delete that found its container
+	 * already gone from the rebuilt store left them unsettled) */
 	r = ts_pools_open_store(p, opts, &s, err);
 	if (r < 0)
 		return r;
+	*ret_settle = r > 0;
 	a = ts_state_find(s, root, id);
 	/* helper-11: a container created before the plugins were configured
 	 * has no hook; left to one, it was never released */
@@ -71,7 +75,7 @@ static int drop_record(const struct ts_state_options *opts, const struct ts_pool
 		return ts_state_commit(s, err); /* writes only a rebuilt store */
 	if (force) {
 		r = ts_state_remove(s, root, id, &removed);
-		*ret_settle = removed != NULL && frees_cpus(p, removed);
+		*ret_settle = *ret_settle || (removed != NULL && frees_cpus(p, removed));
 	} else {
 		/* learns the init, drops it with every other exited one */
 		r = ts_state_gc(s, ts_state_now_usec(), UINT64_MAX, &collected, &n, err);
@@ -108,14 +112,13 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		   const struct ts_json *config, const char *config_path, const char *runtime_path)
 {
 	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *root = NULL, *file = NULL;
+	cleanup_free char *root = NULL;
 	struct ts_cli_state_config sc = {0};
 	struct ts_plugin_chain *chain = NULL;
 	struct ts_pools pools = {0};
 	struct ts_state_options opts;
 	const char *id = NULL;
 	bool hooks, plugins, force = false, settle = false;
-	struct stat st;
 	int r;
 
 	if (args->command_index < 0 || ts_cli_scan_delete(argc, argv, args, &id, &force) != 1)
@@ -124,12 +127,9 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	if (r < 0)
 		goto out;
 	opts = (struct ts_state_options){.state_dir = sc.state_dir};
-	if (asprintf(&file, "%s/%s", ts_state_dir_resolve(sc.state_dir), TS_STATE_ALLOC_FILE) < 0) {
-		r = ts_error_set(&err, ENOMEM, "delete");
-		goto out;
-	}
-	if (stat(file, &st) < 0)
-		return; /* nothing recorded on this node */
+	/* nothing recorded on this node; but a lost store is rebuilt */
+	if (!ts_state_dir_has_store(sc.state_dir))
+		return;
 	r = check_config(config, config_path, &err);
 	if (r >= 0)
 		r = ts_plugin_chain_load(config, config_path, &chain, &err);
@@ -151,7 +151,7 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 		r = drop_record(&opts, &pools, root, id, force, hooks, &settle, &err);
 	if (r > 0)
 		ts_log(TS_LOG_DEBUG, "delete '%s': allocation released", id);
-	if (r > 0 && settle) {
+	if (r >= 0 && settle) {
 		/* only cpus given back change the shared pool */
 		ts_pools_settle_or_warn(&pools, &opts, args->systemd_cgroup);
 		/* and may give plain containers every cpu again: the next

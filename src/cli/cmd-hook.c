@@ -194,6 +194,14 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 	r = ts_state_load(s, &warning, err);
 	if (r < 0)
 		return r;
+	/* a rebuilt store: its shared containers are resized after this
+	 * (ts_pools_open_store(), helper-14) */
+	if (warning != NULL && pools != NULL) {
+		r = ts_pools_forget_shared_cpus(pools, s, err);
+		if (r < 0)
+			return r;
+		settle = r > 0;
+	}
 	found = find_record(s, st);
 	if (found != NULL) {
 		cleanup_free char *record_root = NULL;
@@ -221,8 +229,9 @@ int ts_hook_create_runtime_record(const struct ts_hook_state *st,
 		if (r < 0)
 			return r;
 		/* decided in the same store session: one load, one commit */
-		settle =
-			pools != NULL && ts_pools_catch_up(pools, s, record_root, st->container_id);
+		settle = (pools != NULL &&
+			  ts_pools_catch_up(pools, s, record_root, st->container_id)) ||
+			 settle;
 	}
 	/* also without a record: a rebuilt store is worth writing */
 	ts_test_point("hook-create-runtime-before-commit");

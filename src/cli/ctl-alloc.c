@@ -238,8 +238,10 @@ static int read_config(struct ts_json **config, struct ts_cli_state_config *ret)
 	return 0;
 }
 
-/* Open and load the store; prints errors and warnings. */
-static int open_store(const struct ts_cli_state_config *sc, struct ts_state **ret)
+/* Open and load the store; prints errors and warnings.  *ret_rebuilt (may
+ * be NULL): whether the load rebuilt it. */
+static int open_store(const struct ts_cli_state_config *sc, struct ts_state **ret,
+		      bool *ret_rebuilt)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *warning = NULL;
@@ -251,8 +253,21 @@ static int open_store(const struct ts_cli_state_config *sc, struct ts_state **re
 		return print_error(err);
 	if (warning != NULL)
 		fprintf(stderr, "toposhimctl: alloc: warning: %s\n", warning);
+	if (ret_rebuilt != NULL)
+		*ret_rebuilt = warning != NULL;
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+/* A rebuilt store's shared-pool records lose their cpus before it is
+ * written, and the caller settles after (ts_pools_open_store(): a rebuild
+ * takes them from the placement files, what the containers got at their
+ * create, which the next settle took for cpusets set from outside:
+ * helper-14).  @return how many; -errno with *err. */
+static int forget_if_rebuilt(const struct ts_pools *pools, struct ts_state *s, bool rebuilt,
+			     struct ts_error **err)
+{
+	return rebuilt ? ts_pools_forget_shared_cpus(pools, s, err) : 0;
 }
 
 /* As a create does: collect, run the plugins' delete stage for what was
@@ -266,14 +281,17 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	struct ts_alloc **collected = NULL;
 	struct ts_pools pools = {0};
 	const char *path = config_path();
+	bool rebuilt = false;
 	size_t n = 0;
+	int forgot = 0;
 
 	if (ts_pools_init(config, path, &pools, &err) < 0 ||
 	    ts_plugin_chain_load(config, path, &chain, &err) < 0) {
 		ts_pools_release(&pools);
 		return print_error(err);
 	}
-	if (open_store(sc, &s) != 0 ||
+	if (open_store(sc, &s, &rebuilt) != 0 ||
+	    (forgot = forget_if_rebuilt(&pools, s, rebuilt, &err)) < 0 ||
 	    ts_state_gc(s, ts_state_now_usec(), grace_usec, &collected, &n, &err) < 0) {
 		ts_plugin_chain_free(chain);
 		ts_pools_release(&pools);
@@ -291,8 +309,9 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	/* without the store's lock, as in a create */
 	ts_lifecycle_delete_collected(chain, collected, n);
 	ts_plugin_chain_free(chain);
-	if (n > 0 && ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir},
-				     false, &err) < 0) {
+	if ((n > 0 || forgot > 0) &&
+	    ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir}, false,
+			    &err) < 0) {
 		fprintf(stderr,
 			"toposhimctl: alloc gc: cannot resize the shared pool: %s, ignoring\n",
 			err->msg);
@@ -350,11 +369,18 @@ static int cmd_unpin(const struct ts_json *config, const struct ts_cli_state_con
 	struct ts_pools pools = {0};
 	const struct ts_alloc *a;
 	struct ts_alloc *copy;
+	bool rebuilt = false;
 	int r = 1;
 
 	if (ts_pools_init(config, config_path(), &pools, &err) < 0)
 		return print_error(err);
-	if (open_store(sc, &s) != 0 || (a = find_one(s, root, id)) == NULL)
+	if (open_store(sc, &s, &rebuilt) != 0)
+		goto out;
+	if (forget_if_rebuilt(&pools, s, rebuilt, &err) < 0) {
+		r = print_error(err);
+		goto out;
+	}
+	if ((a = find_one(s, root, id)) == NULL)
 		goto out;
 	if (!a->pinned) {
 		printf("%s is not pinned\n", id);
@@ -429,7 +455,7 @@ int ts_ctl_alloc(int argc, char **argv)
 	struct ts_cli_state_config sc;
 	const char *sub = argc > 1 ? argv[1] : NULL;
 	uint64_t grace = 0;
-	bool json = false, has_grace = false;
+	bool json = false, has_grace = false, rebuilt = false;
 	const char *root = NULL, *id = NULL;
 
 	if (sub == NULL)
@@ -472,11 +498,13 @@ int ts_ctl_alloc(int argc, char **argv)
 		return cmd_unpin(config, &sc, root, id);
 	if (strcmp(sub, "gc") == 0)
 		return cmd_gc(config, &sc, has_grace ? grace : sc.gc_grace_usec);
-	if (open_store(&sc, &s) != 0)
+	if (open_store(&sc, &s, &rebuilt) != 0)
 		return 1;
 	/* what the runtimes started since the last store session (no hook
-	 * records it): listed as it is, and kept */
-	if (ts_state_learn_inits(s) > 0) {
+	 * records it): listed as it is, and kept; but a rebuilt store is not
+	 * written by a reader: its shared records' cpus are the creates'
+	 * (the next create, delete or alloc gc writes it, and settles) */
+	if (ts_state_learn_inits(s) > 0 && !rebuilt) {
 		cleanup_error struct ts_error *err = NULL;
 
 		if (ts_state_commit(s, &err) < 0)

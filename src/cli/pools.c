@@ -989,7 +989,7 @@ int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options 
 			return r;
 	}
 	*ret = TAKE_PTR(s);
-	return 0;
+	return r; /* how many were forgotten: a settle must follow */
 }
 
 /* One round of ts_pools_settle(): plan under the store lock, resize
@@ -1399,20 +1399,18 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 	cleanup_alloc struct ts_alloc *removed = NULL;
 	struct ts_pools p = {0};
 	cleanup_state struct ts_state *s = NULL;
-	cleanup_free char *warning = NULL;
 	const struct ts_alloc *a;
-	int r, found;
+	int r, found, forgot;
 
 	r = ts_pools_init(config, config_path, &p, err);
 	if (r < 0)
 		return r;
-	r = ts_state_open(opts, &s, err);
-	if (r >= 0)
-		r = ts_state_load(s, &warning, err);
-	if (r < 0)
+	/* a rebuilt store's shared containers are resized whatever is found */
+	forgot = ts_pools_open_store(&p, opts, &s, err);
+	if (forgot < 0) {
+		r = forgot;
 		goto out;
-	if (warning != NULL)
-		ts_log(TS_LOG_WARNING, "%s", warning);
+	}
 	a = ts_state_lookup(s, runtime_root, container_id, bundle);
 	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
 	ts_test_point("hook-poststop-before-commit");
@@ -1422,7 +1420,7 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		goto out;
 	ts_test_point("hook-poststop-after-commit");
 	/* the CPUs are free again even if the others cannot grow yet */
-	if (found > 0)
+	if (found > 0 || forgot > 0)
 		ts_pools_settle_or_warn(&p, opts, false);
 	r = found;
 	if (ret_removed != NULL)

@@ -133,12 +133,17 @@ int ts_pools_forget_shared_cpus(const struct ts_pools *p, struct ts_state *s,
 /**
  * Open the store (its lock held) and load it; a rebuild warning is logged,
  * and with p the shared-pool records' cpus are forgotten
- * (ts_pools_forget_shared_cpus(); the caller commits).
+ * (ts_pools_forget_shared_cpus(); the caller commits, then settles: what
+ * those containers run on is not known, and until a settle resizes them
+ * their records say nothing, which the next settle's check for cpusets
+ * changed from outside needs: a rebuild's cpus from the placement files,
+ * committed unsettled, made it take shrunk ones for pins, helper-14).
  * @param[in]  p     the pools, or NULL (nothing forgotten)
  * @param[in]  opts  where the store is (ts_state_open())
  * @param[out] ret   the loaded store, the caller's (ts_state_close())
- * @return 0, or a negative errno with *err set (ts_state_open(),
- *         ts_state_load()).
+ * @return how many records' cpus were forgotten (0 for a sound store: > 0
+ *         means the caller must settle), or a negative errno with *err set
+ *         (ts_state_open(), ts_state_load()).
  */
 int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options *opts,
 			struct ts_state **ret, struct ts_error **err);

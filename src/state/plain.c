@@ -777,6 +777,17 @@ static bool names_id(const char *buf, size_t len, const char *id)
 	return false;
 }
 
+/* Whether buf looks like a whole allocations.json as a commit writes it:
+ * compact, {"version":1,... first and ]} and a newline last. */
+static bool written_whole(const char *buf, size_t len)
+{
+	static const char head[] = "{\"version\":1,", tail[] = "]}\n";
+
+	return len >= sizeof(head) - 1 + sizeof(tail) - 1 &&
+	       memcmp(buf, head, sizeof(head) - 1) == 0 &&
+	       memcmp(buf + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
+}
+
 bool ts_plain_maybe_recorded(int state_dir_fd, const char *container_id)
 {
 	cleanup_error struct ts_error *ignored = NULL;
@@ -788,7 +799,17 @@ bool ts_plain_maybe_recorded(int state_dir_fd, const char *container_id)
 		return true;
 	r = ts_read_file_at(state_dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
 			    &len, &ignored);
+	/* missing: a new store, or a lost one (a commit leaves its copy or
+	 * its roots file), whose rebuild may find the container in its
+	 * runtime root (helper-14: its delete released nothing) */
 	if (r == -ENOENT)
-		return false;
-	return r < 0 || names_id(buf, len, container_id);
+		return faccessat(state_dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) ==
+			       0 ||
+		       faccessat(state_dir_fd, TS_STATE_ROOTS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (r < 0 || names_id(buf, len, container_id))
+		return true;
+	/* not named, in a file this code did not write whole (cut short, or
+	 * not the compact text a commit writes): a damaged store, rebuilt by
+	 * the core, which may find the container in its runtime root */
+	return !written_whole(buf, len);
 }

@@ -261,7 +261,12 @@ int ts_plain_journal_read(int state_dir_fd, struct ts_plain_entry **ret_v, size_
  * no core.  The id must be a runc container id (letters, digits, "_+-.",
  * which JSON never escapes); for any other id, a file that cannot be read
  * for another reason than absence, or a file larger than the store's limit
- * it returns true (let the core look).
+ * it returns true (let the core look).  So it does for a missing file of a
+ * store that was written before (its allocations.json.prev or runtime-roots
+ * is there: a lost store, which the core rebuilds from the runtime roots),
+ * and for a file that does not name the id and is not whole as a commit
+ * writes it (compact, '{"version":1,' first, ']}' and a newline last: cut
+ * short or edited), which the core rebuilds too.
  */
 bool ts_plain_maybe_recorded(int state_dir_fd, const char *container_id);
 

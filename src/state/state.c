@@ -1225,6 +1225,19 @@ void ts_state_note_resize(const struct ts_state *s, const char *msg)
 		note_line(s, TS_STATE_RESIZES_FILE, TS_STATE_RESIZES_OLD_FILE, msg);
 }
 
+bool ts_state_dir_has_store(const char *config_state_dir)
+{
+	static const char *const files[] = {TS_STATE_ALLOC_FILE, TS_STATE_PREV_FILE,
+					    TS_STATE_ROOTS_FILE};
+	const char *dir = ts_state_dir_resolve(config_state_dir);
+	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	for (size_t i = 0; fd >= 0 && i < sizeof(files) / sizeof(files[0]); i++)
+		if (faccessat(fd, files[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return true;
+	return false;
+}
+
 /* Has a commit ever written this store?  Every commit leaves the roots
  * file, and all but a first one the previous copy: a store with either
  * that lacks allocations.json lost it. */

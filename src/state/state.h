@@ -240,6 +240,17 @@ static inline void ts_alloc_freep(struct ts_alloc **a)
 const char *ts_state_dir_resolve(const char *config_state_dir);
 
 /**
+ * Whether a store was ever written in the state directory: its
+ * allocations.json, its previous copy or its roots file is there (every
+ * commit leaves the roots file).  With allocations.json missing but one of
+ * the others there, the store was lost, and a load rebuilds it from the
+ * runtime roots: a delete must not take the missing file for "nothing
+ * recorded on this node" (helper-14).
+ * @param[in] config_state_dir  as ts_state_dir_resolve()'s.
+ */
+bool ts_state_dir_has_store(const char *config_state_dir);
+
+/**
  * Create the state directory if missing (mode 0700, parents 0755) and take
  * the exclusive lock, waiting at most opts->lock_timeout_usec.  The store is
  * empty until ts_state_load().

@@ -650,6 +650,89 @@ cpus_of() {
 	[ "$("$TOPOSHIMCTL" alloc list --json | jq -r --arg id "$ID-std" '.[] | select(.container_id == $id) | .cgroup_path != null')" = true ]
 }
 
+# helper-14: with allocations.json lost (or cut short, not naming it), the
+# front took the delete of a critical container for a plain one's, and the
+# core for "nothing recorded": nothing was released, the shared containers
+# stayed shrunk.
+@test "placement: the store lost or cut short, a critical container's delete rebuilds it and grows the pool back" {
+	write_config '"gc_grace_seconds": 1'
+	for damage in lost cut; do
+		std=std-$damage crit=crit-$damage
+		bundle "$std" standard
+		create_start_own "$std"
+		bundle "$crit" critical 1
+		create_start_own "$crit"
+		x=$(cat "$WORK/$crit.out")
+		[ "$(cpus_own "$std")" = $((1 - x)) ]
+		if [ $damage = lost ]; then
+			rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+			rm -f "$WORK/state/allocations.cache"
+			want='missing: store rebuilt from live containers, kept 2 of 2 allocations (2 found in the runtime state)'
+		else
+			printf '{"version":1,"checksum":"x","allocations":[' >"$WORK/state/allocations.json"
+			want='store rebuilt from live containers and allocations.json.prev, kept 2 of 2 allocations'
+		fi
+		"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-$crit" 2>"$WORK/del.err"
+		grep -q "$want" "$WORK/state/rebuilds.log" || { cat "$WORK/state/rebuilds.log"; false; }
+		[ "$(cpus_own "$std")" = 0-1 ]
+		run alloc_json
+		[ "$output" = '[{"id":"'"$ID-$std"'","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+		"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-$std"
+	done
+}
+
+# helper-14: alloc gc wrote a rebuilt store with the cpus the placement
+# files hold (what the shared containers got at their create); the next
+# settle took the shrunk cpuset they run on for one set from outside, and
+# pinned them there for good.
+@test "placement: alloc gc after the store's loss: the shared containers follow the pool, none is pinned" {
+	write_config '"gc_grace_seconds": 1'
+	bundle std standard
+	create_start_own std
+	[ "$(cpus_own std)" = 0-1 ]
+	bundle crit critical 1
+	create_start_own crit
+	x=$(cat "$WORK/crit.out")
+	[ "$(cpus_own std)" = $((1 - x)) ]
+	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
+	rm -f "$WORK/state/allocations.cache"
+	run "$TOPOSHIMCTL" alloc gc
+	[ "$status" -eq 0 ]
+	[ "$(jq -c --arg id "$ID-std" '.allocations[] | select(.container_id == $id) | {cpus, pinned}' "$WORK/state/allocations.json")" = '{"cpus":"'$((1 - x))'","pinned":false}' ]
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	[ "$(cpus_own std)" = 0-1 ]
+	bundle crit2 critical 1
+	create_start_own crit2
+	! grep -q "changed outside" "$WORK/crit2.err"
+	[ "$(cpus_own std)" = $((1 - $(cat "$WORK/crit2.out"))) ]
+	run alloc_json
+	[ "$(jq -c --arg id "$ID-std" '.[] | select(.id == $id) | .pinned' <<<"$output")" = false ]
+}
+
+# helper-14: a delete that rebuilt a damaged store without its container
+# (exited: not kept) released nothing itself, and left the shared
+# containers' cpus forgotten and unsettled until the next exclusive change.
+@test "placement: a damaged store, its critical container exited before the delete: the pool grows back" {
+	write_config '"gc_grace_seconds": 1'
+	bundle std standard
+	create_start_own std
+	bundle crit critical 1
+	create_start_own crit
+	x=$(cat "$WORK/crit.out")
+	[ "$(cpus_own std)" = $((1 - x)) ]
+	runc --root "$WORK/runc-root" kill "$ID-crit" KILL
+	for _ in $(seq 50); do
+		[ "$(runc --root "$WORK/runc-root" state "$ID-crit" | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	sed -i 's/"checksum":"fnv1a64:[0-9a-f]*"/"checksum":"fnv1a64:0000000000000000"/' "$WORK/state/allocations.json"
+	"$TOPOSHIM" --root "$WORK/runc-root" delete "$ID-crit" 2>"$WORK/del.err"
+	grep -q "checksum mismatch (stored 'fnv1a64:0000000000000000', computed 'fnv1a64:[0-9a-f]*'): store rebuilt from live containers, kept 1 of 2 allocations" "$WORK/del.err"
+	[ "$(cpus_own std)" = 0-1 ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+}
+
 @test "placement: a plain container taken into the store survives the store's loss" {
 	# plain: no request, recorded only in the journal
 	make_bundle "$WORK/plain" "$(jq -cn --arg c "$SHOW" '["sh","-c",$c]')"

@@ -475,12 +475,26 @@ static void test_maybe_recorded(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_false(ts_plain_maybe_recorded(f->dfd, "web")); /* no file */
+	assert_false(ts_plain_maybe_recorded(f->dfd, "web")); /* no file: a new store */
+	/* a lost store (its copy, or its roots file, left): the core rebuilds */
+	assert_int_equal(th_write(f->sdir, "allocations.json.prev", "{}"), 0);
+	assert_true(ts_plain_maybe_recorded(f->dfd, "web"));
+	assert_int_equal(unlinkat(f->dfd, "allocations.json.prev", 0), 0);
+	assert_int_equal(th_write(f->sdir, "runtime-roots", "/run/runc\n"), 0);
+	assert_true(ts_plain_maybe_recorded(f->dfd, "web"));
+	/* cut short, not naming it: damaged, the core rebuilds */
 	assert_int_equal(th_write(f->sdir, "allocations.json",
-				  "{\"allocations\": [{\"container_id\": \"web\", \"bundle\": "
-				  "\"/b/\\\"container_id\\\": \\\"db\\\"\", \"runtime_root\": "
-				  "\"/run/runc\"}, {\"container_id\"\n:\t\"batch.1\"}]}"),
+				  "{\"version\":1,\"checksum\":\"x\",\"allocations\":[{\"contai"),
 			 0);
+	assert_true(ts_plain_maybe_recorded(f->dfd, "web"));
+	/* whole as a commit writes it, with odd spacing inside */
+	assert_int_equal(
+		th_write(
+			f->sdir, "allocations.json",
+			"{\"version\":1,\"allocations\": [{\"container_id\": \"web\", "
+			"\"bundle\": \"/b/\\\"container_id\\\": \\\"db\\\"\", "
+			"\"runtime_root\": \"/run/runc\"}, {\"container_id\"\n:\t\"batch.1\"}]}\n"),
+		0);
 	assert_true(ts_plain_maybe_recorded(f->dfd, "web"));
 	assert_true(ts_plain_maybe_recorded(f->dfd, "batch.1"));
 	assert_false(ts_plain_maybe_recorded(f->dfd, "we"));
