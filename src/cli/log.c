@@ -241,12 +241,19 @@ static int ts_log_text_line(const char *level, const char *msg, const char *time
 int ts_log_format_line(enum ts_log_format format, enum ts_log_level level, const char *msg,
 		       time_t now, char **ret_line, struct ts_error **err)
 {
-	cleanup_free char *full = NULL;
+	cleanup_free char *full = NULL, *safe = NULL;
 	char time_str[64];
 	struct tm tm;
 
 	if (level < 0 || level >= _TS_LOG_LEVEL_MAX)
 		return ts_error_set(err, 0, "invalid log level %d", (int)level);
+	/* one line for whoever shows msg, as on stderr: JSON keeps a newline
+	 * of a value as \n, which containerd decodes into the CRI error
+	 * (helper-14: an annotation "crit\nical" split it; an escape
+	 * sequence reached kubectl describe).  The text format's quoting
+	 * keeps the line whole for its readers, as logrus's does. */
+	if (format == TS_LOG_FORMAT_JSON && msg != NULL && ts_log_escape_controls(msg, &safe) == 0)
+		msg = safe;
 	/* the engine shows this msg as the runtime's ("OCI runtime create
 	 * failed: ..."): without the name, nothing says toposhim wrote it */
 	if (asprintf(&full, "toposhim: %s", msg != NULL ? msg : "") < 0)

@@ -96,7 +96,10 @@ int ts_log_quote(const char *s, char **ret);
  * @param[in]  level   a valid level.
  * @param[in]  msg     the message (any bytes, NUL-terminated); written as
  *                     "toposhim: <msg>", as on stderr: engines show it as
- *                     the runtime's own.
+ *                     the runtime's own; for json with its control
+ *                     characters and invalid UTF-8 bytes escaped as on
+ *                     stderr (ts_log_escape_controls()), so that the msg an
+ *                     engine decodes is one line.
  * @param[in]  now     the time to write (seconds since the epoch, UTC).
  * @param[out] ret_line  the line with its trailing '\n'; caller frees.
  * @param[out] err     set iff the return value is negative.

@@ -83,8 +83,12 @@ static void test_format_line(void **state)
 		 "{\"level\":\"warning\",\"msg\":\"toposhim: "
 		 "w\",\"time\":\"2026-11-30T01:02:03Z\"}\n"},
 		{TS_LOG_FORMAT_JSON, TS_LOG_DEBUG, "tab\there \xff",
-		 "{\"level\":\"debug\",\"msg\":\"toposhim: tab\\there \xef\xbf\xbd\","
+		 "{\"level\":\"debug\",\"msg\":\"toposhim: tab\\\\there \\\\xff\","
 		 "\"time\":\"2026-11-30T01:02:03Z\"}\n"},
+		/* helper-14: what an engine decodes is one line, no escape sequence */
+		{TS_LOG_FORMAT_JSON, TS_LOG_ERROR, "class 'crit\nical \x1b[31m'",
+		 "{\"level\":\"error\",\"msg\":\"toposhim: class 'crit\\\\nical "
+		 "\\\\x1b[31m'\",\"time\":\"2026-11-30T01:02:03Z\"}\n"},
 		{TS_LOG_FORMAT_TEXT, TS_LOG_ERROR, "no OCI runtime found",
 		 "time=\"2026-11-30T01:02:03Z\" level=error msg=\"toposhim: no OCI runtime "
 		 "found\"\n"},
