@@ -696,6 +696,9 @@ cpus_of() {
 	[ "$(cpus_own std)" = $((1 - x)) ]
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 	rm -f "$WORK/state/allocations.cache"
+	# a reader does not write the rebuilt store
+	"$TOPOSHIMCTL" alloc list >/dev/null 2>&1
+	[ ! -e "$WORK/state/allocations.json" ]
 	run "$TOPOSHIMCTL" alloc gc
 	[ "$status" -eq 0 ]
 	[ "$(jq -c --arg id "$ID-std" '.allocations[] | select(.container_id == $id) | {cpus, pinned}' "$WORK/state/allocations.json")" = '{"cpus":"'$((1 - x))'","pinned":false}' ]
