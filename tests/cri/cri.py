@@ -16,6 +16,10 @@ cri.proto, as crictl's are):
     status ID                         ContainerStatus; prints "STATE EXIT_CODE REASON"
                                       (STATE: CONTAINER_CREATED|RUNNING|EXITED|UNKNOWN)
     exec ID CMD...                    ExecSync; its stdout and stderr, its exit code
+    update ID CPUS [SHARES]           UpdateContainerResources with cpuset_cpus CPUS
+                                      and cpu_shares SHARES (default 2, what the
+                                      tests' containers are created with), as
+                                      kubelet's CPU manager resizes a container
 
 A failed call prints one line "<RPC>: <gRPC status code>: <status details>"
 to stderr and exits 1, so a test can assert the runtime's message exactly.
@@ -124,6 +128,11 @@ def main(argv):
         sys.stdout.buffer.write(r.stdout)
         sys.stderr.buffer.write(r.stderr)
         return r.exit_code
+    elif verb == "update":
+        shares = int(args[2]) if len(args) > 2 else 2
+        call("UpdateContainerResources", pb.UpdateContainerResourcesRequest(
+            container_id=args[0],
+            linux=pb.LinuxContainerResources(cpuset_cpus=args[1], cpu_shares=shares)))
     else:
         ap.error(f"unknown verb '{verb}'")
     return 0

@@ -588,3 +588,59 @@ wait_for() {
 	run jq -c '.allocations' "$WORK/state/allocations.json"
 	assert_output '[]'
 }
+
+# What kubelet's CPU manager (or an operator's crictl update) does to a
+# running container: UpdateContainerResources with a cpuset.  The next
+# resize of the shared pool finds the cpuset changed outside toposhim and
+# leaves it there, pinned, saying so in the state dir's resizes.log (the
+# log of the create that resized is the other container's); alloc unpin
+# gives the container back to the pool.
+@test "CRI: a cpuset set by UpdateContainerResources stays, pinned; alloc unpin gives it the pool again" {
+	cri_image
+	# nothing reserved: either CPU can be exclusive
+	write_config '"gc_grace_seconds": 1'
+	cp "$WORK/toposhim.json" "$CTRD/toposhim.json"
+	pod_json shared '{"toposhim.io/class": "standard"}' >"$WORK/spod.json"
+	ctr_json app shared >"$WORK/sapp.json"
+	pod_json crit '{"toposhim.io/class": "critical"}' >"$WORK/cpod.json"
+	ctr_json app crit 100000 >"$WORK/capp.json"
+	local spod sapp cpod capp
+	spod=$(cri runp --runtime toposhim "$WORK/spod.json")
+	sapp=$(cri create "$spod" "$WORK/sapp.json" "$WORK/spod.json")
+	cri start "$sapp"
+	run cgroup_cpus "$sapp"
+	assert_output "0-1"
+	cri update "$sapp" 1
+	run cgroup_cpus "$sapp"
+	assert_output "1"
+	# the critical container takes CPU 0; the resize after it leaves the
+	# shared one on CPU 1, pinned there
+	cpod=$(cri runp --runtime toposhim "$WORK/cpod.json")
+	capp=$(cri create "$cpod" "$WORK/capp.json" "$WORK/cpod.json")
+	cri start "$capp"
+	run cgroup_cpus "$capp"
+	assert_output "0"
+	run cgroup_cpus "$sapp"
+	assert_output "1"
+	run jq -c --arg id "$sapp" '.allocations[] | select(.container_id == $id) | {class, cpus, pinned}' \
+		"$WORK/state/allocations.json"
+	assert_output '{"class":"standard","cpus":"1","pinned":true}'
+	grep -Eq "pid [0-9]+: container '$sapp': its cpuset was changed outside toposhim \(cpus 1, recorded 0-1\): now pinned there" \
+		"$WORK/state/resizes.log" || fail "resizes.log: $(cat "$WORK/state/resizes.log")"
+	run "$TOPOSHIMCTL" alloc unpin "$sapp"
+	assert_success
+	assert_output "unpinned $sapp"
+	# unpinned, it follows the pool: the critical pod goes, it grows back
+	cri stop "$capp"
+	cri rm "$capp"
+	cri stopp "$cpod"
+	cri rmp "$cpod"
+	wait_for 10 cpus_are "$sapp" 0-1 || fail "the shared container stayed on $(cgroup_cpus "$sapp")"
+	run jq -c --arg id "$sapp" '.allocations[] | select(.container_id == $id) | {cpus, pinned}' \
+		"$WORK/state/allocations.json"
+	assert_output '{"cpus":"0-1","pinned":false}'
+	cri stop "$sapp"
+	cri rm "$sapp"
+	cri stopp "$spod"
+	cri rmp "$spod"
+}
