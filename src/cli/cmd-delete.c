@@ -147,6 +147,9 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	/* with hooks, the poststop hook of a container created with them
 	 * releases it, with the record for the plugins (drop_record()) */
 	r = ts_cli_runtime_root(args, runtime_path, &root, &err);
+	/* with its root, as a create's: a lost store's rebuild looks there
+	 * even without the roots file (helper-15) */
+	opts.runtime_root = root;
 	if (r >= 0)
 		r = drop_record(&opts, &pools, root, id, force, hooks, &settle, &err);
 	if (r > 0)

@@ -58,6 +58,10 @@ struct ts_state {
 	bool dirty;   /* differs from allocations.json */
 	bool sound;   /* allocations.json on disk was loaded (or written) sound */
 	bool rebuilt; /* this load rebuilt the store; cleared when a commit writes it */
+	/* that rebuild had no runtime root to look in (no record, roots file
+	 * or command's root names one): it found nothing because it could not
+	 * look, and is never written (ts_state_commit()) */
+	bool rebuilt_blind;
 	/* the bytes of allocations.json that allocs were decoded from or
 	 * written as (while !dirty); NULL when unknown: what ts_state_close()
 	 * hands to the next load of this process */

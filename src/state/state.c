@@ -609,6 +609,16 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return 0;
 	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", TS_STATE_ALLOC_FILE);
+	/* helper-15: toposhimctl alloc gc wrote the empty store of a rebuild
+	 * that had nowhere to look, which the creates then trusted: a second
+	 * container got a running one's exclusive cpu */
+	if (s->rebuilt && s->rebuilt_blind)
+		return ts_error_set_plain(
+			err, ESRCH,
+			"%s: rebuilt with no runtime root to look in (no record, "
+			"no %s, no --root names one): not written; the next "
+			"create or delete, which names its runtime root, rebuilds it",
+			path, TS_STATE_ROOTS_FILE);
 	spans = calloc(s->n_allocs + 1, sizeof(*spans));
 	if (spans == NULL)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
@@ -881,7 +891,7 @@ static struct ts_alloc *adopt_one(const char *root, const char *id, const char *
  * no record of (a record lost with a damaged file), looking in the runtime
  * roots the records name and those of the roots file.  @return how many
  * were added. */
-static size_t adopt_live_containers(struct ts_state *s)
+static size_t adopt_live_containers(struct ts_state *s, size_t *ret_roots)
 {
 	cleanup_free char *buf = NULL;
 	cleanup_free char **known = read_roots(s, &buf);
@@ -890,6 +900,7 @@ static size_t adopt_live_containers(struct ts_state *s)
 	while (known != NULL && known[n_known] != NULL)
 		n_known++;
 	cleanup_free const char **roots = calloc(s->n_allocs + n_known + 2, sizeof(*roots));
+	*ret_roots = 1; /* out of memory: not known to be blind */
 	if (roots == NULL)
 		return 0;
 	/* the records' roots, the roots file's, the command's own */
@@ -904,6 +915,7 @@ static size_t adopt_live_containers(struct ts_state *s)
 		if (!seen)
 			roots[k++] = r;
 	}
+	*ret_roots = k;
 	for (size_t j = 0; j < k; j++) {
 		cleanup_free char *root = strdup(roots[j]); /* records move as we add */
 		cleanup_close int root_fd = -EBADF;
@@ -1255,7 +1267,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	cleanup_free char *problem = NULL;
 	cleanup_free char *warning = NULL;
 	struct ts_alloc **v = NULL;
-	size_t len = 0, n = 0, kept = 0;
+	size_t len = 0, n = 0, kept = 0, roots = 1;
 	bool new_store = false;
 	int r;
 
@@ -1263,6 +1275,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 	s->dirty = false;
 	s->sound = false;
 	s->rebuilt = false;
+	s->rebuilt_blind = false;
 	if (asprintf(&path, "%s/%s", s->dir_path, TS_STATE_ALLOC_FILE) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
@@ -1327,7 +1340,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		if (merge_previous(s, &from_prev) < 0)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 		/* and what neither holds, in the runtimes' own state */
-		adopted = adopt_live_containers(s);
+		adopted = adopt_live_containers(s, &roots);
 		if (new_store && adopted == 0) {
 			/* nothing of toposhim's runs there: a new store */
 			s->dirty = false;
@@ -1347,6 +1360,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 			return ts_error_set(err, ENOMEM, "%s: cannot load", path);
 		note_rebuild(s, warning);
 		s->rebuilt = true;
+		s->rebuilt_blind = roots == 0;
 	} else {
 		s->sound = true;
 		/* the file's checksum covers every record as loaded */

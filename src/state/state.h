@@ -370,8 +370,14 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
  * loaded sound becomes allocations.json.prev (the exchange above; best
  * effort: a failure there loses only the copy).
  * @return 0; -EINVAL "<dir>/allocations.json: '/allocations/<i>': ..." when
- *         a record is not storable (empty container id, duplicate); -errno of
- *         the write ("<dir>/allocations.json: cannot replace"); -ENOMEM.
+ *         a record is not storable (empty container id, duplicate); -ESRCH
+ *         "<dir>/allocations.json: rebuilt with no runtime root to look in
+ *         (...): not written; ..." when the load rebuilt the store with no
+ *         runtime root to look for containers in (no record, no roots file,
+ *         no ts_state_options.runtime_root): the empty store it found is
+ *         not trusted with the cpus of containers it could not see;
+ *         -errno of the write ("<dir>/allocations.json: cannot replace");
+ *         -ENOMEM.
  */
 int ts_state_commit(struct ts_state *s, struct ts_error **err);
 

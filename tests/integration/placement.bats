@@ -712,6 +712,34 @@ cpus_of() {
 	[ "$(jq -c --arg id "$ID-std" '.[] | select(.id == $id) | .pinned' <<<"$output")" = false ]
 }
 
+# helper-15: with the roots file lost too and an empty copy, alloc gc (no
+# --root) rebuilt an empty store and wrote it; the next critical create
+# trusted it and took the cpu a running critical container held.
+@test "placement: alloc gc does not write a store it rebuilt with no runtime root to look in" {
+	write_config '"gc_grace_seconds": 1'
+	bundle std standard
+	create_start_own std
+	bundle crit critical 1
+	create_start_own crit
+	x=$(cat "$WORK/crit.out")
+	rm "$WORK/state/allocations.json" "$WORK/state/runtime-roots"
+	rm -f "$WORK/state/allocations.cache"
+	echo '{"version":1,"checksum":"fnv1a64:cbf29ce484222325","allocations":[]}' >"$WORK/state/allocations.json.prev"
+	run "$TOPOSHIMCTL" alloc gc
+	[ "$status" -eq 1 ]
+	[ "${lines[-1]}" = "toposhimctl: alloc: $WORK/state/allocations.json: rebuilt with no runtime root to look in (no record, no runtime-roots, no --root names one): not written; the next create or delete, which names its runtime root, rebuilds it" ]
+	[ ! -e "$WORK/state/allocations.json" ]
+	# the next create names its root: both are found, crit keeps its cpu
+	bundle crit2 critical 1
+	run "$TOPOSHIM" --root "$WORK/runc-root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"would leave the shared pool empty"* ]] || fail "$output"
+	grep -q 'missing: store rebuilt from live containers, kept 2 of 2 allocations (2 found in the runtime state)' \
+		"$WORK/state/rebuilds.log"
+	run alloc_json
+	[ "$(jq -c 'sort_by(.id) | map({id, cpus})' <<<"$output")" = '[{"id":"'"$ID"'-crit","cpus":"'"$x"'"},{"id":"'"$ID"'-std","cpus":"'$((1 - x))'"}]' ]
+}
+
 # helper-14: a delete that rebuilt a damaged store without its container
 # (exited: not kept) released nothing itself, and left the shared
 # containers' cpus forgotten and unsettled until the next exclusive change.

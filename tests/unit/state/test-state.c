@@ -2210,11 +2210,43 @@ static void load_rebuilt(struct fixture *f, bool commit)
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *warning = NULL;
+	/* with a runtime root to look in, as a create's: written */
+	struct ts_state_options opts = f->opts;
 
-	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	opts.runtime_root = f->runtime;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
 	warning = load_warn(s);
 	if (commit)
 		assert_int_equal(ts_state_commit(s, &err), 0);
+}
+
+/* helper-15: a rebuild with no runtime root to look in (no record, no
+ * roots file, none given: toposhimctl) found nothing because it could not
+ * look; its empty store is not written, the damaged file stays for a
+ * create or delete to rebuild. */
+static void test_blind_rebuild_not_written(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *warning = NULL, *want = NULL, *text = NULL;
+	const char damaged[] = "{\"version\": 1, \"checksum\": \"x\", \"allocations\": []}";
+
+	write_alloc_file(f, damaged);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_non_null(warning);
+	assert_int_equal(ts_state_count(s), 0);
+	assert_int_equal(ts_state_commit(s, &err), -ESRCH);
+	assert_true(
+		asprintf(&want,
+			 "%s/allocations.json: rebuilt with no runtime root to look in (no "
+			 "record, no runtime-roots, no --root names one): not written; the next "
+			 "create or delete, which names its runtime root, rebuilds it",
+			 f->sdir) > 0);
+	assert_string_equal(err->msg, want);
+	text = read_file_in(f->sdir, "allocations.json");
+	assert_string_equal(text, damaged);
 }
 
 /* The same damage seen again (a create that fails before its commit,
@@ -2342,6 +2374,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_placement_resources_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resizes_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blind_rebuild_not_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
 		cmocka_unit_test_setup_teardown(test_salvage_from_bundle, setup, teardown),
