@@ -382,11 +382,6 @@ static int cmd_unpin(const struct ts_json *config, const struct ts_cli_state_con
 	}
 	if ((a = find_one(s, root, id)) == NULL)
 		goto out;
-	if (!a->pinned) {
-		printf("%s is not pinned\n", id);
-		r = 0;
-		goto out;
-	}
 	copy = ts_alloc_dup(a);
 	if (copy == NULL ||
 	    (a->runtime_root != NULL && (rroot = strdup(a->runtime_root)) == NULL)) {
@@ -396,6 +391,7 @@ static int cmd_unpin(const struct ts_json *config, const struct ts_cli_state_con
 		goto out;
 	}
 	copy->pinned = false;
+	/* whether pinned or not (helper-15: an exclusive one was "not pinned") */
 	if (ts_pools_pool_of(&pools, copy) != TS_PLACEMENT_POOL_SHARED) {
 		fprintf(stderr,
 			"toposhimctl: alloc unpin: container '%s' (class '%s') does not take its "
@@ -404,11 +400,28 @@ static int cmd_unpin(const struct ts_json *config, const struct ts_cli_state_con
 		ts_alloc_free(copy);
 		goto out;
 	}
+	if (!a->pinned) {
+		ts_alloc_free(copy);
+		printf("%s is not pinned\n", id);
+		r = 0;
+		goto out;
+	}
 	if (ts_state_put(s, copy, &err) < 0 || ts_state_commit(s, &err) < 0) {
 		r = print_error(err);
 		goto out;
 	}
-	/* and in its placement file, for a rebuild (under the store's lock) */
+	/* in resizes.log, where the pin was noted (a later pin is a line of
+	 * its own: helper-15 saw it taken for a repeat), and in its placement
+	 * file, for a rebuild (under the store's lock) */
+	{
+		cleanup_free char *line = NULL;
+
+		if (asprintf(&line,
+			     "container '%s': unpinned (toposhimctl alloc unpin), the shared pool "
+			     "resizes it again",
+			     id) > 0)
+			ts_state_note_resize(s, line);
+	}
 	a = ts_state_find(s, rroot, id);
 	if (a != NULL &&
 	    ts_state_placement_pin(a->bundle, a->container_id, ts_state_dir(s), NULL, &err) < 0) {
@@ -465,11 +478,17 @@ int ts_ctl_alloc(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
-		if (strcmp(sub, "unpin") == 0 && strcmp(argv[i], "--root") == 0 && i + 1 < argc &&
-		    root == NULL) {
+		if (strcmp(sub, "unpin") == 0 && strcmp(argv[i], "--root") == 0 && root == NULL) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+				fprintf(stderr,
+					"toposhimctl: alloc unpin: --root needs a directory\n");
+				return 2;
+			}
 			root = argv[++i];
-		} else if (strcmp(sub, "unpin") == 0 && id == NULL && argv[i][0] != '-' &&
-			   argv[i][0] != '\0') {
+		} else if (strcmp(sub, "unpin") == 0 && id == NULL && argv[i][0] == '\0') {
+			fprintf(stderr, "toposhimctl: alloc unpin: empty container id\n");
+			return 2;
+		} else if (strcmp(sub, "unpin") == 0 && id == NULL && argv[i][0] != '-') {
 			id = argv[i];
 		} else if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
 			json = true;

@@ -363,6 +363,7 @@ static void test_unpin(void **state)
 	char *std_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"std", NULL};
 	char *crit_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"web-1", NULL};
 	char *dup_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"dup", NULL};
+	char *crit2_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"web-2", NULL};
 	char *dup2_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"--root",
 			     (char *)"/r2",   (char *)"dup",   NULL};
 	char *none_argv[] = {(char *)"alloc", (char *)"unpin", (char *)"nope", NULL};
@@ -391,6 +392,9 @@ static void test_unpin(void **state)
 		assert_int_equal(
 			ts_state_put(s, record("dup", "/r2", "standard", "1", false, NULL), &err),
 			0);
+		assert_int_equal(
+			ts_state_put(s, record("web-2", "/r1", "critical", "3", false, NULL), &err),
+			0);
 		assert_int_equal(ts_state_commit(s, &err), 0);
 	}
 
@@ -415,6 +419,14 @@ static void test_unpin(void **state)
 	assert_int_equal(ts_read_file_at(AT_FDCWD, placement, 0, &text, NULL, &err), 0);
 	assert_null(strstr(text, "pinned_cpus"));
 	assert_non_null(strstr(text, "\"pinned\":false"));
+	/* the end of the pin is in resizes.log, as its start would be */
+	free(TAKE_PTR(text));
+	free(placement);
+	assert_true(asprintf(&placement, "%s/resizes.log", f->sdir) > 0);
+	assert_int_equal(ts_read_file_at(AT_FDCWD, placement, 0, &text, NULL, &err), 0);
+	assert_non_null(strstr(text, " pid "));
+	assert_non_null(strstr(text, ": container 'std': unpinned (toposhimctl alloc unpin), the "
+				     "shared pool resizes it again\n"));
 	/* again: nothing to do */
 	r = ctl(f->top, std_argv);
 	assert_int_equal(r.status, 0);
@@ -425,6 +437,14 @@ static void test_unpin(void **state)
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "toposhimctl: alloc unpin: container 'web-1' (class 'critical') "
+				   "does not take its cpus from the shared pool: its pin ends with "
+				   "its delete\n");
+	run_release(&r);
+	/* exclusive, pinned or not: an error (helper-15: "not pinned", 0) */
+	r = ctl(f->top, crit2_argv);
+	assert_int_equal(r.status, 1);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "toposhimctl: alloc unpin: container 'web-2' (class 'critical') "
 				   "does not take its cpus from the shared pool: its pin ends with "
 				   "its delete\n");
 	run_release(&r);
@@ -451,20 +471,33 @@ static void test_usage_errors(void **state)
 	static const struct {
 		const char *args[4];
 		const char *err;
+		bool alone; /* the line without the usage */
 	} rows[] = {
-		{{"alloc"}, "toposhimctl: alloc: missing command\n"},
-		{{"alloc", "rm"}, "toposhimctl: alloc: unknown command 'rm'\n"},
+		{{"alloc"}, "toposhimctl: alloc: missing command\n", false},
+		{{"alloc", "rm"}, "toposhimctl: alloc: unknown command 'rm'\n", false},
 		{{"alloc", "list", "--yaml"},
-		 "toposhimctl: alloc list: unexpected argument '--yaml'\n"},
+		 "toposhimctl: alloc list: unexpected argument '--yaml'\n",
+		 false},
 		{{"alloc", "gc", "--json"},
-		 "toposhimctl: alloc gc: unexpected argument '--json'\n"},
+		 "toposhimctl: alloc gc: unexpected argument '--json'\n",
+		 false},
 		{{"alloc", "gc", "--grace", "1m"},
-		 "toposhimctl: alloc gc: --grace: invalid seconds '1m'\n"},
-		{{"alloc", "unpin"}, "toposhimctl: alloc unpin: missing container id\n"},
+		 "toposhimctl: alloc gc: --grace: invalid seconds '1m'\n",
+		 true},
+		{{"alloc", "unpin"}, "toposhimctl: alloc unpin: missing container id\n", false},
 		{{"alloc", "unpin", "--json"},
-		 "toposhimctl: alloc unpin: unexpected argument '--json'\n"},
+		 "toposhimctl: alloc unpin: unexpected argument '--json'\n",
+		 false},
 		{{"alloc", "unpin", "a", "b"},
-		 "toposhimctl: alloc unpin: unexpected argument 'b'\n"},
+		 "toposhimctl: alloc unpin: unexpected argument 'b'\n",
+		 false},
+		{{"alloc", "unpin", "--root"},
+		 "toposhimctl: alloc unpin: --root needs a directory\n",
+		 true},
+		{{"alloc", "unpin", "--root", ""},
+		 "toposhimctl: alloc unpin: --root needs a directory\n",
+		 true},
+		{{"alloc", "unpin", ""}, "toposhimctl: alloc unpin: empty container id\n", true},
 	};
 	struct fixture *f = *state;
 
@@ -478,7 +511,7 @@ static void test_usage_errors(void **state)
 		r = ctl(f->top, argv);
 		assert_int_equal(r.status, 2);
 		assert_string_equal(r.out, "");
-		assert_true(asprintf(&want, "%s%s", rows[i].err, i == 4 ? "" : usage) > 0);
+		assert_true(asprintf(&want, "%s%s", rows[i].err, rows[i].alone ? "" : usage) > 0);
 		assert_string_equal(r.err, want);
 		run_release(&r);
 	}
