@@ -283,6 +283,9 @@ static void ts_log_escape_one(FILE *f, const unsigned char *s, int32_t cp, size_
 		fputs("\\r", f);
 	else if (cp < 0x20 || cp == 0x7f)
 		fprintf(f, "\\x%02x", s[0]); /* also an invalid UTF-8 byte (cp < 0) */
+	else if (cp >= 0x80 && cp <= 0x9f)
+		/* the C1 controls: U+009B is a CSI of its own (helper-15) */
+		fprintf(f, "\\u%04x", (unsigned)cp);
 	else
 		fwrite(s, 1, len, f);
 }

@@ -71,8 +71,9 @@ const char *ts_log_level_to_string(enum ts_log_level level);
 
 /**
  * Escape what would break a one-line stderr message: newline, tab and CR
- * as \n, \t, \r, other control characters (and bytes that are not
- * UTF-8) as \xNN; everything else, quotes and backslashes included, as is.
+ * as \n, \t, \r, other C0 control characters and DEL (and bytes that are
+ * not UTF-8) as \xNN, the C1 controls U+0080..U+009F (U+009B is a CSI) as
+ * \uNNNN; everything else, quotes and backslashes included, as is.
  * @param[in]  s    NUL-terminated; borrowed.
  * @param[out] ret  the escaped text; caller frees.
  * @return 0; -ENOMEM.

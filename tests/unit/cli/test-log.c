@@ -208,6 +208,13 @@ static void test_emit_stderr_escapes_controls(void **state)
 	sink_close(&s);
 	assert_int_equal(ts_log_escape_controls("plain 'a' \\n", &esc), 0);
 	assert_string_equal(esc, "plain 'a' \\n");
+	free(esc);
+	/* the C1 controls (U+009B is a one-character CSI) and DEL; U+00A0 as is */
+	assert_int_equal(ts_log_escape_controls("x\x7fy\xc2\x9b"
+						"31mz\xc2\x80\xc2\xa0",
+						&esc),
+			 0);
+	assert_string_equal(esc, "x\\x7fy\\u009b31mz\\u0080\xc2\xa0");
 }
 
 static void test_emit_log_file(void **state)
