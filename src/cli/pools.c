@@ -253,7 +253,6 @@ static bool str_eq(const char *a, const char *b)
 	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
 }
 
-/* Record the outcome of one resize in the store. */
 /* ts_log() a line about a container other than the caller's, and keep it
  * in the store's resizes.log (ts_state_note_resize()): the caller's own log
  * goes with its bundle.  Warnings are kept as "warning: <msg>". */
@@ -275,6 +274,7 @@ resize_log(const struct ts_state *s, enum ts_log_level level, const char *fmt, .
 	ts_state_note_resize(s, line != NULL ? line : msg);
 }
 
+/* Record the outcome of one resize in the store. */
 static int record_resize(const struct ts_pools *p, struct ts_state *s, const struct ts_alloc *a,
 			 const struct ts_cgroup_resize_result *res, const char *cpus,
 			 const char *mems, struct ts_error **err)

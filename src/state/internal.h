@@ -47,6 +47,12 @@ struct ts_state_sum {
 	size_t n;
 };
 
+/* Has a commit ever written the store in dir_fd?  Every commit leaves the
+ * roots file, and all but a first one the previous copy: a store with
+ * either that lacks allocations.json lost it (ts_state_load() rebuilds it;
+ * the plain delete and ts_state_dir_has_store() hand it to the core). */
+bool ts_state_dir_fd_written(int dir_fd);
+
 struct ts_state {
 	char *dir_path;	    /* absolute state directory */
 	char *proc_root;    /* "/proc" or a fake tree */

@@ -803,9 +803,7 @@ bool ts_plain_maybe_recorded(int state_dir_fd, const char *container_id)
 	 * its roots file), whose rebuild may find the container in its
 	 * runtime root (helper-14: its delete released nothing) */
 	if (r == -ENOENT)
-		return faccessat(state_dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) ==
-			       0 ||
-		       faccessat(state_dir_fd, TS_STATE_ROOTS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+		return ts_state_dir_fd_written(state_dir_fd);
 	if (r < 0 || names_id(buf, len, container_id))
 		return true;
 	/* not named, in a file this code did not write whole (cut short, or

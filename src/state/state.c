@@ -1237,26 +1237,19 @@ void ts_state_note_resize(const struct ts_state *s, const char *msg)
 		note_line(s, TS_STATE_RESIZES_FILE, TS_STATE_RESIZES_OLD_FILE, msg);
 }
 
+bool ts_state_dir_fd_written(int dir_fd)
+{
+	return faccessat(dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       faccessat(dir_fd, TS_STATE_ROOTS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 bool ts_state_dir_has_store(const char *config_state_dir)
 {
-	static const char *const files[] = {TS_STATE_ALLOC_FILE, TS_STATE_PREV_FILE,
-					    TS_STATE_ROOTS_FILE};
 	const char *dir = ts_state_dir_resolve(config_state_dir);
 	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	for (size_t i = 0; fd >= 0 && i < sizeof(files) / sizeof(files[0]); i++)
-		if (faccessat(fd, files[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-			return true;
-	return false;
-}
-
-/* Has a commit ever written this store?  Every commit leaves the roots
- * file, and all but a first one the previous copy: a store with either
- * that lacks allocations.json lost it. */
-static bool store_was_written(const struct ts_state *s)
-{
-	return faccessat(s->dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       faccessat(s->dir_fd, TS_STATE_ROOTS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	return fd >= 0 && (faccessat(fd, TS_STATE_ALLOC_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+			   ts_state_dir_fd_written(fd));
 }
 
 int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
@@ -1280,7 +1273,7 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		return ts_error_set(err, ENOMEM, "%s: cannot load", TS_STATE_ALLOC_FILE);
 	r = ts_read_file_at(s->dir_fd, TS_STATE_ALLOC_FILE, TS_STATE_ALLOC_FILE_MAX_BYTES, &buf,
 			    &len, &read_err);
-	if (r == -ENOENT && !store_was_written(s)) {
+	if (r == -ENOENT && !ts_state_dir_fd_written(s->dir_fd)) {
 		/* a new store, or one whose whole dir went (nothing says
 		 * which): what runs in the command's runtime root with a
 		 * placement file is toposhim's; a rebuild below when any */

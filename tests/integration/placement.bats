@@ -72,6 +72,20 @@ cpus_own() {
 	runc --root "$WORK/runc-root" exec "$ID-$1" grep Cpus_allowed_list /proc/self/status | cut -f2
 }
 
+# shared_and_critical [STD [CRIT]]: a standard container STD (std) on both
+# cpus, then a critical one CRIT (crit) of 1 cpu, in this test's own runc
+# root; x is CRIT's cpu, STD is left on the other.
+shared_and_critical() {
+	local std=${1:-std} crit=${2:-crit}
+	bundle "$std" standard
+	create_start_own "$std"
+	[ "$(cpus_own "$std")" = 0-1 ]
+	bundle "$crit" critical 1
+	create_start_own "$crit"
+	x=$(cat "$WORK/$crit.out")
+	[ "$(cpus_own "$std")" = $((1 - x)) ]
+}
+
 cpus_of() {
 	jq -c '.linux.resources.cpu | {cpus, mems}' "$WORK/$1/config.json"
 }
@@ -658,12 +672,7 @@ cpus_of() {
 	write_config '"gc_grace_seconds": 1'
 	for damage in lost cut; do
 		std=std-$damage crit=crit-$damage
-		bundle "$std" standard
-		create_start_own "$std"
-		bundle "$crit" critical 1
-		create_start_own "$crit"
-		x=$(cat "$WORK/$crit.out")
-		[ "$(cpus_own "$std")" = $((1 - x)) ]
+		shared_and_critical "$std" "$crit"
 		if [ $damage = lost ]; then
 			rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 			rm -f "$WORK/state/allocations.cache"
@@ -687,13 +696,7 @@ cpus_of() {
 # pinned them there for good.
 @test "placement: alloc gc after the store's loss: the shared containers follow the pool, none is pinned" {
 	write_config '"gc_grace_seconds": 1'
-	bundle std standard
-	create_start_own std
-	[ "$(cpus_own std)" = 0-1 ]
-	bundle crit critical 1
-	create_start_own crit
-	x=$(cat "$WORK/crit.out")
-	[ "$(cpus_own std)" = $((1 - x)) ]
+	shared_and_critical
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
 	rm -f "$WORK/state/allocations.cache"
 	# a reader does not write the rebuilt store
@@ -717,11 +720,7 @@ cpus_of() {
 # trusted it and took the cpu a running critical container held.
 @test "placement: alloc gc does not write a store it rebuilt with no runtime root to look in" {
 	write_config '"gc_grace_seconds": 1'
-	bundle std standard
-	create_start_own std
-	bundle crit critical 1
-	create_start_own crit
-	x=$(cat "$WORK/crit.out")
+	shared_and_critical
 	rm "$WORK/state/allocations.json" "$WORK/state/runtime-roots"
 	rm -f "$WORK/state/allocations.cache"
 	echo '{"version":1,"checksum":"fnv1a64:cbf29ce484222325","allocations":[]}' >"$WORK/state/allocations.json.prev"
@@ -745,12 +744,7 @@ cpus_of() {
 # containers' cpus forgotten and unsettled until the next exclusive change.
 @test "placement: a damaged store, its critical container exited before the delete: the pool grows back" {
 	write_config '"gc_grace_seconds": 1'
-	bundle std standard
-	create_start_own std
-	bundle crit critical 1
-	create_start_own crit
-	x=$(cat "$WORK/crit.out")
-	[ "$(cpus_own std)" = $((1 - x)) ]
+	shared_and_critical
 	runc --root "$WORK/runc-root" kill "$ID-crit" KILL
 	for _ in $(seq 50); do
 		[ "$(runc --root "$WORK/runc-root" state "$ID-crit" | jq -r .status)" = stopped ] && break
