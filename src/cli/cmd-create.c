@@ -999,6 +999,8 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	/* the delete stage of what the collection released, without the lock */
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	released = ncollected > 0;
+	/* their cpus count as held in the settle below */
+	ts_pools_note_released(pools, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
 	pinned = res.pool == TS_PLACEMENT_POOL_PINNED;
 	if (r >= 0 && !res.existing)

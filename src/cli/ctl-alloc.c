@@ -309,6 +309,7 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	/* without the store's lock, as in a create */
 	ts_lifecycle_delete_collected(chain, collected, n);
 	ts_plugin_chain_free(chain);
+	ts_pools_note_released(&pools, collected, n);
 	if ((n > 0 || forgot > 0) &&
 	    ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir}, false,
 			    &err) < 0) {

@@ -95,6 +95,38 @@ void ts_pools_release(struct ts_pools *p)
 	ts_placement_config_release(&p->placement);
 	ts_cgroup_config_release(&p->cgroup);
 	p->topo = ts_topology_free(p->topo);
+	ts_alloc_array_free(p->released, p->n_released);
+	p->released = NULL;
+	p->n_released = 0;
+}
+
+/* Whether a's cpus are held by it alone: an exclusive, NUMA-exclusive or
+ * reserved record. */
+static bool holds_exclusively(const struct ts_pools *p, const struct ts_alloc *a)
+{
+	enum ts_placement_pool pool = ts_pools_pool_of(p, a);
+
+	return pool == TS_PLACEMENT_POOL_EXCLUSIVE || pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
+	       pool == TS_PLACEMENT_POOL_RESERVED;
+}
+
+void ts_pools_note_released(struct ts_pools *p, struct ts_alloc *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ts_alloc **grown;
+		struct ts_alloc *copy;
+
+		if (v[i] == NULL || v[i]->cpus_str == NULL || !holds_exclusively(p, v[i]))
+			continue;
+		grown = realloc(p->released, (p->n_released + 1) * sizeof(*grown));
+		if (grown == NULL)
+			return;
+		p->released = grown;
+		copy = ts_alloc_dup(v[i]);
+		if (copy == NULL)
+			return;
+		p->released[p->n_released++] = copy;
+	}
 }
 
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a)
@@ -579,28 +611,37 @@ static int changed_outside(const struct ts_pools *p, const struct ts_alloc *a,
 }
 
 /* The container holding one of the cpus of list exclusively (an
- * exclusive, NUMA-exclusive or reserved record of s), or NULL. */
+ * exclusive, NUMA-exclusive or reserved record of s, or one this process
+ * released before the settle: ts_pools_note_released()), or NULL. */
 static const struct ts_alloc *exclusive_owner(const struct ts_pools *p, const struct ts_state *s,
 					      const char *list)
 {
 	cleanup_error struct ts_error *ignored = NULL;
 	cleanup_hwloc_bitmap hwloc_bitmap_t set = NULL;
+	size_t n = ts_state_count(s);
 
 	if (ts_cpulist_parse(list, &set, &ignored) < 0)
 		return NULL;
-	for (size_t i = 0; i < ts_state_count(s); i++) {
-		const struct ts_alloc *b = ts_state_at(s, i);
+	for (size_t i = 0; i < n + p->n_released; i++) {
+		const struct ts_alloc *b = i < n ? ts_state_at(s, i) : p->released[i - n];
 		cleanup_hwloc_bitmap hwloc_bitmap_t held = NULL;
-		enum ts_placement_pool pool = ts_pools_pool_of(p, b);
 
-		if ((pool == TS_PLACEMENT_POOL_EXCLUSIVE ||
-		     pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE ||
-		     pool == TS_PLACEMENT_POOL_RESERVED) &&
-		    b->cpus_str != NULL && ts_cpulist_parse(b->cpus_str, &held, &ignored) >= 0 &&
+		if (holds_exclusively(p, b) && b->cpus_str != NULL &&
+		    ts_cpulist_parse(b->cpus_str, &held, &ignored) >= 0 &&
 		    hwloc_bitmap_intersects(held, set))
 			return b;
 	}
 	return NULL;
+}
+
+/* How a warning names owner (exclusive_owner()): "holds", or, released by
+ * this process, "held until it was deleted". */
+static const char *owner_holds(const struct ts_pools *p, const struct ts_alloc *owner)
+{
+	for (size_t i = 0; i < p->n_released; i++)
+		if (p->released[i] == owner)
+			return "held exclusively until it was deleted";
+	return "holds exclusively";
 }
 
 /* A record made pinned to the cpus its cgroup has now (changed_outside()):
@@ -646,8 +687,9 @@ static int pinned_check(const struct ts_pools *p, const struct ts_state *s,
 		return plan_pin(pl, a, current, err);
 	resize_log(s, TS_LOG_WARNING,
 		   "container '%s': its cpuset was changed outside toposhim to %s, which container "
-		   "'%s' holds exclusively: set back to its pinned cpus %s",
-		   a->container_id, current, owner->container_id, a->cpus_str);
+		   "'%s' %s: set back to its pinned cpus %s",
+		   a->container_id, current, owner->container_id, owner_holds(p, owner),
+		   a->cpus_str);
 	free(current);
 	/* "" mems: left as they are (the target's NULL) */
 	*ret_cpus = strdup(a->cpus_str);
@@ -739,10 +781,10 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 					/* exclusive cpus stay exclusive: resized as planned */
 					resize_log(s, TS_LOG_WARNING,
 						   "container '%s': its cpuset was changed outside "
-						   "toposhim to %s, which container '%s' holds "
-						   "exclusively: resized to %s",
+						   "toposhim to %s, which container '%s' %s: "
+						   "resized to %s",
 						   a->container_id, current, owner->container_id,
-						   cpus);
+						   owner_holds(p, owner), cpus);
 					free(current);
 				} else if (c > 0 && (r = plan_pin(&pl, a, current, err)) >= 0) {
 					free(cpus);
@@ -1420,6 +1462,7 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		goto out;
 	ts_test_point("hook-poststop-after-commit");
 	/* the CPUs are free again even if the others cannot grow yet */
+	ts_pools_note_released(&p, &removed, removed != NULL ? 1 : 0);
 	if (found > 0 || forgot > 0)
 		ts_pools_settle_or_warn(&p, opts, false);
 	r = found;

@@ -33,6 +33,10 @@ struct ts_pools {
 	const char *config_path;      /* the toposhim config file, for messages; borrowed */
 	const struct ts_json *config; /* the toposhim config root; borrowed */
 	bool plain_warned;	      /* the journal could not be taken, said once */
+	/* records this process dropped before its settle whose cpus were
+	 * held exclusively (ts_pools_note_released()); owned */
+	struct ts_alloc **released;
+	size_t n_released;
 };
 
 /**
@@ -150,6 +154,23 @@ int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options 
 
 /** Free what p owns (NULL members accepted). */
 void ts_pools_release(struct ts_pools *p);
+
+/**
+ * Remember records this process dropped from the store before its settle
+ * (a delete's own, a collection's, a poststop hook's): in the settles of
+ * p the cpus they held in an exclusive, NUMA-exclusive or reserved pool
+ * still count as held exclusively when a cpuset changed from outside
+ * toposhim is judged.  Such a cpuset was set while they were held (the
+ * settle before the drop gave the shared containers none of them), so it
+ * is resized back like one found while they ran, not adopted as a pin
+ * (helper-16: `podman update --cpuset-cpus 0-1` of a shared container
+ * while a critical one held CPU 0 became a pin at the critical one's
+ * delete, and its restart found no CPU left).
+ * Records of the other pools are skipped.  Best effort: out of memory
+ * leaves a record out, which only lets such a cpuset stand as a pin.
+ * @param[in] v  n records, borrowed (copied); NULL with n 0.
+ */
+void ts_pools_note_released(struct ts_pools *p, struct ts_alloc *const *v, size_t n);
 
 /** The pool a stored allocation draws from (ts_placement_allocation_pool()). */
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a);

@@ -251,28 +251,32 @@ cpus_of() {
 
 @test "placement: a cpuset an operator set with update stays, the container recorded as pinned there" {
 	write_config '"gc_grace_seconds": 1'
-	bundle crit critical 1
-	create_start crit
-	x=$(cat "$WORK/crit.out")
-	[ "$x" = 0 ] || [ "$x" = 1 ]
 	bundle std standard
 	create_start std
-	[ "$(cpus_allowed_in "$ID-std")" = $((1 - x)) ]
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
 	# what `docker update --cpuset-cpus` does through the runtime
-	"$TOPOSHIM" update --cpuset-cpus "$x" "$ID-std"
-	[ "$(cpus_allowed_in "$ID-std")" = "$x" ]
-	# the shared pool grows back: helper-11: std was put on 0-1, the
-	# operator's cpuset undone without a word
-	"$TOPOSHIM" --debug --log "$WORK/del.log" delete --force "$ID-crit"
-	[ "$(cpus_allowed_in "$ID-std")" = "$x" ]
-	run alloc_json
-	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true}]' ]
-	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus $x, recorded $((1 - x))): now pinned there, the shared pool no longer resizes it" "$WORK/del.log"
+	"$TOPOSHIM" update --cpuset-cpus 1 "$ID-std"
+	# crit's create resizes the shared pool, to CPU 1: what std has, but
+	# not what toposhim gave it (helper-12: taken for toposhim's own, and
+	# undone at the next resize; helper-11: undone without a word)
+	bundle crit critical 1
+	"$TOPOSHIM" --debug --log "$WORK/crit.log" create --bundle "$WORK/crit" "$ID-crit" \
+		</dev/null >"$WORK/crit.out" 2>"$WORK/crit.err" || { cat "$WORK/crit.err"; false; }
+	"$TOPOSHIM" start "$ID-crit"
+	wait_for_file "$WORK/crit.out"
+	[ "$(cat "$WORK/crit.out")" = 0 ]
+	[ "$(cpus_allowed_in "$ID-std")" = 1 ]
+	grep -q "container '$ID-std': its cpuset was changed outside toposhim (cpus 1, recorded 0-1): now pinned there, the shared pool no longer resizes it" "$WORK/crit.log"
 	# and in the store's resizes.log: crit's log goes with its bundle
-	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: container '$ID-std': its cpuset was changed outside toposhim \(cpus $x, recorded $((1 - x))\): now pinned there, the shared pool no longer resizes it\$" "$WORK/state/resizes.log"
+	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: container '$ID-std': its cpuset was changed outside toposhim \(cpus 1, recorded 0-1\): now pinned there, the shared pool no longer resizes it\$" "$WORK/state/resizes.log"
+	# the pool grows back to 0-1 when crit goes; std stays where it was put
+	"$TOPOSHIM" delete --force "$ID-crit"
+	[ "$(cpus_allowed_in "$ID-std")" = 1 ]
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"1","mems":"0","pinned":true}]' ]
 }
 
-@test "placement: a cpuset an operator set that is what the pool gives next is still the operator's" {
+@test "placement: a cpuset an operator set onto a critical container's CPU is no pin, also when its delete finds it" {
 	write_config '"gc_grace_seconds": 1'
 	bundle crit critical 1
 	create_start crit
@@ -281,27 +285,37 @@ cpus_of() {
 	create_start std
 	[ "$(cpus_allowed_in "$ID-std")" = $((1 - x)) ]
 	"$TOPOSHIM" update --cpuset-cpus 0-1 "$ID-std"
-	# the pool grows back to 0-1, the cpuset std has: helper-12: taken for
-	# toposhim's own (recorded shared 0-1), and undone at the next shrink
-	"$TOPOSHIM" delete --force "$ID-crit"
+	# set while crit held CPU x: exclusive CPUs stay exclusive, as in a
+	# resize while crit runs (helper-12 had it pinned at crit's delete,
+	# and helper-16 then found crit's restart refused: no CPU left)
+	"$TOPOSHIM" --log "$WORK/del.log" delete --force "$ID-crit"
+	msg="container '$ID-std': its cpuset was changed outside toposhim to 0-1, which container '$ID-crit' held exclusively until it was deleted: resized to 0-1"
+	grep -qF "$msg" "$WORK/del.log" || { cat "$WORK/del.log"; false; }
+	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: warning: $msg\$" "$WORK/state/resizes.log"
 	run alloc_json
-	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"0-1","mems":"0","pinned":true}]' ]
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
 	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	# the critical container comes back (a restart is a new create), and
+	# std follows the pool
+	create_start crit
+	y=$(cat "$WORK/crit.out")
+	[ "$y" = 0 ] || [ "$y" = 1 ]
+	[ "$(cpus_allowed_in "$ID-std")" = $((1 - y)) ]
 }
 
 @test "placement: a cpuset an operator set survives the store's loss, pinned there" {
 	write_config '"gc_grace_seconds": 1'
-	bundle crit critical 1
-	create_start_own crit
-	x=$(cat "$WORK/crit.out")
 	bundle std standard
 	create_start_own std
-	[ "$(cpus_own std)" = $((1 - x)) ]
-	"$TOPOSHIM" --root "$WORK/runc-root" update --cpuset-cpus "$x" "$ID-std"
+	[ "$(cpus_own std)" = 0-1 ]
+	"$TOPOSHIM" --root "$WORK/runc-root" update --cpuset-cpus 1 "$ID-std"
+	bundle crit critical 1
+	create_start_own crit
+	[ "$(cat "$WORK/crit.out")" = 0 ]
 	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
-	[ "$(cpus_own std)" = "$x" ]
+	[ "$(cpus_own std)" = 1 ]
 	# the pin is in the placement file too; "cpus" stays what config.json got
-	[ "$(jq -c '{cpus, pinned, pinned_cpus}' "$WORK/std/toposhim-placement.json")" = '{"cpus":"'$((1 - x))'","pinned":false,"pinned_cpus":"'"$x"'"}' ]
+	[ "$(jq -c '{cpus, pinned, pinned_cpus}' "$WORK/std/toposhim-placement.json")" = '{"cpus":"0-1","pinned":false,"pinned_cpus":"1"}' ]
 	# the store is lost: the rebuild took std for a shared container on
 	# its create-time cpus, and the settle after it put it back on 0-1
 	rm "$WORK/state/allocations.json" "$WORK/state/allocations.json.prev"
@@ -309,9 +323,9 @@ cpus_of() {
 	create_start_own std2
 	grep -q 'allocations.json: missing: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)' \
 		"$WORK/state/rebuilds.log"
-	[ "$(cpus_own std)" = "$x" ]
+	[ "$(cpus_own std)" = 1 ]
 	run alloc_json
-	[ "$(jq -c 'sort_by(.id) | map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"'"$x"'","mems":"0","pinned":true},{"id":"'"$ID"'-std2","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
+	[ "$(jq -c 'sort_by(.id) | map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"1","mems":"0","pinned":true},{"id":"'"$ID"'-std2","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]
 }
 
 @test "placement: alloc unpin gives a pinned container the shared pool again" {
