@@ -679,6 +679,36 @@ static int refuse_held(struct placer *p, struct ts_error **err)
 				  parent, who);
 }
 
+/* Refuse, with a cgroup parent, a count larger than the node's cpus
+ * outside the reserved ones: neither the parent nor another container is
+ * why, the request is (helper-16: toposhim.io/cpus=65535 named the
+ * parent's cpuset).  Without a parent the kubelet's refusal (take.c)
+ * says so already.  0 when it fits. */
+static int refuse_beyond_node(struct placer *p, struct ts_error **err)
+{
+	const struct ts_placement_request *req = p->req;
+	cleanup_hwloc_bitmap hwloc_bitmap_t room = NULL;
+	char list[256];
+	int n;
+
+	if (req->parent_cpus == NULL)
+		return 0;
+	room = hwloc_bitmap_dup(p->topo->online);
+	if (room == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	hwloc_bitmap_andnot(room, room, p->reserved);
+	n = hwloc_bitmap_weight(room);
+	if (n < 0 || (unsigned)n >= req->cpus)
+		return 0;
+	return ts_error_set_plain(err, ENOSPC,
+				  "%s: '%s': not enough cpus available to satisfy request: "
+				  "requested=%u, available=%d: the node has %d cpus outside the "
+				  "reserved ones (%s)",
+				  p->file, FIELD(req, cpus_field, "cpus"), req->cpus,
+				  hwloc_bitmap_weight(p->avail), n,
+				  n == 0 ? "none" : list_of(room, list, sizeof(list)));
+}
+
 static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)
 {
 	const struct ts_placement_request *req = p->req;
@@ -687,6 +717,9 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 	if (req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE)
 		return place_numa(p, true, ret, err);
 	if (req->cpus > 0 && (unsigned)hwloc_bitmap_weight(p->avail) < req->cpus) {
+		r = refuse_beyond_node(p, err);
+		if (r < 0)
+			return r;
 		r = refuse_held(p, err);
 		if (r < 0)
 			return r;

@@ -1493,6 +1493,18 @@ static void test_cgroup_parent(void **state)
 	ts_error_clear(&err);
 	ts_placement_request_release(&req);
 
+	/* more than the node has: the request is named, not the parent
+	 * (helper-16: toposhim.io/cpus=65535) */
+	request(&req, "c", "critical", 65535);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1cpus': not enough "
+				      "cpus available to satisfy request: requested=65535, "
+				      "available=2: the node has 4 cpus outside the reserved ones "
+				      "(0-3)");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+
 	/* the parent would hold it but another container holds its cpus:
 	 * that container is named, not the parent */
 	request(&req, "c", "critical", 1);
