@@ -493,8 +493,12 @@ int ts_ctl_alloc(int argc, char **argv)
 			id = argv[i];
 		} else if (strcmp(sub, "list") == 0 && strcmp(argv[i], "--json") == 0) {
 			json = true;
-		} else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0 &&
-			   i + 1 < argc) {
+		} else if (strcmp(sub, "gc") == 0 && strcmp(argv[i], "--grace") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "toposhimctl: alloc gc: --grace needs a number of "
+						"seconds\n");
+				return 2;
+			}
 			if (!parse_seconds(argv[++i], &grace)) {
 				fprintf(stderr,
 					"toposhimctl: alloc gc: --grace: invalid seconds '%s'\n",

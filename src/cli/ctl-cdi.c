@@ -138,8 +138,13 @@ static int cmd_list(struct ts_cdi_registry *reg, int argc, char **argv)
 	cleanup_free char *out = NULL;
 	struct ts_error *err = NULL;
 
-	if (argc > 2 || (argc == 2 && !json))
+	if (argc > 2 || (argc == 2 && !json)) {
+		/* the first word that is not the one --json */
+		int bad = strcmp(argv[1], "--json") == 0 ? 2 : 1;
+
+		fprintf(stderr, "toposhimctl: cdi list: unexpected argument '%s'\n", argv[bad]);
 		return usage();
+	}
 	if (!json) {
 		for (size_t i = 0; i < n; i++) {
 			const struct ts_cdi_spec *spec = NULL;
@@ -258,10 +263,16 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 			bundle = argv[i] + 9;
 		else if (strcmp(argv[i], "--json") == 0)
 			json = true;
-		else if (argv[i][0] == '-')
+		else if (argv[i][0] == '-') {
+			fprintf(stderr, "toposhimctl: cdi resolve: unexpected argument '%s'\n",
+				argv[i]);
 			return usage();
-		else
+		} else {
+			/* what a create says of a name in an annotation */
+			if (ts_cdi_qualified_name_parse(argv[i], NULL, NULL, NULL, &err) < 0)
+				return report(err);
 			names[n++] = argv[i];
+		}
 	}
 	if (n == 0 || (json && bundle == NULL))
 		return usage();

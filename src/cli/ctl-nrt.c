@@ -240,6 +240,32 @@ static int load_devices(struct nrt_ctx *c, struct ts_error **err)
 	return r < 0 ? r : 0;
 }
 
+/* Whether name can name a Kubernetes object as a node's name does: a DNS
+ * subdomain of RFC 1123 (lower case letters, digits, '-' and '.', at most
+ * 253, a letter or digit at each end of every label). */
+static bool kubernetes_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = name[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+		bool edge = i == 0 || i == len - 1 || name[i - 1] == '.' || name[i + 1] == '.';
+
+		if (!alnum && (edge || (ch != '-' && ch != '.')))
+			return false;
+	}
+	return true;
+}
+
+/* The node's name checked: --name, NODE_NAME or the host name, which a
+ * NodeResourceTopology object is named by (helper-16: "UPPER_case" and a
+ * name with a newline were printed as the object's name). */
+static int node_name_checked(const char *arg, struct nrt_ctx *c, const char **ret,
+			     struct ts_error **err);
+
 static int node_name(const char *arg, struct nrt_ctx *c, const char **ret, struct ts_error **err)
 {
 	const char *env = getenv("NODE_NAME");
@@ -267,6 +293,24 @@ static int node_name(const char *arg, struct nrt_ctx *c, const char **ret, struc
 	return 0;
 }
 
+static int node_name_checked(const char *arg, struct nrt_ctx *c, const char **ret,
+			     struct ts_error **err)
+{
+	const char *env = getenv("NODE_NAME");
+	int r = node_name(arg, c, ret, err);
+
+	if (r < 0 || kubernetes_name(*ret))
+		return r;
+	return ts_error_set_plain(err, EINVAL,
+				  "node name '%s' (%s) is not a Kubernetes object name: lower case "
+				  "letters, digits, '-' and '.', at most 253, a letter or digit at "
+				  "each end",
+				  *ret,
+				  arg != NULL			  ? "--name"
+				  : env != NULL && env[0] != '\0' ? "NODE_NAME"
+								  : "the host name");
+}
+
 static int nrt(const char *name_arg, bool yaml, struct ts_error **err)
 {
 	struct nrt_ctx c = {0};
@@ -276,7 +320,7 @@ static int nrt(const char *name_arg, bool yaml, struct ts_error **err)
 	int r;
 
 	c.config_path = ts_cli_config_path();
-	r = node_name(name_arg, &c, &in.node_name, err);
+	r = node_name_checked(name_arg, &c, &in.node_name, err);
 	if (r >= 0)
 		r = ts_cli_config_load(c.config_path, &c.config, err);
 	if (r >= 0)
@@ -319,7 +363,7 @@ int ts_ctl_nrt(int argc, char **argv)
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = ts_ctl_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "yaml") != 0 && strcmp(optarg, "json") != 0) {

@@ -10,6 +10,7 @@
 #include "cdi/cdi.h"
 #include "cli/cmd-hook.h"
 #include "cli/ctl-placement.h"
+#include "cli/ctl.h"
 #include "cli/pools.h"
 #include "state/state.h"
 #include "oci/bundle.h"
@@ -263,7 +264,7 @@ int ts_ctl_plan(int argc, char **argv)
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+	while ((c = ts_ctl_getopt(argc, argv, "b:h", opts)) != -1) {
 		switch (c) {
 		case 'b':
 			a.bundle = optarg;

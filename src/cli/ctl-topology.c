@@ -8,6 +8,7 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/ctl-placement.h"
+#include "cli/ctl.h"
 #include "oci/json.h"
 #include "placement/placement.h"
 #include "topology/topology.h"
@@ -133,7 +134,7 @@ int ts_ctl_topology(int argc, char **argv)
 	int c, r;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = ts_ctl_getopt(argc, argv, "h", opts)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;

@@ -19,6 +19,20 @@ struct ts_ctl_command {
 	const char *summary; /* one line for `toposhimctl help` */
 };
 
+struct option;
+
+/**
+ * getopt_long(3) for a command's options, argv[0] being the command's name:
+ * the same results, but getopt's own messages are replaced by one line in
+ * the tool's form, "toposhimctl: <command>: unrecognized option '--x'" or
+ * "toposhimctl: <command>: option '--x' requires an argument" (getopt
+ * words them "<command>: ...", without the tool's name: helper-16).
+ * The caller sets optind = 0 before the first call, as for getopt_long.
+ * @param[in] optstring  as getopt_long's, without a leading ':'.
+ * @return the option's value; -1 at the end; '?' after such a line.
+ */
+int ts_ctl_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
+
 /** Print the usage text with every command of the table to f. */
 void ts_ctl_usage(FILE *f);
 

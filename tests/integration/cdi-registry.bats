@@ -81,6 +81,26 @@ own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
 	[ "$output" = "" ]
 }
 
+@test "cdi list and resolve name a bad argument; resolve words a bad name as a create does" {
+	# helper-16: the usage alone, and "unresolvable CDI devices dev"
+	run ctl list --bogus
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi list: unexpected argument '--bogus'" ]
+	[ "${lines[1]}" = "usage: toposhimctl cdi [--spec-dir DIR]... list [--json]" ]
+	run ctl list --json extra
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi list: unexpected argument 'extra'" ]
+	run ctl resolve net.toposhim.test/nic=eth0 --bogus
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi resolve: unexpected argument '--bogus'" ]
+	run ctl resolve dev
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: cdi: invalid qualified device name 'dev': missing '='" ]
+	run ctl resolve net.toposhim.test/nic=no-such-device
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: cdi: unresolvable CDI devices net.toposhim.test/nic=no-such-device" ]
+}
+
 @test "own specs: a broken spec file is reported and does not hide good ones" {
 	own_spec blk.yaml "$ETC"
 	own_spec broken.yaml "$ETC"

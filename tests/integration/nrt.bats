@@ -150,6 +150,33 @@ OUT
 	run "$TOPOSHIMCTL" nrt --name ''
 	[ "$status" -eq 2 ]
 	assert_line --index 0 "toposhimctl: nrt: --name: empty node name"
+	# getopt's own words, in the tool's form (helper-16: "nrt: option
+	# '--format' requires an argument", without "toposhimctl:")
+	run "$TOPOSHIMCTL" nrt --format
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: nrt: option '--format' requires an argument"
+	run "$TOPOSHIMCTL" nrt --bogus
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: nrt: unrecognized option '--bogus'"
+	run "$TOPOSHIMCTL" topology -x
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: topology: unrecognized option '-x'"
+	run "$TOPOSHIMCTL" plan -b
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: plan: option '-b' requires an argument"
+}
+
+@test "nrt: a node name Kubernetes would refuse is refused, naming where it came from" {
+	local rule="lower case letters, digits, '-' and '.', at most 253, a letter or digit at each end"
+	run "$TOPOSHIMCTL" nrt --name UPPER_case
+	[ "$status" -eq 1 ]
+	assert_output "toposhimctl: nrt: node name 'UPPER_case' (--name) is not a Kubernetes object name: $rule"
+	run env NODE_NAME=node-.1 "$TOPOSHIMCTL" nrt
+	[ "$status" -eq 1 ]
+	assert_output "toposhimctl: nrt: node name 'node-.1' (NODE_NAME) is not a Kubernetes object name: $rule"
+	run --separate-stderr "$TOPOSHIMCTL" nrt --name node-1.example.com
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .metadata.name <<<"$output")" = node-1.example.com ]
 }
 
 @test "nrt: a broken config fails with its message" {
