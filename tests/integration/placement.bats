@@ -497,6 +497,19 @@ cpus_of() {
 	[ "$(cat "$WORK/pin.err")" = "toposhim: warning: $WORK/pin/config.json: '/linux/resources/cpu/cpus': pinned cpus 1 overlap the exclusive cpus of container '$ID-crit'" ]
 }
 
+@test "placement: explicit cpus with a critical class and a cpu count keep the cpus, pinned, with a warning" {
+	# helper-16: podman --cpuset-cpus 0 with toposhim.io/cpus=1 ran on 0
+	# as a pinned critical container without a word
+	bundle crit critical 1
+	jq '.linux.resources.cpu = {"cpus": "0"}' "$WORK/crit/config.json" >"$WORK/crit.json"
+	mv "$WORK/crit.json" "$WORK/crit/config.json"
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 0 ]
+	[ "$(cat "$WORK/crit.err")" = "toposhim: warning: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': 1 cpus ignored: the cpus 0 in '/linux/resources/cpu/cpus' are kept, pinned" ]
+	run alloc_json
+	[ "$output" = '[{"id":"'"$ID"'-crit","state":"created","class":"critical","cpus":"0","mems":"","pinned":true}]' ]
+}
+
 @test "placement: without annotations an integer CPU limit equal to the request is critical" {
 	bundle quota
 	jq '.linux.resources.cpu = {"shares": 1024, "quota": 100000, "period": 100000}' \

@@ -1004,6 +1004,17 @@ static void test_pinned_and_classes(void **state)
 	fixture_assert_set("pinned mems", res.mems, "0");
 	assert_null(res.warnings[0]);
 	ts_placement_result_release(&res);
+	/* a count given by annotation is not honoured: said */
+	req.cpus_annotated = true;
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("pinned, counted", res.cpus, "3");
+	assert_string_equal(res.warnings[0],
+			    "config.json: '/annotations/toposhim.io~1cpus': 2 cpus "
+			    "ignored: the cpus 3 in '/linux/resources/cpu/cpus' "
+			    "are kept, pinned");
+	assert_null(res.warnings[1]);
+	ts_placement_result_release(&res);
+	req.cpus_annotated = false;
 	/* honoured over another container's exclusive cpus, with a warning */
 	{
 		cleanup_hwloc_bitmap hwloc_bitmap_t db = fixture_set("3,7");
