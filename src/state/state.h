@@ -488,7 +488,8 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
  * store reads it to adopt running containers, and a retried create to
  * tell the cpus it wrote from a user's and the devices it injected from
  * the engine's.  Without placement (off, or rootless without a cpuset) it
- * holds only the devices, with class "": never adopted.
+ * names only the devices: class, cpus and mems "", cpus_written and pinned
+ * false; never adopted.
  */
 struct ts_json;
 
