@@ -531,8 +531,14 @@ int ts_ctl_alloc(int argc, char **argv)
 	if (ts_state_learn_inits(s) > 0 && !rebuilt) {
 		cleanup_error struct ts_error *err = NULL;
 
-		if (ts_state_commit(s, &err) < 0)
-			return print_error(TAKE_PTR(err));
+		/* a reader lists what it found even where it cannot keep it
+		 * (a read-only state dir) */
+		if (ts_state_commit(s, &err) < 0) {
+			cleanup_free char *why = ts_error_format(err);
+
+			fprintf(stderr, "toposhimctl: alloc list: warning: %s, not kept\n",
+				why != NULL ? why : "out of memory");
+		}
 	}
 	return json ? list_json(s) : list_text(s, sc.gc_grace_usec);
 }

@@ -308,6 +308,12 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 		return r;
 	s->lock_fd = openat(s->dir_fd, TS_STATE_LOCK_FILE,
 			    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	/* a store on a read-only filesystem is still read under its lock
+	 * (flock(2) needs no write access): `toposhimctl alloc list` there
+	 * failed (helper-16); a commit then fails, naming the file */
+	if (s->lock_fd < 0 && errno == EROFS)
+		s->lock_fd = openat(s->dir_fd, TS_STATE_LOCK_FILE,
+				    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (s->lock_fd < 0)
 		return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot open lock file",
 				    dir);

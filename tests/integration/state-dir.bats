@@ -150,3 +150,17 @@ hook() {
 	cmp "$WORK/b.orig" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
+
+@test "state dir: on a read-only filesystem alloc list reads the store" {
+	require_root
+	require_cmd unshare
+	jq '.annotations["toposhim.io/class"] = "standard"' "$WORK/b.orig" >"$WORK/b/config.json"
+	"$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	# helper-16: "cannot open lock file: Read-only file system"
+	run unshare -m --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99
+		"$0" alloc list --json' "$TOPOSHIMCTL" "$WORK/state"
+	[ "$status" -ne 99 ] || skip "cannot remount a bind mount read-only here"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c 'map({container_id, class})' <<<"$output")" = '[{"container_id":"'"$ID"'","class":"standard"}]' ]
+}
