@@ -18,6 +18,46 @@ static bool is_alnum(char c)
 	return is_letter(c) || (c >= '0' && c <= '9');
 }
 
+/* How a message names the character at s: 'x' when printable ASCII, else
+ * its code point (U+0001, U+FFFD: a byte of a UTF-8 sequence read as a
+ * character was named by its first byte, helper-16), or the byte when s
+ * is no UTF-8 there.  buf holds at least 16 bytes. */
+static const char *describe_char(const char *s, char *buf, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned cp = 0;
+	int more = 0;
+
+	if (u[0] >= 0x20 && u[0] < 0x7f) {
+		snprintf(buf, len, "'%c'", u[0]);
+		return buf;
+	}
+	if (u[0] < 0x80) {
+		snprintf(buf, len, "U+%04X", u[0]);
+		return buf;
+	}
+	if ((u[0] & 0xe0) == 0xc0)
+		cp = u[0] & 0x1f, more = 1;
+	else if ((u[0] & 0xf0) == 0xe0)
+		cp = u[0] & 0x0f, more = 2;
+	else if ((u[0] & 0xf8) == 0xf0)
+		cp = u[0] & 0x07, more = 3;
+	else
+		more = -1;
+	for (int i = 1; i <= more; i++) {
+		if ((u[i] & 0xc0) != 0x80) {
+			more = -1;
+			break;
+		}
+		cp = cp << 6 | (u[i] & 0x3f);
+	}
+	if (more < 0)
+		snprintf(buf, len, "byte 0x%02X", u[0]);
+	else
+		snprintf(buf, len, "U+%04X", cp);
+	return buf;
+}
+
 /*
  * Shared rule: first character checked by `first`, middle ones alnum or one
  * of `extra`, last alnum.  what: "vendor", "class", "device name".
@@ -33,9 +73,11 @@ static int check_name(const char *what, const char *s, bool (*first)(char), cons
 		return ts_error_set(err, 0, "invalid %s '%s': should start with %s", what, s,
 				    first_desc);
 	for (size_t i = 1; i + 1 < len; i++) {
+		char buf[16];
+
 		if (!is_alnum(s[i]) && strchr(extra, s[i]) == NULL)
-			return ts_error_set(err, 0, "invalid %s '%s': invalid character '%c'", what,
-					    s, s[i]);
+			return ts_error_set(err, 0, "invalid %s '%s': invalid character %s", what,
+					    s, describe_char(s + i, buf, sizeof(buf)));
 	}
 	if (!is_alnum(s[len - 1]))
 		return ts_error_set(err, 0, "invalid %s '%s': should end with a letter or digit",

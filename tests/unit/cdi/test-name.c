@@ -47,6 +47,25 @@ static const struct name_row {
 	{"v/c/x=d",
 	 "invalid qualified device name 'v/c/x=d': invalid class 'c/x': invalid character '/'",
 	 NULL, NULL, NULL},
+	/* not a byte of it: the character (helper-16 saw '\xef' for U+FFFD) */
+	{"v/c=a\xef\xbf\xbd"
+	 "b",
+	 "invalid qualified device name 'v/c=a\xef\xbf\xbd"
+	 "b': invalid device name "
+	 "'a\xef\xbf\xbd"
+	 "b': invalid character U+FFFD",
+	 NULL, NULL, NULL},
+	{"v/c=a\tb",
+	 "invalid qualified device name 'v/c=a\tb': invalid device name 'a\tb': invalid "
+	 "character U+0009",
+	 NULL, NULL, NULL},
+	{"v/c=a\xff"
+	 "b",
+	 "invalid qualified device name 'v/c=a\xff"
+	 "b': invalid device name 'a\xff"
+	 "b': invalid "
+	 "character byte 0xFF",
+	 NULL, NULL, NULL},
 	{"v/c=-d",
 	 "invalid qualified device name 'v/c=-d': invalid device name '-d': should start "
 	 "with a letter or digit",
