@@ -686,6 +686,8 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 	for (size_t i = 0; i < *ret_ncollected; i++)
 		ts_log(TS_LOG_INFO, "container '%s' is gone, releasing its allocation",
 		       (*ret_collected)[i]->container_id);
+	/* their cpus count as held in the settle after this create (pools.h) */
+	ts_pools_note_released(pools, s, *ret_collected, *ret_ncollected);
 
 	r = ts_pools_load_topology(pools, ts_state_dir(s), err);
 	if (r >= 0)
@@ -999,8 +1001,6 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 	/* the delete stage of what the collection released, without the lock */
 	ts_lifecycle_delete_collected(chain, collected, ncollected);
 	released = ncollected > 0;
-	/* their cpus count as held in the settle below */
-	ts_pools_note_released(pools, collected, ncollected);
 	ts_alloc_array_free(collected, ncollected);
 	pinned = res.pool == TS_PLACEMENT_POOL_PINNED;
 	if (r >= 0 && !res.existing)

@@ -78,14 +78,14 @@ static int drop_record(const struct ts_state_options *opts, struct ts_pools *p, 
 		*ret_settle = *ret_settle || (removed != NULL && frees_cpus(p, removed));
 		/* their cpus count as held in the settle after (pools.h) */
 		if (p != NULL)
-			ts_pools_note_released(p, &removed, removed != NULL ? 1 : 0);
+			ts_pools_note_released(p, s, &removed, removed != NULL ? 1 : 0);
 	} else {
 		/* learns the init, drops it with every other exited one */
 		r = ts_state_gc(s, ts_state_now_usec(), UINT64_MAX, &collected, &n, err);
 		for (size_t i = 0; r >= 0 && i < n; i++)
 			*ret_settle = *ret_settle || frees_cpus(p, collected[i]);
 		if (p != NULL && r >= 0)
-			ts_pools_note_released(p, collected, n);
+			ts_pools_note_released(p, s, collected, n);
 		ts_alloc_array_free(collected, n);
 		if (r >= 0)
 			r = ts_state_find(s, root, id) == NULL ? 1 : 0;

@@ -297,6 +297,8 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 		ts_pools_release(&pools);
 		return err != NULL ? print_error(err) : 1;
 	}
+	/* their cpus count as held in the settle below (pools.h) */
+	ts_pools_note_released(&pools, s, collected, n);
 	if (ts_state_commit(s, &err) < 0 ||
 	    ts_plain_journal_compact(ts_state_dir_fd(s), ts_state_proc_root(s), NULL, NULL, &err) <
 		    0) {
@@ -309,7 +311,6 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	/* without the store's lock, as in a create */
 	ts_lifecycle_delete_collected(chain, collected, n);
 	ts_plugin_chain_free(chain);
-	ts_pools_note_released(&pools, collected, n);
 	if ((n > 0 || forgot > 0) &&
 	    ts_pools_settle(&pools, &(struct ts_state_options){.state_dir = sc->state_dir}, false,
 			    &err) < 0) {

@@ -110,23 +110,50 @@ static bool holds_exclusively(const struct ts_pools *p, const struct ts_alloc *a
 	       pool == TS_PLACEMENT_POOL_RESERVED;
 }
 
-void ts_pools_note_released(struct ts_pools *p, struct ts_alloc *const *v, size_t n)
+/* Keep a copy of a in p->released unless an entry of its id and cpus is
+ * there; best effort. */
+static void remember_released(struct ts_pools *p, const struct ts_alloc *a)
+{
+	struct ts_alloc **grown, *copy;
+
+	for (size_t i = 0; i < p->n_released; i++)
+		if (strcmp(p->released[i]->container_id, a->container_id) == 0 &&
+		    strcmp(p->released[i]->cpus_str, a->cpus_str) == 0)
+			return;
+	grown = realloc(p->released, (p->n_released + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return;
+	p->released = grown;
+	copy = ts_alloc_dup(a);
+	if (copy != NULL)
+		p->released[p->n_released++] = copy;
+}
+
+void ts_pools_note_released(struct ts_pools *p, struct ts_state *s, struct ts_alloc *const *v,
+			    size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct ts_alloc **grown;
-		struct ts_alloc *copy;
-
-		if (v[i] == NULL || v[i]->cpus_str == NULL || !holds_exclusively(p, v[i]))
+		if (v[i] == NULL || v[i]->cpus_str == NULL || v[i]->cpus_str[0] == '\0' ||
+		    !holds_exclusively(p, v[i]))
 			continue;
-		grown = realloc(p->released, (p->n_released + 1) * sizeof(*grown));
-		if (grown == NULL)
-			return;
-		p->released = grown;
-		copy = ts_alloc_dup(v[i]);
-		if (copy == NULL)
-			return;
-		p->released[p->n_released++] = copy;
+		remember_released(p, v[i]);
+		ts_state_released_add(s, v[i]->container_id, v[i]->cpus_str);
 	}
+}
+
+/* Take in what the store's released file holds (another process's drops,
+ * ts_state_released_add()).  @return how many it held; -ENOMEM. */
+static int read_released(struct ts_pools *p, const struct ts_state *s, struct ts_error **err)
+{
+	struct ts_alloc **v = NULL;
+	size_t n = 0;
+
+	if (ts_state_released_read(s, &v, &n) < 0)
+		return ts_error_set(err, ENOMEM, "resize");
+	for (size_t i = 0; i < n; i++)
+		remember_released(p, v[i]);
+	ts_alloc_array_free(v, n);
+	return (int)n;
 }
 
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a)
@@ -626,7 +653,8 @@ static const struct ts_alloc *exclusive_owner(const struct ts_pools *p, const st
 		const struct ts_alloc *b = i < n ? ts_state_at(s, i) : p->released[i - n];
 		cleanup_hwloc_bitmap hwloc_bitmap_t held = NULL;
 
-		if (holds_exclusively(p, b) && b->cpus_str != NULL &&
+		/* the released ones were exclusive when noted */
+		if ((i >= n || holds_exclusively(p, b)) && b->cpus_str != NULL &&
 		    ts_cpulist_parse(b->cpus_str, &held, &ignored) >= 0 &&
 		    hwloc_bitmap_intersects(held, set))
 			return b;
@@ -1046,9 +1074,13 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	struct ts_cgroup_resize_result *results = NULL;
 	struct ts_state *s = NULL;
 	cleanup_free char *proc_root = NULL;
-	int r;
+	int r, released = 0;
 
 	r = ts_pools_open_store(p, opts, &s, err);
+	/* what others dropped while it held cpus exclusively, planned with
+	 * below and then cleared: the next settle has seen every cpuset */
+	if (r >= 0 && (released = read_released(p, s, err)) < 0)
+		r = released;
 	if (r >= 0)
 		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	/* the plain containers the pool no longer gives what they run on */
@@ -1062,6 +1094,8 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 		r = plan_rebalance(p, s, systemd_cgroup, *skip, *nskip, &pl, err);
 	if (r >= 0 && pl.npins > 0 && (r = record_pins(s, &pl, err)) > 0)
 		r = ts_state_commit(s, err);
+	if (r >= 0 && released > 0)
+		ts_state_released_clear(s);
 	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
 		r = ts_error_set(err, ENOMEM, "resize");
 	s = ts_state_close(s);
@@ -1114,6 +1148,8 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	int r;
 
 	r = ts_pools_open_store(p, opts, &s, err);
+	if (r >= 0)
+		r = read_released(p, s, err);
 	if (r >= 0)
 		r = ts_pools_take_plain(p, s, err);
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
@@ -1455,6 +1491,8 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 	}
 	a = ts_state_lookup(s, runtime_root, container_id, bundle);
 	found = a != NULL ? ts_state_remove(s, a->runtime_root, a->container_id, &removed) : 0;
+	/* its cpus count as held in the settle after (pools.h) */
+	ts_pools_note_released(&p, s, &removed, removed != NULL ? 1 : 0);
 	ts_test_point("hook-poststop-before-commit");
 	r = ts_state_commit(s, err);
 	s = ts_state_close(s);
@@ -1462,7 +1500,6 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 		goto out;
 	ts_test_point("hook-poststop-after-commit");
 	/* the CPUs are free again even if the others cannot grow yet */
-	ts_pools_note_released(&p, &removed, removed != NULL ? 1 : 0);
 	if (found > 0 || forgot > 0)
 		ts_pools_settle_or_warn(&p, opts, false);
 	r = found;

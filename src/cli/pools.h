@@ -33,8 +33,8 @@ struct ts_pools {
 	const char *config_path;      /* the toposhim config file, for messages; borrowed */
 	const struct ts_json *config; /* the toposhim config root; borrowed */
 	bool plain_warned;	      /* the journal could not be taken, said once */
-	/* records this process dropped before its settle whose cpus were
-	 * held exclusively (ts_pools_note_released()); owned */
+	/* records dropped before a settle whose cpus were held exclusively,
+	 * by this process or another (ts_pools_note_released()); owned */
 	struct ts_alloc **released;
 	size_t n_released;
 };
@@ -156,21 +156,28 @@ int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options 
 void ts_pools_release(struct ts_pools *p);
 
 /**
- * Remember records this process dropped from the store before its settle
- * (a delete's own, a collection's, a poststop hook's): in the settles of
- * p the cpus they held in an exclusive, NUMA-exclusive or reserved pool
- * still count as held exclusively when a cpuset changed from outside
- * toposhim is judged.  Such a cpuset was set while they were held (the
- * settle before the drop gave the shared containers none of them), so it
- * is resized back like one found while they ran, not adopted as a pin
- * (helper-16: `podman update --cpuset-cpus 0-1` of a shared container
- * while a critical one held CPU 0 became a pin at the critical one's
- * delete, and its restart found no CPU left).
- * Records of the other pools are skipped.  Best effort: out of memory
- * leaves a record out, which only lets such a cpuset stand as a pin.
+ * Note records the caller drops from the store s, under its lock and
+ * before the commit that drops them (a delete's own, a collection's, a
+ * poststop hook's): in the settles that follow, in this process and, by
+ * the store's released file (ts_state_released_add()), in the one that
+ * holds the resize lock when this one finds it taken, the cpus they held
+ * in an exclusive, NUMA-exclusive or reserved pool still count as held
+ * exclusively when a cpuset changed from outside toposhim is judged.
+ * Such a cpuset was set while they were held (the settle before the drop
+ * gave the shared containers none of them), so it is resized back like
+ * one found while they ran, not adopted as a pin (helper-16: `podman
+ * update --cpuset-cpus 0-1` of a shared container while a critical one
+ * held CPU 0 became a pin at the critical one's delete, and its restart
+ * found no CPU left; helper-17: the same when another process settled).
+ * The first settle round that plans with the file's entries removes it.
+ * Records of the other pools are skipped.  Best effort: out of memory or
+ * a file that cannot be written leaves a record out, which only lets
+ * such a cpuset stand as a pin.
+ * @param[in] s  the store, locked; NULL: this process only.
  * @param[in] v  n records, borrowed (copied); NULL with n 0.
  */
-void ts_pools_note_released(struct ts_pools *p, struct ts_alloc *const *v, size_t n);
+void ts_pools_note_released(struct ts_pools *p, struct ts_state *s, struct ts_alloc *const *v,
+			    size_t n);
 
 /** The pool a stored allocation draws from (ts_placement_allocation_pool()). */
 enum ts_placement_pool ts_pools_pool_of(const struct ts_pools *p, const struct ts_alloc *a);

@@ -39,6 +39,9 @@
 #define TS_STATE_RESIZES_OLD_FILE "resizes.log.1"
 /* the bound of each */
 #define TS_STATE_NOTES_MAX_BYTES (64u << 10)
+/* exclusive cpus dropped from the store that no settle has planned with
+ * yet (ts_state_released_add()); bounded as the notes */
+#define TS_STATE_RELEASED_FILE "released"
 
 /* The checksum's FNV-1a state after the first n records of a store (n 0:
  * none known): what a commit continues from. */

@@ -1243,6 +1243,69 @@ void ts_state_note_resize(const struct ts_state *s, const char *msg)
 		note_line(s, TS_STATE_RESIZES_FILE, TS_STATE_RESIZES_OLD_FILE, msg);
 }
 
+void ts_state_released_add(const struct ts_state *s, const char *container_id, const char *cpus)
+{
+	cleanup_close int fd = -EBADF;
+	cleanup_free char *line = NULL;
+	struct stat st;
+	int len;
+
+	if (s == NULL || container_id == NULL || cpus == NULL || cpus[0] == '\0' ||
+	    strpbrk(container_id, " \n") != NULL || strpbrk(cpus, " \n") != NULL)
+		return;
+	len = asprintf(&line, "%s %s\n", cpus, container_id);
+	if (len < 0)
+		return;
+	fd = openat(s->dir_fd, TS_STATE_RELEASED_FILE,
+		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+		    0600);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid() || st.st_size + len > (off_t)TS_STATE_NOTES_MAX_BYTES)
+		return;
+	(void)ts_write_all(fd, line, (size_t)len);
+}
+
+int ts_state_released_read(const struct ts_state *s, struct ts_alloc ***ret, size_t *ret_n)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	cleanup_free char *buf = NULL;
+	struct ts_alloc **v = NULL;
+	size_t n = 0, len = 0;
+	char *line, *save = NULL;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (ts_read_file_at(s->dir_fd, TS_STATE_RELEASED_FILE, TS_STATE_NOTES_MAX_BYTES, &buf, &len,
+			    &ignored) < 0)
+		return ts_error_code(ignored) == -ENOMEM ? -ENOMEM : 0;
+	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+		struct ts_alloc **grown, *a;
+
+		if (sp == NULL || sp == line || sp[1] == '\0')
+			continue;
+		*sp = '\0';
+		grown = realloc(v, (n + 1) * sizeof(*v));
+		a = grown != NULL ? ts_alloc_new(sp + 1, &ignored) : NULL;
+		if (grown != NULL)
+			v = grown;
+		if (a == NULL || (a->cpus_str = strdup(line)) == NULL) {
+			ts_alloc_free(a);
+			ts_alloc_array_free(v, n);
+			return -ENOMEM;
+		}
+		v[n++] = a;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+void ts_state_released_clear(const struct ts_state *s)
+{
+	(void)unlinkat(s->dir_fd, TS_STATE_RELEASED_FILE, 0);
+}
+
 bool ts_state_dir_fd_written(int dir_fd)
 {
 	return faccessat(dir_fd, TS_STATE_PREV_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||

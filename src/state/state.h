@@ -312,6 +312,36 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
  */
 void ts_state_note_resize(const struct ts_state *s, const char *msg);
 
+/**
+ * Note that container_id held cpus exclusively until the caller dropped
+ * its record from the store: one line "<cpus> <container_id>" appended to
+ * <state dir>/released, for the next settle of the shared pool, which may
+ * run in another process (the resize lock's holder, when the dropper
+ * found it taken: helper-17).  A cpuset that settle finds changed from
+ * outside onto those cpus was changed while they were held, and is no pin
+ * (pools.h, ts_pools_note_released()).  Call with the store's lock held,
+ * before the commit that drops the record, so that no settle plans
+ * between the two.  Best effort: nothing is written past 64 KiB, or where
+ * the file is not a plain file of the store's owner with one name.
+ */
+void ts_state_released_add(const struct ts_state *s, const char *container_id, const char *cpus);
+
+/**
+ * The entries of <state dir>/released (ts_state_released_add()), as
+ * records that carry only container_id and cpus_str.  A line that does
+ * not parse is skipped.  Under the store's lock.
+ * @param[out] ret, ret_n  the records (caller frees: ts_alloc_array_free());
+ *                         none when the file is absent or unreadable.
+ * @return 0; -ENOMEM.
+ */
+int ts_state_released_read(const struct ts_state *s, struct ts_alloc ***ret, size_t *ret_n);
+
+/**
+ * Remove <state dir>/released: a settle planned with every entry it holds
+ * (read under the same lock).  Best effort.
+ */
+void ts_state_released_clear(const struct ts_state *s);
+
 /** Number of records in the store. */
 size_t ts_state_count(const struct ts_state *s);
 

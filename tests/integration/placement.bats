@@ -303,6 +303,40 @@ cpus_of() {
 	[ "$(cpus_allowed_in "$ID-std")" = $((1 - y)) ]
 }
 
+@test "placement: a cpuset set onto a critical container's CPU is no pin when another process's resize finds it" {
+	write_config '"gc_grace_seconds": 1'
+	bundle crit critical 1
+	create_start crit
+	x=$(cat "$WORK/crit.out")
+	bundle std standard
+	create_start std
+	# pin2: pinned by its config.json, on the shared CPU
+	bundle pin2
+	jq --arg c $((1 - x)) '.linux.resources.cpu = {"cpus": $c}' "$WORK/pin2/config.json" >"$WORK/pin2.json"
+	mv "$WORK/pin2.json" "$WORK/pin2/config.json"
+	create_start pin2
+	"$TOPOSHIM" update --cpuset-cpus 0-1 "$ID-std"
+	# crit's delete finds the resize lock taken (a settle of another
+	# create or delete, kubelet removing pods at once) and leaves the
+	# resize to its holder: helper-17, the holder pinned std on 0-1
+	exec 9>"$WORK/state/resize.lock"
+	flock -x 9
+	"$TOPOSHIM" delete --force "$ID-crit"
+	exec 9>&-
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	# the next settle, in another process: alloc unpin's
+	run "$TOPOSHIMCTL" alloc unpin "$ID-pin2"
+	[ "$status" -eq 0 ]
+	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: warning: container '$ID-std': its cpuset was changed outside toposhim to 0-1, which container '$ID-crit' held exclusively until it was deleted: resized to 0-1\$" "$WORK/state/resizes.log"
+	[ ! -e "$WORK/state/released" ]
+	run alloc_json
+	[ "$(jq -c --arg id "$ID-std" '.[] | select(.id == $id) | {cpus, pinned}' <<<"$output")" = '{"cpus":"0-1","pinned":false}' ]
+	# the critical container comes back
+	create_start crit
+	y=$(cat "$WORK/crit.out")
+	[ "$(cpus_allowed_in "$ID-std")" = $((1 - y)) ]
+}
+
 @test "placement: a cpuset an operator set survives the store's loss, pinned there" {
 	write_config '"gc_grace_seconds": 1'
 	bundle std standard

@@ -2354,6 +2354,45 @@ static void test_resizes_log(void **state)
 	assert_string_equal(log, "x\n");
 }
 
+/* The released file (ts_state_released_add()): lines appended, read back
+ * as records of id and cpus, bad lines skipped, removed on clear. */
+static void test_released_file(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL, *path = NULL;
+	struct ts_alloc **v = NULL;
+	size_t n = 9;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, NULL, &err), 0);
+	/* none yet */
+	assert_int_equal(ts_state_released_read(s, &v, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(v);
+	ts_state_released_add(s, "crit-1", "0");
+	ts_state_released_add(s, "crit-2", "2-3,6");
+	/* not written: no cpus, a space or newline in a field */
+	ts_state_released_add(s, "crit-3", "");
+	ts_state_released_add(s, "a b", "1");
+	ts_state_released_add(s, "c", "1\n2");
+	text = read_file_in(f->sdir, "released");
+	assert_string_equal(text, "0 crit-1\n2-3,6 crit-2\n");
+	/* lines without an id or cpus are skipped */
+	assert_int_equal(th_write(f->sdir, "released", "0 crit-1\nnoid\n 5\n7 \n1 crit-4\n"), 0);
+	assert_int_equal(ts_state_released_read(s, &v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0]->container_id, "crit-1");
+	assert_string_equal(v[0]->cpus_str, "0");
+	assert_string_equal(v[1]->container_id, "crit-4");
+	assert_string_equal(v[1]->cpus_str, "1");
+	ts_alloc_array_free(v, n);
+	ts_state_released_clear(s);
+	assert_true(asprintf(&path, "%s/released", f->sdir) > 0);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2367,6 +2406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_copies_unchanged_records, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_released_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fast_decode_matches_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_mismatch_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated_file, setup, teardown),
