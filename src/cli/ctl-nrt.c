@@ -26,6 +26,7 @@
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
 #include "cli/ctl.h"
+#include "cli/log.h"
 #include "cli/pools.h"
 #include "oci/json.h"
 #include "placement/placement.h"
@@ -293,22 +294,37 @@ static int node_name(const char *arg, struct nrt_ctx *c, const char **ret, struc
 	return 0;
 }
 
+/* Why name (from origin) cannot name the object, escaped for one line;
+ * NULL when it can.  Caller frees. */
+static char *name_problem(const char *name, const char *origin)
+{
+	cleanup_free char *safe = NULL;
+	char *msg = NULL;
+
+	if (kubernetes_name(name))
+		return NULL;
+	if (ts_log_escape_controls(name, &safe) < 0 ||
+	    asprintf(&msg,
+		     "node name '%s' (%s) is not a Kubernetes object name: lower case letters, "
+		     "digits, '-' and '.', at most 253, a letter or digit at each end",
+		     safe, origin) < 0)
+		return strdup("node name: out of memory");
+	return msg;
+}
+
 static int node_name_checked(const char *arg, struct nrt_ctx *c, const char **ret,
 			     struct ts_error **err)
 {
 	const char *env = getenv("NODE_NAME");
+	cleanup_free char *problem = NULL;
 	int r = node_name(arg, c, ret, err);
 
-	if (r < 0 || kubernetes_name(*ret))
+	if (r < 0)
 		return r;
-	return ts_error_set_plain(err, EINVAL,
-				  "node name '%s' (%s) is not a Kubernetes object name: lower case "
-				  "letters, digits, '-' and '.', at most 253, a letter or digit at "
-				  "each end",
-				  *ret,
-				  arg != NULL			  ? "--name"
-				  : env != NULL && env[0] != '\0' ? "NODE_NAME"
-								  : "the host name");
+	problem = name_problem(*ret, arg != NULL		     ? "--name"
+				     : env != NULL && env[0] != '\0' ? "NODE_NAME"
+								     : "the host name");
+	return problem == NULL ? 0 : ts_error_set_plain(err, EINVAL, "%s", problem);
 }
 
 static int nrt(const char *name_arg, bool yaml, struct ts_error **err)
@@ -379,6 +395,15 @@ int ts_ctl_nrt(int argc, char **argv)
 				fprintf(stderr, "toposhimctl: nrt: --name: empty node name\n%s\n",
 					USAGE);
 				return 2;
+			}
+			/* a bad value given is a usage error, as an empty one */
+			{
+				cleanup_free char *problem = name_problem(optarg, "--name");
+
+				if (problem != NULL) {
+					fprintf(stderr, "toposhimctl: nrt: %s\n", problem);
+					return 2;
+				}
 			}
 			name = optarg;
 			break;

@@ -169,8 +169,12 @@ OUT
 @test "nrt: a node name Kubernetes would refuse is refused, naming where it came from" {
 	local rule="lower case letters, digits, '-' and '.', at most 253, a letter or digit at each end"
 	run "$TOPOSHIMCTL" nrt --name UPPER_case
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	assert_output "toposhimctl: nrt: node name 'UPPER_case' (--name) is not a Kubernetes object name: $rule"
+	# one line: a control character is escaped (helper-17)
+	run "$TOPOSHIMCTL" nrt --name "$(printf 'a\nb')"
+	[ "$status" -eq 2 ]
+	assert_output "toposhimctl: nrt: node name 'a\\nb' (--name) is not a Kubernetes object name: $rule"
 	run env NODE_NAME=node-.1 "$TOPOSHIMCTL" nrt
 	[ "$status" -eq 1 ]
 	assert_output "toposhimctl: nrt: node name 'node-.1' (NODE_NAME) is not a Kubernetes object name: $rule"
