@@ -988,7 +988,12 @@ static int decide(struct placer *p, hwloc_bitmap_t pool, struct ts_placement_res
 		return ts_error_set_plain(err, ENOSPC,
 					  "%s: '%s': taking cpus %s would leave the "
 					  "shared pool empty",
-					  p->file, FIELD(p->req, cpus_field, "cpus"),
+					  p->file,
+					  /* a whole node's cpus come from the numa
+					   * request, not the count (helper-17) */
+					  res->pool == TS_PLACEMENT_POOL_NUMA_EXCLUSIVE
+						  ? FIELD(p->req, numa_field, "numa")
+						  : FIELD(p->req, cpus_field, "cpus"),
 					  list_of(res->cpus, buf, sizeof(buf)));
 	}
 	return 0;

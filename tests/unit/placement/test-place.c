@@ -1341,6 +1341,19 @@ static void test_numa_exclusive_message(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
 	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1numa': no wholly "
 				      "free numa node has 12 cpus for 'exclusive'");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+	/* the node is the machine's only one: the numa request is named, not
+	 * the count (helper-17: '/linux/resources/cpu/quota') */
+	{
+		cleanup_topology struct ts_topology *one = fixture_load(T1);
+
+		request(&req, "e1", "critical", 0);
+		req.numa = TS_PLACEMENT_NUMA_EXCLUSIVE;
+		assert_int_equal(ts_placement_place(&cfg, one, NULL, 0, &req, &res, &err), -ENOSPC);
+		assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1numa': "
+					      "taking cpus 0-7 would leave the shared pool empty");
+	}
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
 }
