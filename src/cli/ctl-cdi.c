@@ -274,8 +274,11 @@ static int cmd_resolve(struct ts_cdi_registry *reg, int argc, char **argv)
 			names[n++] = argv[i];
 		}
 	}
-	if (n == 0 || (json && bundle == NULL))
+	if (n == 0 || (json && bundle == NULL)) {
+		fprintf(stderr, "toposhimctl: cdi resolve: %s\n",
+			n == 0 ? "missing device name" : "--json needs --bundle");
 		return usage();
+	}
 	if (bundle != NULL) {
 		if (asprintf(&bundle_config, "%s/config.json", bundle) < 0)
 			return report(NULL);
@@ -321,8 +324,10 @@ int ts_ctl_cdi(int argc, char **argv)
 		spec_dirs[n_dirs++] = argv[i + 1];
 		i += 2;
 	}
-	if (i >= argc)
+	if (i >= argc) {
+		fprintf(stderr, "toposhimctl: cdi: missing command\n");
 		return usage();
+	}
 	/* a dir named on the command line is meant to be there: a typo must
 	 * not read as "no devices" (helper-11: `--spec-dir /nonexistent list`
 	 * printed nothing, exit 0); configured dirs may be absent (CDI) */
@@ -343,6 +348,7 @@ int ts_ctl_cdi(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(argv[i], "list") != 0 && strcmp(argv[i], "resolve") != 0) {
+		fprintf(stderr, "toposhimctl: cdi: unknown command '%s'\n", argv[i]);
 		ret = usage();
 		goto out;
 	}

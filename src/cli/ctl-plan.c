@@ -290,6 +290,11 @@ int ts_ctl_plan(int argc, char **argv)
 		}
 	}
 	if (a.bundle == NULL || optind != argc) {
+		if (optind != argc)
+			fprintf(stderr, "toposhimctl: plan: unexpected argument '%s'\n",
+				argv[optind]);
+		else
+			fprintf(stderr, "toposhimctl: plan: missing --bundle\n");
 		usage();
 		return 2;
 	}

@@ -154,6 +154,7 @@ int ts_ctl_topology(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "toposhimctl: topology: unexpected argument '%s'\n", argv[optind]);
 		usage();
 		return 2;
 	}

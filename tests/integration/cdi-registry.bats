@@ -93,6 +93,15 @@ own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
 	run ctl resolve net.toposhim.test/nic=eth0 --bogus
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "toposhimctl: cdi resolve: unexpected argument '--bogus'" ]
+	run ctl resolve
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi resolve: missing device name" ]
+	run ctl bogus
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi: unknown command 'bogus'" ]
+	run ctl
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "toposhimctl: cdi: missing command" ]
 	run ctl resolve dev
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhimctl: cdi: invalid qualified device name 'dev': missing '='" ]

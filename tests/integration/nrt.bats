@@ -164,6 +164,13 @@ OUT
 	run "$TOPOSHIMCTL" plan -b
 	[ "$status" -eq 2 ]
 	assert_line --index 0 "toposhimctl: plan: option '-b' requires an argument"
+	# and a line before the usage where it stood alone
+	run "$TOPOSHIMCTL" plan
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: plan: missing --bundle"
+	run "$TOPOSHIMCTL" topology extra
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "toposhimctl: topology: unexpected argument 'extra'"
 }
 
 @test "nrt: a node name Kubernetes would refuse is refused, naming where it came from" {
