@@ -311,9 +311,14 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret, st
 	/* a store on a read-only filesystem is still read under its lock
 	 * (flock(2) needs no write access): `toposhimctl alloc list` there
 	 * failed (helper-16); a commit then fails, naming the file */
-	if (s->lock_fd < 0 && errno == EROFS)
+	if (s->lock_fd < 0 && errno == EROFS) {
 		s->lock_fd = openat(s->dir_fd, TS_STATE_LOCK_FILE,
 				    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+		/* none there: no writer ever locked this store (a read-only
+		 * copy, helper-17); the directory stands in for it */
+		if (s->lock_fd < 0 && errno == ENOENT)
+			s->lock_fd = fcntl(s->dir_fd, F_DUPFD_CLOEXEC, 3);
+	}
 	if (s->lock_fd < 0)
 		return ts_error_set(err, errno, "%s/" TS_STATE_LOCK_FILE ": cannot open lock file",
 				    dir);

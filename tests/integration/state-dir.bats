@@ -163,4 +163,11 @@ hook() {
 	[ "$status" -ne 99 ] || skip "cannot remount a bind mount read-only here"
 	[ "$status" -eq 0 ]
 	[ "$(jq -c 'map({container_id, class})' <<<"$output")" = '[{"container_id":"'"$ID"'","class":"standard"}]' ]
+	# a read-only copy without the lock file (helper-17): read all the same
+	rm "$WORK/state/lock"
+	run unshare -m --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99
+		"$0" alloc list --json' "$TOPOSHIMCTL" "$WORK/state"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c 'map({container_id, class})' <<<"$output")" = '[{"container_id":"'"$ID"'","class":"standard"}]' ]
 }
