@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cdi/internal.h"
+#include "oci/role.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -687,30 +688,6 @@ static bool is_k8s_name(const char *s, size_t len)
 	return true;
 }
 
-/* DNS-1123 subdomain: lowercase labels [a-z0-9]([-a-z0-9]*[a-z0-9])? joined by '.'. */
-static bool is_dns_subdomain(const char *s, size_t len)
-{
-	size_t label = 0;
-
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = s[i];
-		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-
-		if (ch == '.') {
-			if (label == 0 || s[i - 1] == '-')
-				return false;
-			label = 0;
-			continue;
-		}
-		if (!alnum && (ch != '-' || label == 0))
-			return false;
-		label++;
-	}
-	return label > 0 && s[len - 1] != '-';
-}
-
 int ts_cdi_annotations_validate(struct ts_json *annotations, const char *spec_path,
 				struct ts_cdi_ptr *ptr, struct ts_error **err)
 {
@@ -732,8 +709,9 @@ int ts_cdi_annotations_validate(struct ts_json *annotations, const char *spec_pa
 
 		if (i == dup)
 			r = fail(&c, "duplicate key '%s'", key);
-		if (r == 0 && ((slash != NULL && !is_dns_subdomain(key, (size_t)(slash - key))) ||
-			       !is_k8s_name(name, strlen(name))))
+		if (r == 0 &&
+		    ((slash != NULL && !ts_oci_dns_subdomain(key, (size_t)(slash - key))) ||
+		     !is_k8s_name(name, strlen(name))))
 			r = fail(&c, "invalid annotation key '%s'", key);
 		if (r == 0)
 			r = as_string(&c, val);

@@ -29,6 +29,7 @@
 #include "cli/log.h"
 #include "cli/pools.h"
 #include "oci/json.h"
+#include "oci/role.h"
 #include "placement/placement.h"
 #include "state/state.h"
 #include "topology/topology.h"
@@ -241,32 +242,6 @@ static int load_devices(struct nrt_ctx *c, struct ts_error **err)
 	return r < 0 ? r : 0;
 }
 
-/* Whether name can name a Kubernetes object as a node's name does: a DNS
- * subdomain of RFC 1123 (lower case letters, digits, '-' and '.', at most
- * 253, a letter or digit at each end of every label). */
-static bool kubernetes_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = name[i];
-		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-		bool edge = i == 0 || i == len - 1 || name[i - 1] == '.' || name[i + 1] == '.';
-
-		if (!alnum && (edge || (ch != '-' && ch != '.')))
-			return false;
-	}
-	return true;
-}
-
-/* The node's name checked: --name, NODE_NAME or the host name, which a
- * NodeResourceTopology object is named by (helper-16: "UPPER_case" and a
- * name with a newline were printed as the object's name). */
-static int node_name_checked(const char *arg, struct nrt_ctx *c, const char **ret,
-			     struct ts_error **err);
-
 static int node_name(const char *arg, struct nrt_ctx *c, const char **ret, struct ts_error **err)
 {
 	const char *env = getenv("NODE_NAME");
@@ -301,7 +276,9 @@ static char *name_problem(const char *name, const char *origin)
 	cleanup_free char *safe = NULL;
 	char *msg = NULL;
 
-	if (kubernetes_name(name))
+	/* the form of a node's name (helper-16: "UPPER_case" and a name with
+	 * a newline were printed as the object's name) */
+	if (ts_oci_dns_subdomain(name, strlen(name)))
 		return NULL;
 	if (ts_log_escape_controls(name, &safe) < 0 ||
 	    asprintf(&msg,
@@ -312,6 +289,8 @@ static char *name_problem(const char *name, const char *origin)
 	return msg;
 }
 
+/* node_name(), refused when it cannot name the object, naming where it
+ * came from: --name, NODE_NAME or the host name. */
 static int node_name_checked(const char *arg, struct nrt_ctx *c, const char **ret,
 			     struct ts_error **err)
 {

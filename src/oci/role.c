@@ -21,6 +21,29 @@ bool ts_oci_dns_label(const char *s)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
 }
 
+bool ts_oci_dns_subdomain(const char *s, size_t len)
+{
+	size_t label = 0;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = s[i];
+		bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+
+		if (ch == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!alnum && (ch != '-' || label == 0))
+			return false;
+		label++;
+	}
+	return label > 0 && s[len - 1] != '-';
+}
+
 /* A string annotation, NULL when absent or of another type. */
 static const char *annotation(const struct ts_json *config, const char *key)
 {

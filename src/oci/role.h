@@ -80,6 +80,15 @@ void ts_oci_container_identify(const struct ts_json *config, struct ts_oci_conta
 bool ts_oci_dns_label(const char *s);
 
 /**
+ * Whether the len bytes at s are a DNS subdomain (RFC 1123): labels of
+ * lower case letters, digits and '-', each starting and ending with a
+ * letter or digit, joined by '.', 253 bytes at most.  The form of a
+ * Kubernetes node's (and most objects') name, and of a CDI annotation
+ * key's prefix.
+ */
+bool ts_oci_dns_subdomain(const char *s, size_t len);
+
+/**
  * The value of request key ("toposhim.io/class", ...) for container c.
  * @param[in]  config     config.json tree; borrowed.
  * @param[in]  c          from ts_oci_container_identify(); borrowed.

@@ -649,6 +649,18 @@ static void held_by(const struct placer *p, hwloc_const_bitmap_t held, char *buf
 		snprintf(buf + at, len - at, " and %zu more", n - named);
 }
 
+/* The node's online cpus outside the reserved ones (NULL: out of memory):
+ * what an exclusive request could ever have, other containers and the
+ * cgroup parent aside. */
+static hwloc_bitmap_t node_room(const struct placer *p)
+{
+	hwloc_bitmap_t room = hwloc_bitmap_dup(p->topo->online);
+
+	if (room != NULL)
+		hwloc_bitmap_andnot(room, room, p->reserved);
+	return room;
+}
+
 /* Refuse a count the free cpus cannot hold when other containers are why:
  * the room the request has without them (online, not reserved, inside the
  * cgroup parent) would hold it.  The message names them, not the parent
@@ -656,12 +668,11 @@ static void held_by(const struct placer *p, hwloc_const_bitmap_t held, char *buf
 static int refuse_held(struct placer *p, struct ts_error **err)
 {
 	const struct ts_placement_request *req = p->req;
-	cleanup_hwloc_bitmap hwloc_bitmap_t room = hwloc_bitmap_dup(p->topo->online);
+	cleanup_hwloc_bitmap hwloc_bitmap_t room = node_room(p);
 	char list[256], who[512], parent[320] = "";
 
 	if (room == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
-	hwloc_bitmap_andnot(room, room, p->reserved);
 	if (req->parent_cpus != NULL)
 		hwloc_bitmap_and(room, room, req->parent_cpus);
 	if ((unsigned)hwloc_bitmap_weight(room) < req->cpus)
@@ -693,10 +704,9 @@ static int refuse_beyond_node(struct placer *p, struct ts_error **err)
 
 	if (req->parent_cpus == NULL)
 		return 0;
-	room = hwloc_bitmap_dup(p->topo->online);
+	room = node_room(p);
 	if (room == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
-	hwloc_bitmap_andnot(room, room, p->reserved);
 	n = hwloc_bitmap_weight(room);
 	if (n < 0 || (unsigned)n >= req->cpus)
 		return 0;

@@ -1198,6 +1198,24 @@ static bool last_line_says(int fd, off_t size, const char *warning)
  * resizes.log) of the state dir, moving a file over the bound to old_file
  * first; best effort (only a plain file of ours with one name is written,
  * as the cache).  Under the store's lock: appends do not interleave. */
+/* file of the state dir opened to append (O_RDWR: the last line is read
+ * back), created 0600 when missing; -1 unless it is a plain file of the
+ * store's owner with one name (nothing is written through a link or into
+ * another's file).  *ret_st: its stat. */
+static int open_own_append(const struct ts_state *s, const char *file, struct stat *ret_st)
+{
+	int fd = openat(
+		s->dir_fd, file,
+		O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+
+	if (fd >= 0 && (fstat(fd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) ||
+			ret_st->st_nlink != 1 || ret_st->st_uid != geteuid())) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static void note_line(const struct ts_state *s, const char *file, const char *old_file,
 		      const char *warning)
 {
@@ -1214,13 +1232,9 @@ static void note_line(const struct ts_state *s, const char *file, const char *ol
 	if (len < 0)
 		return;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		cleanup_close int fd = openat(s->dir_fd, file,
-					      O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-						      O_NOCTTY | O_NONBLOCK,
-					      0600);
+		cleanup_close int fd = open_own_append(s, file, &st);
 
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-		    st.st_uid != geteuid())
+		if (fd < 0)
 			return;
 		if (last_line_says(fd, st.st_size, warning))
 			return;
@@ -1261,11 +1275,8 @@ void ts_state_released_add(const struct ts_state *s, const char *container_id, c
 	len = asprintf(&line, "%s %s\n", cpus, container_id);
 	if (len < 0)
 		return;
-	fd = openat(s->dir_fd, TS_STATE_RELEASED_FILE,
-		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
-		    0600);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-	    st.st_uid != geteuid() || st.st_size + len > (off_t)TS_STATE_NOTES_MAX_BYTES)
+	fd = open_own_append(s, TS_STATE_RELEASED_FILE, &st);
+	if (fd < 0 || st.st_size + len > (off_t)TS_STATE_NOTES_MAX_BYTES)
 		return;
 	(void)ts_write_all(fd, line, (size_t)len);
 }

@@ -254,8 +254,9 @@ bool ts_state_dir_has_store(const char *config_state_dir);
  * Create the state directory if missing (mode 0700, parents 0755) and take
  * the exclusive lock, waiting at most opts->lock_timeout_usec.  The store is
  * empty until ts_state_load().  On a read-only filesystem the existing lock
- * file is locked through a read-only descriptor: the store can be read, a
- * commit fails with the write's error.
+ * file is locked through a read-only descriptor, or, where there is none
+ * (no writer ever locked the store: a read-only copy), the directory
+ * itself: the store can be read, a commit fails with the write's error.
  * @param[in]  opts  options; borrowed for the call only; NULL = defaults.
  * @param[out] ret   the locked store; release with ts_state_close().
  * @return 0; -ETIMEDOUT "<dir>/lock: still held by another process after

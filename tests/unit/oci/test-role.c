@@ -204,12 +204,29 @@ static void test_dns_label(void **state)
 	assert_false(ts_oci_dns_label(NULL));
 }
 
+static void test_dns_subdomain(void **state)
+{
+	static const char *const good[] = {"a", "node-1", "node-1.example.com", "0.0"};
+	static const char *const bad[] = {"",	"A",	"a_b",	"-a",	"a-",  "a.",
+					  ".a", "a..b", "a-.b", "a.-b", "a\nb"};
+	char long_name[255];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(ts_oci_dns_subdomain(good[i], strlen(good[i])));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ts_oci_dns_subdomain(bad[i], strlen(bad[i])))
+			fail_msg("'%s' taken for a DNS subdomain", bad[i]);
+	memset(long_name, 'a', sizeof(long_name));
+	assert_true(ts_oci_dns_subdomain(long_name, 253));
+	assert_false(ts_oci_dns_subdomain(long_name, 254));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identify),      cmocka_unit_test(test_request_get),
 		cmocka_unit_test(test_request_check), cmocka_unit_test(test_request_unknown),
-		cmocka_unit_test(test_dns_label),
+		cmocka_unit_test(test_dns_label),     cmocka_unit_test(test_dns_subdomain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
