@@ -40,7 +40,18 @@
  *  - a mount without a type whose options hold neither "bind" nor "rbind"
  *    becomes type "bind" with options "rbind" then its own ("ro" only when
  *    asked): the reference passes it on as it is, and runc fails it with
- *    "no such device" (a mount(2) without a file system type).
+ *    "no such device" (a mount(2) without a file system type);
+ *  - a device node whose hostPath is not its path, for a container the
+ *    runtime sets up in a user namespace (the config has a "user"
+ *    namespace, or toposhim itself runs in one: rootless podman, runc
+ *    --rootless), becomes a bind mount of hostPath at path (options
+ *    ["bind"]) with no linux.devices entry or mount left at that path: such
+ *    a runtime cannot mknod and binds the host's file at the *container*
+ *    path instead (runc's createDevices, crun's the same), which is absent
+ *    or another device.  Its cgroup rule stays; its fileMode, uid and gid
+ *    cannot apply to a bind mount (the host node's show).  The reference
+ *    leaves the linux.devices entry, and the container gets the wrong node
+ *    or fails to start.
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,
@@ -236,7 +247,10 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  * an OCI config tree, in place and without a copy: the building block of
  * ts_cdi_inject(), exposed for tests and `toposhimctl cdi resolve`.
  * Host device nodes are looked up with stat(2) (symlinks followed) when
- * type, or major for b/c/u, is not given.  Every hook gets an env: its own
+ * type, or major for b/c/u, is not given.  A node with hostPath != path
+ * becomes a bind mount when the runtime will set up the container in a user
+ * namespace (config's linux.namespaces has "user", or ts_in_user_namespace()):
+ * see the list of differences above.  Every hook gets an env: its own
  * when it has a non-empty one, else [TS_CDI_HOOK_DEFAULT_ENV].
  * @param[in,out] config       OCI config root (an object).
  * @param[in]     edits        the containerEdits object; borrowed.

@@ -16,6 +16,7 @@
 
 #include "cdi/internal.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 struct actx {
 	struct ts_json *config;
@@ -23,6 +24,8 @@ struct actx {
 	const char *spec_path;
 	const char *edits_ptr;
 	struct ts_error **err;
+	/* the runtime bind-mounts device nodes from the host: see bind_devices() */
+	bool bind_devices;
 };
 
 static int oom(struct actx *a)
@@ -232,6 +235,54 @@ static int put_device(struct actx *a, struct ts_json *devices, struct ts_json *d
 	return ts_json_array_append(devices, dev, a->err);
 }
 
+static void sort_mounts(struct ts_json *mounts);
+
+/* Drop every entry of arr whose member key is the string value. */
+static void remove_all(struct ts_json *arr, const char *key, const char *value)
+{
+	for (size_t i = 0; arr != NULL && arr->type == TS_JSON_ARRAY && i < arr->u.array.len;) {
+		const char *p = ts_json_get_string(arr->u.array.items[i], key);
+
+		if (p != NULL && strcmp(p, value) == 0)
+			ts_json_array_remove(arr, i);
+		else
+			i++;
+	}
+}
+
+/*
+ * A node whose host path is not its container path, for a runtime that
+ * bind-mounts device nodes (a user namespace: runc's and crun's rule).
+ * Such a runtime mounts the host's file at the *container* path: given a
+ * linux.devices entry for /dev/foo it binds the host's /dev/foo, absent or
+ * another device, not hostPath.  So the node becomes a bind mount of
+ * hostPath at path, and no linux.devices entry or mount for that path is
+ * left to cover it; the cgroup rule (added by the caller) stays.
+ */
+static int put_device_mount(struct actx *a, const struct node_info *n)
+{
+	cleanup_json struct ts_json *m = ts_json_new_object();
+	cleanup_json struct ts_json *opts = ts_json_new_array();
+	struct ts_json *linux_obj = ts_json_get(a->config, "linux"), *mounts;
+
+	if (m == NULL || opts == NULL ||
+	    ts_json_array_append(opts, ts_json_new_string("bind"), NULL) < 0 ||
+	    set(a, m, "destination", ts_json_new_string(n->path)) < 0 ||
+	    set(a, m, "type", ts_json_new_string("bind")) < 0 ||
+	    set(a, m, "source", ts_json_new_string(n->host_path)) < 0 ||
+	    set(a, m, "options", TAKE_PTR(opts)) < 0)
+		return *a->err ? ts_error_code(*a->err) : oom(a);
+	remove_all(ts_json_get(linux_obj, "devices"), "path", n->path);
+	mounts = ensure(a, a->config, "mounts", TS_JSON_ARRAY, "/mounts");
+	if (mounts == NULL)
+		return ts_error_code(*a->err);
+	remove_all(mounts, "destination", n->path);
+	if (ts_json_array_append(mounts, TAKE_PTR(m), a->err) < 0)
+		return ts_error_code(*a->err);
+	sort_mounts(mounts);
+	return 0;
+}
+
 static int add_host_node(struct actx *a, const struct node_info *n, struct ts_cdi_host_node **nodes,
 			 size_t *n_nodes)
 {
@@ -286,13 +337,19 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 	if (n.gid < 0 && opt_int(user, "gid", 0) > 0)
 		n.gid = opt_int(user, "gid", 0);
 	linux_obj = ensure(a, a->config, "linux", TS_JSON_OBJECT, "/linux");
-	devices =
-		linux_obj ? ensure(a, linux_obj, "devices", TS_JSON_ARRAY, "/linux/devices") : NULL;
-	if (devices == NULL)
+	if (linux_obj == NULL)
 		return ts_error_code(*a->err);
-	{
-		struct ts_json *dev = oci_device(&n);
+	if (a->bind_devices && strcmp(n.host_path, n.path) != 0) {
+		r = put_device_mount(a, &n);
+		if (r < 0)
+			return r;
+	} else {
+		struct ts_json *dev;
 
+		devices = ensure(a, linux_obj, "devices", TS_JSON_ARRAY, "/linux/devices");
+		if (devices == NULL)
+			return ts_error_code(*a->err);
+		dev = oci_device(&n);
 		if (dev == NULL)
 			return oom(a);
 		r = put_device(a, devices, dev, n.path);
@@ -652,6 +709,9 @@ int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, cons
 		return ts_error_set(err, 0, "%s: '/': expected object", config_name);
 	if (edits == NULL || edits->type != TS_JSON_OBJECT)
 		return 0;
+	/* runc's rule (libcontainer's createDevices: running in a user
+	 * namespace, or the config asks for one), crun's the same */
+	a.bind_devices = has_user_namespace(config) || ts_in_user_namespace();
 	r = apply_env(&a, ts_json_get(edits, "env"));
 	if (r < 0)
 		return r;

@@ -35,6 +35,11 @@ devices:
           hostPath: /dev/net/tun
       env:
         - TUN=present
+  - name: tun-alias
+    containerEdits:
+      deviceNodes:
+        - path: /dev/ts-tun
+          hostPath: /dev/net/tun
 SPEC
 	chmod 0644 "$WORK/cdi/tun.yaml"
 	[ -c /dev/net/tun ] || skip "no /dev/net/tun on this host"
@@ -78,10 +83,15 @@ rootless_bundle() {
 
 # as_user CMD...: CMD as the rootless user, stdio on files of that user
 # (runc chowns them to the container's root), output in $WORK/xdg/out|err.
+# With AS_USER_RUNTIME set, that runtime, in a mount namespace of its own
+# without the cgroup2 mount (crun 1.8 runs nothing on hybrid cgroups).
 as_user() {
-	setpriv --reuid="$ROOTLESS_UID" --regid="$ROOTLESS_UID" --clear-groups \
+	local wrap=()
+	[ -z "${AS_USER_RUNTIME:-}" ] || wrap=(unshare -m --propagation private sh -c
+		'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh)
+	"${wrap[@]}" setpriv --reuid="$ROOTLESS_UID" --regid="$ROOTLESS_UID" --clear-groups \
 		env -i PATH=/usr/sbin:/usr/bin:/bin HOME=/ XDG_RUNTIME_DIR="$WORK/xdg" \
-		TOPOSHIM_CONFIG="$WORK/toposhim.json" \
+		TOPOSHIM_CONFIG="$WORK/toposhim.json" ${AS_USER_RUNTIME:+TOPOSHIM_RUNTIME=$AS_USER_RUNTIME} \
 		sh -c 'exec "$@" </dev/null >"$XDG_RUNTIME_DIR/out" 2>"$XDG_RUNTIME_DIR/err"' sh "$@"
 }
 
@@ -99,6 +109,37 @@ TUN=present" ]
 	[ "$(jq -c '.linux.resources.cpu' "$WORK/b/config.json")" = null ]
 	[ "$(stat -c '%u %a' "$WORK/xdg/toposhim")" = "$ROOTLESS_UID 700" ]
 	[ ! -e "$WORK/xdg/toposhim/allocations.json" ]
+}
+
+# helper-16 D3: a node whose container path is not its host path.  runc in
+# a user namespace binds the host's file at the container path (the host
+# has no /dev/ts-tun: it failed to start); toposhim gives it a bind mount of
+# hostPath instead, keeping the cgroup rule.  Arguments: the runtime's
+# global options.
+hostpath_alias() {
+	rootless_bundle
+	jq '.annotations["cdi.k8s.io/tun"] = "toposhim.test/dev=tun-alias"
+		| .process.args = ["stat", "-c", "%F %t:%T", "/dev/ts-tun"]' \
+		"$WORK/b/config.json" >"$WORK/b/config.json.new"
+	mv "$WORK/b/config.json.new" "$WORK/b/config.json"
+	chown "$ROOTLESS_UID:$ROOTLESS_UID" "$WORK/b/config.json"
+	[ ! -e /dev/ts-tun ]
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" "$@" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
+	[ "$(cat "$WORK/xdg/out")" = "character special file a:c8" ]
+	run jq -c '[[.mounts[] | select(.destination == "/dev/ts-tun")], [.linux.devices[]? | select(.path == "/dev/ts-tun")],
+		[.linux.resources.devices[]? | select(.major == 10 and .minor == 200)]]' \
+		"$WORK/b/config.json"
+	assert_output '[[{"destination":"/dev/ts-tun","type":"bind","source":"/dev/net/tun","options":["bind"]}],[],[{"allow":true,"type":"c","major":10,"minor":200,"access":"rwm"}]]'
+}
+
+@test "rootless: runc --rootless, hostPath != path: the node is a bind mount of hostPath" {
+	hostpath_alias
+}
+
+@test "rootless: crun as a user, hostPath != path: the node is a bind mount of hostPath" {
+	require_cmd crun
+	AS_USER_RUNTIME=$(command -v crun) hostpath_alias --cgroup-manager=disabled
 }
 
 # helper-7: rootless, a class 'bogus' and a numa policy the policy does not
@@ -148,7 +189,8 @@ CONF
 	# host's root-owned files appear owned by it
 	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
 	[ "$status" -eq 0 ]
-	[ "$output" = "toposhim.test/dev=tun	$WORK/cdi/tun.yaml" ]
+	[ "$output" = "toposhim.test/dev=tun	$WORK/cdi/tun.yaml
+toposhim.test/dev=tun-alias	$WORK/cdi/tun.yaml" ]
 	chmod 0666 "$WORK/cdi/tun.yaml"
 	run env TOPOSHIM_CONFIG="$WORK/cdi.json" unshare -U "$TOPOSHIMCTL" cdi list
 	[ "$output" = "rejected	$WORK/cdi/tun.yaml: refusing spec file writable by non-root (mode 0666, gid 65534)" ]
@@ -221,10 +263,12 @@ exec $TOPOSHIM "\$@" 2>>"$PHOME/runtime.err"
 WRAP
 	chmod 0755 "$WORK/bin/toposhim-podman"
 	run --separate-stderr as_podman_user run --name "$ID" --network none \
-		--annotation cdi.k8s.io/tun=toposhim.test/dev=tun --rootfs "$PHOME/rootfs" \
-		sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2; stat -c "%F %t:%T" /dev/net/tun; echo TUN=$TUN; id -u'
+		--annotation cdi.k8s.io/tun=toposhim.test/dev=tun \
+		--annotation cdi.k8s.io/tun-alias=toposhim.test/dev=tun-alias --rootfs "$PHOME/rootfs" \
+		sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2; stat -c "%F %t:%T" /dev/net/tun /dev/ts-tun; echo TUN=$TUN; id -u'
 	[ "$status" -eq 0 ] || fail "status $status: $stderr"
 	[ "$output" = "0-$(($(nproc --all) - 1))
+character special file a:c8
 character special file a:c8
 TUN=present
 0" ] || fail "output: $output; stderr: $stderr"
@@ -234,8 +278,10 @@ TUN=present
 	cfg=$(ls "$PHOME"/storage/vfs-containers/*/userdata/config.json)
 	run jq -c '[.linux.resources.cpu.cpus, .linux.resources.cpu.mems,
 		(.process.env | index("TUN=present") != null),
-		([.linux.devices[]? | select(.path == "/dev/net/tun")] | length)]' "$cfg"
-	assert_output '[null,null,true,1]'
+		([.linux.devices[]? | select(.path == "/dev/net/tun")] | length),
+		[.linux.devices[]? | select(.path == "/dev/ts-tun")],
+		[.mounts[] | select(.destination == "/dev/ts-tun")]]' "$cfg"
+	assert_output '[null,null,true,1,[],[{"destination":"/dev/ts-tun","type":"bind","source":"/dev/net/tun","options":["bind"]}]]'
 	# podman shows a runtime's stderr only when it fails: the wrapper kept
 	# it.  One warning, naming what podman's runtime is (root of the
 	# user's namespace, not "not root")

@@ -95,6 +95,31 @@ static const struct edit_row {
 	 -ENOENT},
 	{"config member of the wrong type", "{\"process\":{\"env\":\"x\"}}", "{\"env\":[\"A=1\"]}",
 	 "config.json: '/process/env': expected array, got string", -EINVAL},
+	/* a user namespace: the runtime binds nodes from the host at their container path */
+	{"user namespace, hostPath != path: a bind mount of hostPath, the old entries gone",
+	 "{\"mounts\":[{\"destination\":\"/dev\",\"type\":\"tmpfs\"},{\"destination\":"
+	 "\"/dev/xzero\",\"type\":\"bind\",\"source\":\"/tmp\"},{\"destination\":\"/sys\"}],"
+	 "\"linux\":{\"namespaces\":[{\"type\":\"user\"}],\"devices\":[{\"path\":\"/dev/"
+	 "xzero\"},{\"path\":\"/dev/null\"},{\"path\":\"/dev/xzero\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/xzero\",\"hostPath\":\"/dev/zero\",\"fileMode\":"
+	 "384,\"uid\":7}]}",
+	 "{\"mounts\":[{\"destination\":\"/dev\",\"type\":\"tmpfs\"},{\"destination\":\"/"
+	 "sys\"},{\"destination\":\"/dev/xzero\",\"type\":\"bind\",\"source\":\"/dev/zero\","
+	 "\"options\":[\"bind\"]}],\"linux\":{\"namespaces\":[{\"type\":\"user\"}],"
+	 "\"devices\":[{\"path\":\"/dev/null\"}],\"resources\":{\"devices\":[{\"allow\":true,"
+	 "\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"rwm\"}]}}}",
+	 0},
+	{"user namespace, hostPath == path: a linux.devices entry, the runtime binds it",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/null\",\"hostPath\":\"/dev/null\","
+	 "\"permissions\":\"none\"}]}",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}],\"devices\":[{\"path\":\"/dev/"
+	 "null\",\"type\":\"c\",\"major\":1,\"minor\":3,\"fileMode\":438}]}}",
+	 0},
+	{"user namespace, wrong /mounts type",
+	 "{\"mounts\":{},\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/xzero\",\"hostPath\":\"/dev/zero\"}]}",
+	 "config.json: '/mounts': expected array, got object", -EINVAL},
 	/* E7: mounts */
 	{"mount into empty spec", "{}",
 	 "{\"mounts\":[{\"hostPath\":\"/dev/host-vendorctl\",\"containerPath\":\"/dev/"
