@@ -974,6 +974,35 @@ static int save_devices(const struct ts_cli_args *args, const struct ts_oci_bund
 /* Place the container (reserve), run the pre-create plugins, save
  * config.json, then resize the running shared-pool containers (settle),
  * each step taking the state lock only for itself. */
+/*
+ * The create's warnings (ts_log_keep_warnings()) into the state dir's
+ * creates.log, where an operator finds them: engines show nobody the
+ * runtime's log of a create that worked.  Stops the keeping: what comes
+ * after (a resize's lines about other containers) goes to resizes.log.
+ * Best effort; nothing when the state dir does not exist.
+ */
+static void note_warnings(const char *state_dir, const char *container_id)
+{
+	cleanup_strv char **warnings = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+
+	ts_log_keep_warnings(false);
+	warnings = ts_log_take_warnings();
+	/* (not made for them: placement off, a create keeps no state) */
+	if (warnings == NULL ||
+	    ts_state_open(&(struct ts_state_options){.state_dir = state_dir, .must_exist = true},
+			  &s, &err) < 0)
+		return;
+	for (char **w = warnings; *w != NULL; w++) {
+		cleanup_free char *line = NULL;
+
+		/* one line each: a value quoted in a warning may hold a newline */
+		if (ts_log_escape_controls(*w, &line) >= 0)
+			ts_state_note_create(s, container_id, line);
+	}
+}
+
 static int place_and_save(const struct ts_cli_args *args, const char *config_path,
 			  const char *runtime_path, const char *root, struct ts_pools *pools,
 			  struct ts_plugin_chain *chain, struct ts_oci_bundle *b,
@@ -1027,6 +1056,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		return r;
 	}
 	ts_test_point("create-after-save");
+	note_warnings(sc.state_dir, args->container_id);
 	/* the new container is placed; the others follow now, or at the next
 	 * change.  A shared-pool (or pinned) create leaves the shared pool as
 	 * it was: nothing to resize, no second and third store session; unless
@@ -1092,6 +1122,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 	cleanup_free char *root = NULL, *why = NULL, *devices = NULL;
 	int r;
 
+	ts_log_keep_warnings(true);
 	r = check_container_id(args->container_id, err);
 	if (r >= 0)
 		r = ts_cli_runtime_root(args, runtime_path, &root, err);
@@ -1151,5 +1182,12 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = save_devices(args, b, devices, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
+	if (r >= 0) {
+		struct ts_cli_state_config sc = {0};
+		cleanup_error struct ts_error *ignored = NULL;
+
+		if (ts_cli_state_config_read(pools.config, config_path, &sc, &ignored) >= 0)
+			note_warnings(sc.state_dir, args->container_id);
+	}
 	return r < 0 ? r : 0;
 }

@@ -440,6 +440,46 @@ static bool ts_log_hold(enum ts_log_level level, const char *msg, time_t now)
 	return ts_write_all(*fd, line, strlen(line)) >= 0;
 }
 
+/* ts_log_keep_warnings(): copies of the warnings, at most TS_LOG_KEPT_MAX */
+#define TS_LOG_KEPT_MAX 32
+static bool ts_log_keeping;
+static char *ts_log_kept[TS_LOG_KEPT_MAX + 1];
+static size_t ts_log_n_kept;
+
+void ts_log_keep_warnings(bool on)
+{
+	ts_log_keeping = on;
+}
+
+char **ts_log_take_warnings(void)
+{
+	char **v;
+
+	if (ts_log_n_kept == 0)
+		return NULL;
+	v = calloc(ts_log_n_kept + 1, sizeof(*v));
+	if (v != NULL)
+		memcpy(v, ts_log_kept, ts_log_n_kept * sizeof(*v));
+	else
+		for (size_t i = 0; i < ts_log_n_kept; i++)
+			free(ts_log_kept[i]);
+	memset(ts_log_kept, 0, sizeof(ts_log_kept));
+	ts_log_n_kept = 0;
+	return v;
+}
+
+static void ts_log_keep(enum ts_log_level level, const char *msg)
+{
+	char *copy;
+
+	if (!ts_log_keeping || level != TS_LOG_WARNING || msg == NULL ||
+	    ts_log_n_kept >= TS_LOG_KEPT_MAX)
+		return;
+	copy = strdup(msg);
+	if (copy != NULL)
+		ts_log_kept[ts_log_n_kept++] = copy;
+}
+
 void ts_log(enum ts_log_level level, const char *fmt, ...)
 {
 	cleanup_free char *msg = NULL;
@@ -452,6 +492,7 @@ void ts_log(enum ts_log_level level, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		msg = NULL; /* vasprintf leaves it undefined */
+	ts_log_keep(level, msg);
 	if (ts_log_holding && level != TS_LOG_ERROR && level >= 0 &&
 	    level <= ts_log_settings.level &&
 	    ts_log_hold(level, r < 0 ? "out of memory" : msg, now))

@@ -173,6 +173,21 @@ void ts_log_release_stderr(void);
 void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/**
+ * Start (true) or stop (false) keeping a copy of the message of every
+ * ts_log() at level warning, whatever the log level lets through: a create
+ * keeps its warnings for <state dir>/creates.log (ts_state_note_create()).
+ * At most 32 are kept; later ones are not.
+ */
+void ts_log_keep_warnings(bool on);
+
+/**
+ * The warnings kept so far, oldest first, and forget them.
+ * @return a NULL-terminated array the caller frees (ts_strv_freep()); NULL
+ *         when none were kept, or out of memory (they are then dropped).
+ */
+char **ts_log_take_warnings(void);
+
 /** Log an error value (ts_error_format()) at level error. */
 void ts_log_error(const struct ts_error *e);
 

@@ -37,6 +37,9 @@
  * the caller's (ts_state_note_resize()) */
 #define TS_STATE_RESIZES_FILE "resizes.log"
 #define TS_STATE_RESIZES_OLD_FILE "resizes.log.1"
+/* a create's warnings: ts_state_note_create() */
+#define TS_STATE_CREATES_FILE "creates.log"
+#define TS_STATE_CREATES_OLD_FILE "creates.log.1"
 /* the bound of each */
 #define TS_STATE_NOTES_MAX_BYTES (64u << 10)
 /* exclusive cpus dropped from the store that no settle has planned with

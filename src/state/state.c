@@ -1262,6 +1262,15 @@ void ts_state_note_resize(const struct ts_state *s, const char *msg)
 		note_line(s, TS_STATE_RESIZES_FILE, TS_STATE_RESIZES_OLD_FILE, msg);
 }
 
+void ts_state_note_create(const struct ts_state *s, const char *container_id, const char *msg)
+{
+	cleanup_free char *line = NULL;
+
+	if (s != NULL && container_id != NULL && msg != NULL &&
+	    asprintf(&line, "container '%s': warning: %s", container_id, msg) >= 0)
+		note_line(s, TS_STATE_CREATES_FILE, TS_STATE_CREATES_OLD_FILE, line);
+}
+
 void ts_state_released_add(const struct ts_state *s, const char *container_id, const char *cpus)
 {
 	cleanup_close int fd = -EBADF;

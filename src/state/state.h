@@ -314,6 +314,23 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 void ts_state_note_resize(const struct ts_state *s, const char *msg);
 
 /**
+ * Append "<UTC time> pid <pid>: container '<container_id>': warning: <msg>"
+ * to <state dir>/creates.log: a warning of the create of that container
+ * (an annotation that is no request, a CPU count ignored for a cpuset,
+ * placement skipped rootless, ...).  Such a warning goes to the runtime's
+ * log, which engines show nobody (podman keeps it in its oci-log, containerd
+ * deletes log.json with the container, neither says it at a successful
+ * create): this is where an operator finds it.  Same rules as
+ * ts_state_note_resize(): a repeated last line is not added, over 64 KiB
+ * the file is moved to creates.log.1 first, best effort, under the store's
+ * lock (after ts_state_open()).
+ * @param[in] s             the store.
+ * @param[in] container_id  the created container.
+ * @param[in] msg           one line, without '\n' or the "warning: " prefix.
+ */
+void ts_state_note_create(const struct ts_state *s, const char *container_id, const char *msg);
+
+/**
  * Note that container_id held cpus exclusively until the caller dropped
  * its record from the store: one line "<cpus> <container_id>" appended to
  * <state dir>/released, for the next settle of the shared pool, which may

@@ -280,4 +280,8 @@ CONF
 	[ "$(cat "$WORK/err")" = "toposhim: warning: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring
 fake-runtime stderr" ] || fail "stderr: $(cat "$WORK/err")"
 	[ -e "$WORK/fake.config.json" ]
+	# and to the state dir's creates.log, which outlives the engine's log
+	run sed -E 's/^[0-9T:-]{19}Z pid [0-9]+: //' "$WORK/state/creates.log"
+	[ "$output" = "container '$ID': warning: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring" ] ||
+		fail "creates.log: $output"
 }

@@ -457,6 +457,29 @@ classes() {
 	cri rmp "$pod"
 }
 
+# A create's warning went to the runtime's log.json only, which containerd
+# deletes with the container, and StartContainer says nothing: the state
+# dir's creates.log keeps it, one line per container (the pod annotation
+# reaches the sandbox and the app container both).
+@test "CRI: a create's warning stays in the state dir's creates.log after containerd deletes the container" {
+	cri_image
+	pod_json typo '{"toposhim.io/cpu": "1"}' >"$WORK/pod.json"
+	ctr_json app typo >"$WORK/app.json"
+	local pod app bundles
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	cri stop "$app"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+	[ ! -e "$CTRD/state/io.containerd.runtime.v2.task/k8s.io/$app" ]
+	bundles=$CTRD/state/io.containerd.runtime.v2.task/k8s.io
+	run sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z pid [0-9]+: //' "$WORK/state/creates.log"
+	assert_output "container '$pod': warning: $bundles/$pod/config.json: '/annotations/toposhim.io~1cpu': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring
+container '$app': warning: $bundles/$app/config.json: '/annotations/toposhim.io~1cpu': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring"
+}
+
 @test "CRI: a Guaranteed container without annotations gets its CPU, the sandbox the shared pool" {
 	cri_image
 	pod_json guaranteed '{}' >"$WORK/pod.json"

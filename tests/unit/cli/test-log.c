@@ -404,6 +404,52 @@ static void test_hold(void **state)
 	ts_log_setup(&args);
 }
 
+/* ts_log_keep_warnings(): warnings only, whatever the level lets through,
+ * while on, at most 32, taken once. */
+static void test_keep_warnings(void **state)
+{
+	struct sink s;
+	struct ts_cli_args args = {.log_level = "error"};
+	cleanup_strv char **kept = NULL;
+	int saved;
+
+	sink_open(&s);
+	ts_log_setup(&args);
+	with_stderr_on(&s, &saved);
+	assert_null(ts_log_take_warnings());
+	ts_log(TS_LOG_WARNING, "before");
+	ts_log_keep_warnings(true);
+	ts_log(TS_LOG_WARNING, "w1 %d", 1);
+	ts_log(TS_LOG_INFO, "info");
+	ts_log(TS_LOG_ERROR, "error");
+	ts_log(TS_LOG_WARNING, "w2");
+	ts_log_keep_warnings(false);
+	ts_log(TS_LOG_WARNING, "after");
+	kept = ts_log_take_warnings();
+	assert_non_null(kept);
+	assert_string_equal(kept[0], "w1 1");
+	assert_string_equal(kept[1], "w2");
+	assert_null(kept[2]);
+	assert_null(ts_log_take_warnings());
+	ts_strv_freep(&kept);
+	ts_log_keep_warnings(true);
+	for (int i = 0; i < 40; i++)
+		ts_log(TS_LOG_WARNING, "w%d", i);
+	ts_log_keep_warnings(false);
+	kept = ts_log_take_warnings();
+	for (int i = 0; i < 32; i++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "w%d", i);
+		assert_string_equal(kept[i], want);
+	}
+	assert_null(kept[32]);
+	stderr_back(saved);
+	sink_close(&s);
+	args.log_level = NULL;
+	ts_log_setup(&args);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_emit_unwritable_log),
 		cmocka_unit_test(test_settings_from_args),
 		cmocka_unit_test(test_hold),
+		cmocka_unit_test(test_keep_warnings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2354,6 +2354,30 @@ static void test_resizes_log(void **state)
 	assert_string_equal(log, "x\n");
 }
 
+/* creates.log (ts_state_note_create()): the container named, "warning: "
+ * before the message, the same rules as resizes.log. */
+static void test_creates_log(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *log = NULL;
+	char *second;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	ts_state_note_create(s, "a", "1 cpus ignored");
+	ts_state_note_create(s, "a", "1 cpus ignored");
+	ts_state_note_create(s, "b", "1 cpus ignored");
+	ts_state_note_create(s, NULL, "x");
+	log = read_file_in(f->sdir, "creates.log");
+	assert_int_equal(log[19], 'Z');
+	assert_int_equal(strncmp(log + 20, " pid ", 5), 0);
+	second = strchr(log, '\n') + 1;
+	assert_true(strstr(log, ": container 'a': warning: 1 cpus ignored\n") < second);
+	assert_non_null(strstr(second, ": container 'b': warning: 1 cpus ignored\n"));
+	assert_int_equal(strchr(second, '\n') - log + 1, (ptrdiff_t)strlen(log));
+}
+
 /* The released file (ts_state_released_add()): lines appended, read back
  * as records of id and cpus, bad lines skipped, removed on clear. */
 static void test_released_file(void **state)
@@ -2414,6 +2438,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_placement_resources_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resizes_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_creates_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blind_rebuild_not_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_placement_devices, setup, teardown),
 		cmocka_unit_test(test_encode_refuses_bad_ids),
