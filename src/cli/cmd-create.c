@@ -251,55 +251,6 @@ out:
 	return r;
 }
 
-/* cpus written by an earlier create in this bundle (its placement file
- * says so, and config.json still holds exactly them) are not a request:
- * the request forgets them (and the mems that came with them); config.json
- * keeps them where they are, to be overwritten in place.  Whatever the
- * container id of that create: a bundle created again under another id
- * (a shell's `run`, a test harness) took the earlier container's cpus as
- * the user's own pin. */
-static void forget_earlier_cpus(const struct ts_oci_bundle *b, const struct ts_state_placement *p,
-				struct ts_placement_request *req)
-{
-	const char *cpus = NULL;
-
-	if (p->cpus_written && !p->pinned && ts_oci_cpu_get_cpus(b->config, &cpus, NULL) == 1 &&
-	    strcmp(p->cpus_str, cpus) == 0) {
-		hwloc_bitmap_free(req->user_cpus);
-		hwloc_bitmap_free(req->user_mems);
-		req->user_cpus = NULL;
-		req->user_mems = NULL;
-	}
-}
-
-/* The cgroup values an earlier create of this bundle wrote for its class
- * (the placement file's "resources_written") and config.json still holds
- * go back to the engine's values before the request is read: a bundle
- * created again under another class (a shell's) is not given the earlier
- * class's cpu.shares as the engine's own, which would win over its class
- * (helper-10: a standard container kept critical's shares 10240).  A value
- * changed since stays.  @return how many were put back; -ENOMEM. */
-static int forget_earlier_class(struct ts_oci_bundle *b, const struct ts_state_placement *p,
-				struct ts_error **err)
-{
-	const struct ts_json *e;
-	int n = 0, r;
-	size_t i;
-
-	ts_json_array_foreach (p->resources_written, i, e) {
-		r = ts_json_undo_entry(b->config, e);
-		if (r < 0)
-			return ts_error_set(err, ENOMEM, "%s", b->config_path);
-		if (r > 0)
-			ts_log(TS_LOG_DEBUG,
-			       "%s: '%s': the value an earlier create wrote for class '%s' "
-			       "is the engine's again",
-			       b->config_path, ts_json_get_string(e, "pointer"), p->class_name);
-		n += r;
-	}
-	return n;
-}
-
 /* The request: annotations and resources of config.json (without what an
  * earlier create of the bundle wrote there: *ret_forgotten tells whether
  * config.json was changed for that), plus the NUMA locality of the
@@ -318,13 +269,14 @@ static int read_request(struct ts_oci_bundle *b, const struct ts_cli_args *args,
 	int r;
 
 	has_earlier = ts_state_placement_read(b->bundle_fd, ".", &earlier) == 1;
-	r = has_earlier ? forget_earlier_class(b, &earlier, err) : 0;
+	r = has_earlier ? ts_pools_forget_earlier_class(b->config, b->config_path, &earlier, err)
+			: 0;
 	*ret_forgotten = r > 0;
 	if (r >= 0)
 		r = ts_placement_request_from_config(b->config, b->config_path, container_id,
 						     &pools->placement, ret, err);
 	if (r >= 0 && has_earlier)
-		forget_earlier_cpus(b, &earlier, ret);
+		ts_pools_forget_earlier_cpus(b->config, &earlier, ret);
 	ts_state_placement_release(&earlier);
 	if (r < 0)
 		return r;

@@ -29,6 +29,7 @@ struct plan_args {
 	const char *topology;
 	const char *config;
 	const char *container_id;
+	bool id_given; /* --id: else a created bundle's own container's id */
 	bool json;
 };
 
@@ -187,6 +188,9 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	struct ts_placement_result res = {0};
 	const char *cfg_path = "config.json";
 	struct ts_cli_state_config sc = {0};
+	struct ts_state_placement earlier = {0};
+	const char *container_id = a->container_id;
+	bool has_earlier = false;
 	int r;
 
 	r = load_config(a->config, &config, &cfg_path, err);
@@ -207,9 +211,26 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 						  false, &topo, err);
 	if (r >= 0)
 		r = ts_oci_bundle_open(a->bundle, NULL, &bundle, err);
+	/* A bundle toposhim created (a running container's): its config.json
+	 * holds what that create wrote, which is no request, as a create of it
+	 * again would judge (cmd-create.c's read_request()); and without --id,
+	 * its container's own record is what a create again would find
+	 * (helper-17: plan reported a running container pinned on its own cpus
+	 * and overlapping itself). */
+	if (r >= 0)
+		has_earlier = ts_state_placement_read(bundle->bundle_fd, ".", &earlier) == 1;
+	if (has_earlier) {
+		r = ts_pools_forget_earlier_class(bundle->config, bundle->config_path, &earlier,
+						  err);
+		if (r >= 0 && !a->id_given && earlier.container_id != NULL &&
+		    earlier.container_id[0] != '\0')
+			container_id = earlier.container_id;
+	}
 	if (r >= 0)
 		r = ts_placement_request_from_config(bundle->config, bundle->config_path,
-						     a->container_id, &cfg, &req, err);
+						     container_id, &cfg, &req, err);
+	if (r >= 0 && has_earlier)
+		ts_pools_forget_earlier_cpus(bundle->config, &earlier, &req);
 	if (r >= 0)
 		r = add_cdi_devices(config, cfg_path, bundle, &cfg, &req, err);
 	/* Around the containers running here, unless planning for another
@@ -220,10 +241,20 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 			nallocs = r = live_allocations(config, cfg_path, &pools, &state, &allocs,
 						       &bitmaps, err);
 	}
+	/* that container's record: same id and bundle, its runtime root */
+	for (size_t i = 0; r >= 0 && container_id == earlier.container_id && state != NULL &&
+			   i < ts_state_count(state);
+	     i++) {
+		const struct ts_alloc *o = ts_state_at(state, i);
+
+		if (strcmp(o->container_id, container_id) == 0 && o->bundle != NULL &&
+		    strcmp(o->bundle, bundle->bundle_dir) == 0)
+			req.runtime_root = o->runtime_root;
+	}
 	if (r >= 0)
 		r = ts_placement_place(&cfg, topo, allocs, (size_t)nallocs, &req, &res, err);
 	if (r >= 0)
-		r = ts_placement_result_to_json(&res, a->container_id, &out, err);
+		r = ts_placement_result_to_json(&res, container_id, &out, err);
 	if (r >= 0 && a->json) {
 		cleanup_free char *text = NULL;
 		r = ts_json_serialize(out, true, &text, NULL, err);
@@ -239,6 +270,7 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	ts_placement_request_release(&req);
 	ts_placement_config_release(&cfg);
 	ts_oci_bundle_free(bundle);
+	ts_state_placement_release(&earlier);
 	return r;
 }
 
@@ -277,6 +309,7 @@ int ts_ctl_plan(int argc, char **argv)
 			break;
 		case 'i':
 			a.container_id = optarg;
+			a.id_given = true;
 			break;
 		case 'j':
 			a.json = true;

@@ -1671,3 +1671,52 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 		ts_pools_policy_request_of(cfg, req, &pr);
 	return ts_policy_check(&pol, &pr, err);
 }
+
+/* cpus written by an earlier create in this bundle (its placement file
+ * says so, and config.json still holds exactly them) are not a request:
+ * the request forgets them (and the mems that came with them); config.json
+ * keeps them where they are, to be overwritten in place.  Whatever the
+ * container id of that create: a bundle created again under another id
+ * (a shell's `run`, a test harness) took the earlier container's cpus as
+ * the user's own pin. */
+void ts_pools_forget_earlier_cpus(const struct ts_json *config, const struct ts_state_placement *p,
+				  struct ts_placement_request *req)
+{
+	const char *cpus = NULL;
+
+	if (p->cpus_written && !p->pinned && ts_oci_cpu_get_cpus(config, &cpus, NULL) == 1 &&
+	    strcmp(p->cpus_str, cpus) == 0) {
+		hwloc_bitmap_free(req->user_cpus);
+		hwloc_bitmap_free(req->user_mems);
+		req->user_cpus = NULL;
+		req->user_mems = NULL;
+	}
+}
+
+/* The cgroup values an earlier create of this bundle wrote for its class
+ * (the placement file's "resources_written") and config.json still holds
+ * go back to the engine's values before the request is read: a bundle
+ * created again under another class (a shell's) is not given the earlier
+ * class's cpu.shares as the engine's own, which would win over its class
+ * (helper-10: a standard container kept critical's shares 10240).  A value
+ * changed since stays.  @return how many were put back; -ENOMEM. */
+int ts_pools_forget_earlier_class(struct ts_json *config, const char *config_path,
+				  const struct ts_state_placement *p, struct ts_error **err)
+{
+	const struct ts_json *e;
+	int n = 0, r;
+	size_t i;
+
+	ts_json_array_foreach (p->resources_written, i, e) {
+		r = ts_json_undo_entry(config, e);
+		if (r < 0)
+			return ts_error_set(err, ENOMEM, "%s", config_path);
+		if (r > 0)
+			ts_log(TS_LOG_DEBUG,
+			       "%s: '%s': the value an earlier create wrote for class '%s' "
+			       "is the engine's again",
+			       config_path, ts_json_get_string(e, "pointer"), p->class_name);
+		n += r;
+	}
+	return n;
+}

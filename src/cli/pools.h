@@ -406,4 +406,33 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_placement_request *req,
 			  const struct ts_cdi_injection *injected, struct ts_error **err);
 
+/**
+ * The values an earlier create of this bundle wrote into config.json for
+ * its class (its placement file's "resources_written") and config.json
+ * still holds go back to the engine's, before the request is read: a
+ * bundle created again (or planned, `toposhimctl plan`) under another class
+ * is not given the earlier class's values as the engine's own (helper-10).
+ * A value changed since stays.  Logs each at debug level.
+ * @param[in,out] config       the bundle's config.json tree.
+ * @param[in]     config_path  for messages.
+ * @param[in]     p            the bundle's placement file
+ *                             (ts_state_placement_read()).
+ * @return how many were put back; -ENOMEM "<config_path>".
+ */
+int ts_pools_forget_earlier_class(struct ts_json *config, const char *config_path,
+				  const struct ts_state_placement *p, struct ts_error **err);
+
+/**
+ * CPUs an earlier create of this bundle wrote (p->cpus_written, not pinned,
+ * and config.json's cpus are exactly p->cpus_str) are no request: req's
+ * user_cpus and user_mems are dropped.  Whatever that create's container
+ * id: a bundle created again under another id took the earlier container's
+ * cpus as the user's pin.  config.json is not changed.
+ * @param[in]     config  the bundle's config.json tree.
+ * @param[in]     p       the bundle's placement file.
+ * @param[in,out] req     the request read from config.
+ */
+void ts_pools_forget_earlier_cpus(const struct ts_json *config, const struct ts_state_placement *p,
+				  struct ts_placement_request *req);
+
 #endif

@@ -436,6 +436,30 @@ cpus_of() {
 	[ "$(cat "$WORK/crit.out")" = 1 ]
 }
 
+# helper-17 D5: plan on a running container's own bundle read the cpus its
+# create wrote as the user's pin, and found them overlapping that very
+# container's exclusive ones.
+@test "placement: toposhimctl plan on a running container's bundle finds its allocation; another id finds its cpus held" {
+	write_config '"placement": {"reserved": {"cpus": "0"}}'
+	bundle crit critical 1
+	create_start crit
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit"
+	[ "$status" -eq 0 ] || { echo "plan: $status $output"; false; }
+	[ "$output" = "bundle: $WORK/crit
+topology: $(sed -n 's/^topology: //p' <<<"$output")
+class: critical
+pool: exclusive
+cpus: 1
+mems: 0
+shared pool after: 0
+why:
+  - existing allocation of '$ID-crit' kept" ] || { echo "plan: $output"; false; }
+	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit" --id second
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: plan: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ] || { echo "plan --id: $output"; false; }
+}
+
 @test "placement: an id the runtime would refuse is refused before any allocation" {
 	write_config '"placement": {"reserved": {"cpus": "0"}}'
 	bundle bad critical 1
