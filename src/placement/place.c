@@ -877,10 +877,12 @@ static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 		return ts_error_set(err, ENOMEM, "placement: out of memory");
 	reason(p, "pinned: cpus %s given in config.json are honoured",
 	       list_of(req->user_cpus, buf, sizeof(buf)));
-	/* a count asked for by annotation is not what it gets: said, as on a
-	 * shared class (helper-16: critical with cpus=1 and podman's
-	 * --cpuset-cpus 0 ran pinned on 0 without a word) */
-	if (req->cpus_annotated)
+	/* a count asked for is not what it gets: said, as on a shared class
+	 * (helper-16: critical with cpus=1 and podman's --cpuset-cpus 0 ran
+	 * pinned on 0 without a word; helper-17: a Guaranteed container's
+	 * count from its quota, with the cpuset kubelet's static CPU manager
+	 * gives, the same) */
+	if (req->cpus > 0)
 		warn(p,
 		     "%s: '%s': %u cpus ignored: the cpus %s in '/linux/resources/cpu/cpus' "
 		     "are kept, pinned",

@@ -480,6 +480,30 @@ classes() {
 container '$app': warning: $bundles/$app/config.json: '/annotations/toposhim.io~1cpu': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring"
 }
 
+# helper-17 D2: what kubelet's static CPU manager sends for a Guaranteed
+# container of 1 CPU (toposhim(1) asks for its policy none): the cpuset is
+# kept, pinned, and the count given up is said, in creates.log too.
+@test "CRI: a Guaranteed container with a cpuset (kubelet's static CPU manager) runs pinned, the count given up said" {
+	cri_image
+	pod_json pinned '{}' >"$WORK/pod.json"
+	ctr_json app pinned 100000 | jq '.linux.resources.cpuset_cpus = "1"' >"$WORK/app.json"
+	local pod app
+	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
+	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
+	cri start "$app"
+	run inside "$app"
+	assert_line --index 0 1
+	run jq -r --arg id "$app" '.allocations[] | select(.container_id == $id) | "\(.class) \(.cpus) \(.pinned)"' \
+		"$WORK/state/allocations.json"
+	assert_output "critical 1 true"
+	run sed -nE "s/^[0-9T:-]{19}Z pid [0-9]+: container '$app': //p" "$WORK/state/creates.log"
+	assert_output "warning: $CTRD/state/io.containerd.runtime.v2.task/k8s.io/$app/config.json: '/linux/resources/cpu/quota': 1 cpus ignored: the cpus 1 in '/linux/resources/cpu/cpus' are kept, pinned"
+	cri stop "$app"
+	cri rm "$app"
+	cri stopp "$pod"
+	cri rmp "$pod"
+}
+
 @test "CRI: a Guaranteed container without annotations gets its CPU, the sandbox the shared pool" {
 	cri_image
 	pod_json guaranteed '{}' >"$WORK/pod.json"

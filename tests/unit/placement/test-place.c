@@ -996,7 +996,7 @@ static void test_pinned_and_classes(void **state)
 	struct ts_placement_result res = {0};
 
 	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
-	request(&req, "p", "critical", 2);
+	request(&req, "p", "critical", 0);
 	req.user_cpus = fixture_set("3");
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	assert_int_equal(res.pool, TS_PLACEMENT_POOL_PINNED);
@@ -1005,6 +1005,7 @@ static void test_pinned_and_classes(void **state)
 	assert_null(res.warnings[0]);
 	ts_placement_result_release(&res);
 	/* a count given by annotation is not honoured: said */
+	req.cpus = 2;
 	req.cpus_annotated = true;
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	fixture_assert_set("pinned, counted", res.cpus, "3");
@@ -1014,7 +1015,21 @@ static void test_pinned_and_classes(void **state)
 			    "are kept, pinned");
 	assert_null(res.warnings[1]);
 	ts_placement_result_release(&res);
+	/* nor one from the cpu quota (a Guaranteed container with the cpuset
+	 * of kubelet's static CPU manager: helper-17) */
 	req.cpus_annotated = false;
+	req.cpus_field = strdup("/linux/resources/cpu/quota");
+	assert_non_null(req.cpus_field);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("pinned, quota", res.cpus, "3");
+	assert_string_equal(res.warnings[0], "config.json: '/linux/resources/cpu/quota': 2 cpus "
+					     "ignored: the cpus 3 in '/linux/resources/cpu/cpus' "
+					     "are kept, pinned");
+	assert_null(res.warnings[1]);
+	ts_placement_result_release(&res);
+	free(req.cpus_field);
+	req.cpus_field = NULL;
+	req.cpus = 0;
 	/* honoured over another container's exclusive cpus, with a warning */
 	{
 		cleanup_hwloc_bitmap hwloc_bitmap_t db = fixture_set("3,7");
@@ -1053,6 +1068,7 @@ static void test_pinned_and_classes(void **state)
 			    "config.json: '/linux/resources/cpu/cpus': cpus not online '9'");
 	ts_error_clear(&err);
 	/* manage_all: explicit cpus are replaced by the policy's choice */
+	req.cpus = 2;
 	cfg.manage_all = true;
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
 	fixture_assert_set("managed", res.cpus, "0,4");
