@@ -881,8 +881,10 @@ static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 	 * (helper-16: critical with cpus=1 and podman's --cpuset-cpus 0 ran
 	 * pinned on 0 without a word; helper-17: a Guaranteed container's
 	 * count from its quota, with the cpuset kubelet's static CPU manager
-	 * gives, the same) */
-	if (req->cpus > 0)
+	 * gives, the same).  A quota's count on a class of the shared pool
+	 * asks for nothing (helper-18: a Burstable container was told) */
+	if (req->cpus_annotated ||
+	    (req->cpus > 0 && p->cls != NULL && p->cls->pool == TS_PLACEMENT_POOL_EXCLUSIVE))
 		warn(p,
 		     "%s: '%s': %u cpus ignored: the cpus %s in '/linux/resources/cpu/cpus' "
 		     "are kept, pinned",

@@ -487,7 +487,7 @@ container '$app': warning: $bundles/$app/config.json: '/annotations/toposhim.io~
 	cri_image
 	pod_json pinned '{}' >"$WORK/pod.json"
 	ctr_json app pinned 100000 | jq '.linux.resources.cpuset_cpus = "1"' >"$WORK/app.json"
-	local pod app
+	local pod app burst
 	pod=$(cri runp --runtime toposhim "$WORK/pod.json")
 	app=$(cri create "$pod" "$WORK/app.json" "$WORK/pod.json")
 	cri start "$app"
@@ -498,6 +498,18 @@ container '$app': warning: $bundles/$app/config.json: '/annotations/toposhim.io~
 	assert_output "critical 1 true"
 	run sed -nE "s/^[0-9T:-]{19}Z pid [0-9]+: container '$app': //p" "$WORK/state/creates.log"
 	assert_output "warning: $CTRD/state/io.containerd.runtime.v2.task/k8s.io/$app/config.json: '/linux/resources/cpu/quota': 1 cpus ignored: the cpus 1 in '/linux/resources/cpu/cpus' are kept, pinned"
+	# a Burstable container (quota of 1.5 CPUs) with the static manager's
+	# cpuset of the shared CPUs asked for no count: no line (helper-18)
+	ctr_json burst pinned 150000 | jq '.linux.resources.cpuset_cpus = "0-1"' >"$WORK/burst.json"
+	burst=$(cri create "$pod" "$WORK/burst.json" "$WORK/pod.json")
+	cri start "$burst"
+	run jq -r --arg id "$burst" '.allocations[] | select(.container_id == $id) | "\(.class) \(.cpus) \(.pinned)"' \
+		"$WORK/state/allocations.json"
+	assert_output "standard 0-1 true"
+	run grep -c "container '$burst'" "$WORK/state/creates.log"
+	assert_output 0
+	cri stop "$burst"
+	cri rm "$burst"
 	cri stop "$app"
 	cri rm "$app"
 	cri stopp "$pod"

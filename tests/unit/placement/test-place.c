@@ -1027,6 +1027,16 @@ static void test_pinned_and_classes(void **state)
 					     "are kept, pinned");
 	assert_null(res.warnings[1]);
 	ts_placement_result_release(&res);
+	/* a quota's count on a shared class asks for nothing (helper-18: a
+	 * Burstable container with a cpuset was told 2 cpus ignored) */
+	free(req.class_name);
+	req.class_name = strdup("standard");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), 0);
+	fixture_assert_set("pinned, standard", res.cpus, "3");
+	assert_null(res.warnings[0]);
+	ts_placement_result_release(&res);
+	free(req.class_name);
+	req.class_name = strdup("critical");
 	free(req.cpus_field);
 	req.cpus_field = NULL;
 	req.cpus = 0;
