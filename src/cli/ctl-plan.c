@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cdi/cdi.h"
@@ -173,6 +174,28 @@ static int live_allocations(const struct ts_json *config, const char *config_pat
 	return r;
 }
 
+/* The runtime root of the record of container_id whose bundle is the
+ * directory bundle_fd is open on (the same directory by device and inode:
+ * the engine's path and the one given here may differ, as /var/run and
+ * /run do); NULL when there is none. */
+static const char *own_root(const struct ts_state *state, const char *container_id,
+			    int bundle_fd)
+{
+	struct stat here, there;
+
+	if (state == NULL || fstat(bundle_fd, &here) < 0)
+		return NULL;
+	for (size_t i = 0; i < ts_state_count(state); i++) {
+		const struct ts_alloc *o = ts_state_at(state, i);
+
+		if (strcmp(o->container_id, container_id) == 0 && o->bundle != NULL &&
+		    stat(o->bundle, &there) == 0 && there.st_dev == here.st_dev &&
+		    there.st_ino == here.st_ino)
+			return o->runtime_root;
+	}
+	return NULL;
+}
+
 static int plan(const struct plan_args *a, struct ts_error **err)
 {
 	struct ts_state *state = NULL;
@@ -241,16 +264,11 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 			nallocs = r = live_allocations(config, cfg_path, &pools, &state, &allocs,
 						       &bitmaps, err);
 	}
-	/* that container's record: same id and bundle, its runtime root */
-	for (size_t i = 0; r >= 0 && container_id == earlier.container_id && state != NULL &&
-			   i < ts_state_count(state);
-	     i++) {
-		const struct ts_alloc *o = ts_state_at(state, i);
-
-		if (strcmp(o->container_id, container_id) == 0 && o->bundle != NULL &&
-		    strcmp(o->bundle, bundle->bundle_dir) == 0)
-			req.runtime_root = o->runtime_root;
-	}
+	/* that container's record (its id, given or not, and this bundle):
+	 * its runtime root names it */
+	if (r >= 0 && has_earlier && earlier.container_id != NULL &&
+	    strcmp(container_id, earlier.container_id) == 0)
+		req.runtime_root = own_root(state, container_id, bundle->bundle_fd);
 	if (r >= 0)
 		r = ts_placement_place(&cfg, topo, allocs, (size_t)nallocs, &req, &res, err);
 	if (r >= 0)

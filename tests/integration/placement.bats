@@ -455,6 +455,12 @@ mems: 0
 shared pool after: 0
 why:
   - existing allocation of '$ID-crit' kept" ] || { echo "plan: $output"; false; }
+	# its own id given, and the bundle through another path (/var/run is
+	# /run on Debian): the same (helper-18)
+	ln -s "$WORK/crit" "$WORK/crit-link"
+	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit-link" --id "$ID-crit"
+	[ "$status" -eq 0 ] || { echo "plan --id own: $status $output"; false; }
+	[ "${lines[8]}" = "  - existing allocation of '$ID-crit' kept" ] || { echo "plan --id own: $output"; false; }
 	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit" --id second
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhimctl: plan: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ] || { echo "plan --id: $output"; false; }
