@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cdi/internal.h"
@@ -715,13 +716,75 @@ static bool env_name_in(const struct ts_json *env, const char *entry)
 	return false;
 }
 
+static int64_t int_member(const struct ts_json *obj, const char *key, int64_t dflt)
+{
+	const struct ts_json *v = ts_json_get(obj, key);
+	int64_t x;
+
+	if (v == NULL || v->type != TS_JSON_NUMBER || ts_json_get_int64(v, &x) < 0)
+		return dflt;
+	return x;
+}
+
+/*
+ * Whether the device node dn (of a spec's deviceNodes) is in config as its
+ * injection would leave it: a linux.devices entry at its path of its type
+ * and numbers (the spec's, else its host node's), or, in a user namespace,
+ * the bind mount of its host path there (ts_cdi_edits_apply()).  A device
+ * the engine put at that path from another host node (podman --device
+ * /dev/fuse:/dev/x) is not it (helper-18: it hid the CDI device).
+ */
+static bool node_in(const struct ts_json *config, const struct ts_json *dn)
+{
+	const char *path = ts_json_get_string(dn, "path");
+	const char *host = ts_json_get_string(dn, "hostPath");
+	const char *type = ts_json_get_string(dn, "type");
+	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL), *d;
+	int64_t major = int_member(dn, "major", 0), minor = int_member(dn, "minor", 0);
+	char t = type != NULL ? type[0] : '\0';
+	size_t i;
+
+	if (path == NULL)
+		return false;
+	if (host == NULL || host[0] == '\0')
+		host = path;
+	if (member_in(ts_json_get(config, "mounts"), "destination", path, "source", host))
+		return true;
+	ts_json_array_foreach (devices, i, d) {
+		const char *p = ts_json_get_string(d, "path");
+		const char *dt = ts_json_get_string(d, "type");
+
+		if (p == NULL || strcmp(p, path) != 0)
+			continue;
+		if (t == '\0' || (major == 0 && t != 'p')) {
+			struct stat st;
+
+			/* as fill_from_host() fills it */
+			if (stat(host, &st) < 0)
+				return false;
+			if (t == '\0')
+				t = S_ISCHR(st.st_mode)	   ? 'c'
+				    : S_ISBLK(st.st_mode)  ? 'b'
+				    : S_ISFIFO(st.st_mode) ? 'p'
+							   : '?';
+			if (t != 'p' && major == 0) {
+				major = major(st.st_rdev);
+				minor = minor(st.st_rdev);
+			}
+		}
+		return dt != NULL && dt[0] == t &&
+		       (t == 'p' || (int_member(d, "major", -1) == major &&
+				     int_member(d, "minor", -1) == minor));
+	}
+	return false;
+}
+
 /* Every env name, device node, mount and hook of edits is in config;
  * *checked counts them.  Env is compared by name: a later device may have
  * overridden the value. */
 static bool edits_in(const struct ts_json *config, const struct ts_json *edits, size_t *checked)
 {
 	const struct ts_json *env = ts_json_get_path(config, "process", "env", NULL);
-	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL);
 	const struct ts_json *mounts = ts_json_get(config, "mounts"), *item;
 	const struct ts_json *hooks = ts_json_get(config, "hooks");
 	size_t i;
@@ -732,7 +795,7 @@ static bool edits_in(const struct ts_json *config, const struct ts_json *edits, 
 		(*checked)++;
 	}
 	ts_json_array_foreach (ts_json_get(edits, "deviceNodes"), i, item) {
-		if (!member_in(devices, "path", ts_json_get_string(item, "path"), NULL, NULL))
+		if (!node_in(config, item))
 			return false;
 		(*checked)++;
 	}

@@ -178,8 +178,7 @@ static int live_allocations(const struct ts_json *config, const char *config_pat
  * directory bundle_fd is open on (the same directory by device and inode:
  * the engine's path and the one given here may differ, as /var/run and
  * /run do); NULL when there is none. */
-static const char *own_root(const struct ts_state *state, const char *container_id,
-			    int bundle_fd)
+static const char *own_root(const struct ts_state *state, const char *container_id, int bundle_fd)
 {
 	struct stat here, there;
 

@@ -131,6 +131,13 @@ hostpath_alias() {
 		[.linux.resources.devices[]? | select(.major == 10 and .minor == 200)]]' \
 		"$WORK/b/config.json"
 	assert_output '[[{"destination":"/dev/ts-tun","type":"bind","source":"/dev/net/tun","options":["bind"]}],[],[{"allow":true,"type":"c","major":10,"minor":200,"access":"rwm"}]]'
+	# the bundle run again: the device is found in, nothing doubles
+	# (helper-18: its cgroup rule and hooks were added at every run)
+	cp "$WORK/b/config.json" "$WORK/config.first"
+	run as_user "$TOPOSHIM" --root "$WORK/xdg/runc" "$@" run --bundle "$WORK/b" "$ID-again"
+	[ "$status" -eq 0 ] || { cat "$WORK/xdg/err"; false; }
+	[ "$(cat "$WORK/xdg/out")" = "character special file a:c8" ]
+	cmp "$WORK/config.first" "$WORK/b/config.json"
 }
 
 @test "rootless: runc --rootless, hostPath != path: the node is a bind mount of hostPath" {

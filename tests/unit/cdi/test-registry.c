@@ -701,6 +701,63 @@ static void test_engine_injected_more(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* helper-18: a node is the engine's only when it is what the injection
+ * would leave.  An entry at its path from another host node (podman
+ * --device /dev/full:/dev/x) does not hide it: it is replaced.  In a user
+ * namespace the node is a bind mount of its host path, which a create of
+ * the same bundle again finds: nothing doubles. */
+static void test_engine_injected_node(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_cdi_injection *inj = NULL;
+	cleanup_free char *once = NULL, *twice = NULL;
+	cleanup_json struct ts_json *other = parse(
+		"{\"process\":{\"env\":[\"Z=1\"]},\"linux\":{\"devices\":[{\"path\":\"/dev/"
+		"xz\",\"type\":\"c\",\"major\":1,\"minor\":7}]},\"hooks\":{\"createContainer\":[{"
+		"\"path\":\"/h\"}]}}");
+	cleanup_json struct ts_json *userns =
+		parse("{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}");
+
+	write_file(f->dirs[0], "z.yaml",
+		   "cdiVersion: 0.6.0\nkind: v.com/z\ndevices:\n"
+		   "- {name: z, containerEdits: {env: [Z=1], deviceNodes: [{path: /dev/xz, "
+		   "hostPath: /dev/zero}], hooks: [{hookName: createContainer, path: /h}]}}\n",
+		   0644);
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_inject(reg, other, (const char *const[]){"v.com/z=z"}, 1,
+				       "config.json", &inj, &err),
+			 1);
+	assert_false(inj->devices[0].engine_injected);
+	assert_json(ts_json_get_path(other, "linux", "devices", NULL),
+		    "[{\"path\":\"/dev/xz\",\"type\":\"c\",\"major\":1,\"minor\":5,"
+		    "\"fileMode\":438}]");
+	inj = ts_cdi_injection_free(inj);
+	/* injected so, it is found the next time */
+	assert_int_equal(ts_cdi_inject(reg, other, (const char *const[]){"v.com/z=z"}, 1,
+				       "config.json", &inj, &err),
+			 0);
+	assert_true(inj->devices[0].engine_injected);
+	inj = ts_cdi_injection_free(inj);
+
+	assert_int_equal(ts_cdi_inject(reg, userns, (const char *const[]){"v.com/z=z"}, 1,
+				       "config.json", &inj, &err),
+			 1);
+	inj = ts_cdi_injection_free(inj);
+	once = ser(userns);
+	assert_non_null(strstr(once, "{\"destination\":\"/dev/xz\",\"type\":\"bind\","
+				     "\"source\":\"/dev/zero\",\"options\":[\"bind\"]}"));
+	assert_int_equal(ts_cdi_inject(reg, userns, (const char *const[]){"v.com/z=z"}, 1,
+				       "config.json", &inj, &err),
+			 0);
+	assert_true(inj->devices[0].engine_injected);
+	twice = ser(userns);
+	assert_string_equal(once, twice);
+	ts_cdi_injection_free(inj);
+	ts_cdi_registry_free(reg);
+}
+
 /* Directory rules: non-recursive, exact suffixes, missing dir skipped, bad dir reported. */
 static void test_dir_rules(void **state)
 {
@@ -922,6 +979,8 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_engine_injected, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected_more, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_engine_injected_node, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		 TS_NEEDS_NOTHING},
