@@ -1245,8 +1245,13 @@ static void note_line(const struct ts_state *s, const char *file, const char *ol
 			 * start over rather than grow past the bound */
 			if (ftruncate(fd, 0) < 0)
 				return;
+			st.st_size = 0;
 		}
-		(void)ts_write_all(fd, line, (size_t)len);
+		/* a write the file system cut short (full) leaves no half line
+		 * for the next one to run on (helper-18); under the lock, the
+		 * size at open is still the end of the last whole line */
+		if (ts_write_all(fd, line, (size_t)len) < 0 && ftruncate(fd, st.st_size) < 0)
+			return; /* nothing more to do: best effort */
 		return;
 	}
 }
@@ -1287,7 +1292,9 @@ void ts_state_released_add(const struct ts_state *s, const char *container_id, c
 	fd = open_own_append(s, TS_STATE_RELEASED_FILE, &st);
 	if (fd < 0 || st.st_size + len > (off_t)TS_STATE_NOTES_MAX_BYTES)
 		return;
-	(void)ts_write_all(fd, line, (size_t)len);
+	/* as note_line(): no half line left by a full file system */
+	if (ts_write_all(fd, line, (size_t)len) < 0 && ftruncate(fd, st.st_size) < 0)
+		return; /* best effort: a half line is skipped when read */
 }
 
 int ts_state_released_read(const struct ts_state *s, struct ts_alloc ***ret, size_t *ret_n)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -2376,6 +2377,25 @@ static void test_creates_log(void **state)
 	assert_true(strstr(log, ": container 'a': warning: 1 cpus ignored\n") < second);
 	assert_non_null(strstr(second, ": container 'b': warning: 1 cpus ignored\n"));
 	assert_int_equal(strchr(second, '\n') - log + 1, (ptrdiff_t)strlen(log));
+
+	/* a write cut short (the file system full; here the file size limit,
+	 * whose signal is ignored): no half line is left (helper-18) */
+	{
+		struct rlimit saved, lim;
+		struct sigaction ign = {.sa_handler = SIG_IGN}, old_sa;
+		cleanup_free char *after = NULL;
+
+		assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+		lim = saved;
+		lim.rlim_cur = strlen(log) + 10;
+		assert_int_equal(sigaction(SIGXFSZ, &ign, &old_sa), 0);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+		ts_state_note_create(s, "c", "a warning longer than the ten bytes left");
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+		assert_int_equal(sigaction(SIGXFSZ, &old_sa, NULL), 0);
+		after = read_file_in(f->sdir, "creates.log");
+		assert_string_equal(after, log);
+	}
 }
 
 /* The released file (ts_state_released_add()): lines appended, read back
