@@ -8,6 +8,7 @@
  * the result matches what containerd/CRI-O write after their own injection.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,7 @@ static int64_t opt_int(const struct ts_json *obj, const char *key, int64_t dflt)
 	return x;
 }
 
-static int fill_from_host(struct actx *a, struct node_info *n, size_t index)
+static int fill_from_host(struct actx *a, struct node_info *n, size_t index, dev_t *ret_rdev)
 {
 	struct stat st;
 	char t;
@@ -172,6 +173,7 @@ static int fill_from_host(struct actx *a, struct node_info *n, size_t index)
 				    a->spec_path, a->edits_ptr, index, n->type, n->host_path, t);
 	if (n->file_mode < 0)
 		n->file_mode = st.st_mode & 0777;
+	*ret_rdev = st.st_rdev;
 	if (t != 'p' && n->major == 0) {
 		n->major = major(st.st_rdev);
 		n->minor = minor(st.st_rdev);
@@ -320,16 +322,31 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 	};
 	const char *type = ts_json_get_string(dn, "type");
 	struct ts_json *linux_obj, *devices, *resources, *rules;
+	bool bound;
 	int r;
 
 	if (n.host_path == NULL || n.host_path[0] == '\0')
 		n.host_path = n.path;
 	if (type != NULL)
 		n.type[0] = type[0];
-	if (n.type[0] == '\0' || (n.major == 0 && n.type[0] != 'p')) {
-		r = fill_from_host(a, &n, index);
+	bound = a->bind_devices && strcmp(n.host_path, n.path) != 0;
+	/* bound, the host node itself is what the container gets: it must be
+	 * there, and be what the spec says (helper-18: a missing one failed in
+	 * the runtime; numbers of another gave a cgroup rule for another) */
+	if (bound || n.type[0] == '\0' || (n.major == 0 && n.type[0] != 'p')) {
+		dev_t rdev = 0;
+
+		r = fill_from_host(a, &n, index, &rdev);
 		if (r < 0)
 			return r;
+		if (bound && n.type[0] != 'p' &&
+		    (n.major != (int64_t)major(rdev) || n.minor != (int64_t)minor(rdev)))
+			return ts_error_set(a->err, 0,
+					    "%s: '%s/deviceNodes/%zu': %" PRId64 ":%" PRId64
+					    " but host device '%s' is %u:%u, which a user "
+					    "namespace binds as it is",
+					    a->spec_path, a->edits_ptr, index, n.major, n.minor,
+					    n.host_path, major(rdev), minor(rdev));
 	}
 	/* the container's user owns the node unless the spec says otherwise */
 	if (n.uid < 0 && opt_int(user, "uid", 0) > 0)
@@ -339,7 +356,7 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 	linux_obj = ensure(a, a->config, "linux", TS_JSON_OBJECT, "/linux");
 	if (linux_obj == NULL)
 		return ts_error_code(*a->err);
-	if (a->bind_devices && strcmp(n.host_path, n.path) != 0) {
+	if (bound) {
 		r = put_device_mount(a, &n);
 		if (r < 0)
 			return r;

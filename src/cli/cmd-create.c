@@ -298,11 +298,15 @@ static int read_request(struct ts_oci_bundle *b, const struct ts_cli_args *args,
 	for (size_t i = 0; i < injected->n_devices; i++)
 		for (size_t j = 0; j < injected->devices[i].n_nodes; j++) {
 			const char *path = injected->devices[i].nodes[j].host_path;
+			struct stat st;
 
-			if (access(path, F_OK) == 0)
+			/* (helper-18: a regular file there, which a spec with
+			 * numbers never has CDI stat, failed the create) */
+			if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
 				paths[n++] = path;
 			else
-				ts_log(TS_LOG_DEBUG, "device '%s' is not on the host: no NUMA hint",
+				ts_log(TS_LOG_DEBUG,
+				       "device '%s' is no device node on the host: no NUMA hint",
 				       path);
 		}
 	return ts_placement_request_add_devices(ret, &roots, paths, n, err);

@@ -75,6 +75,27 @@ teardown() {
 	[ "$output" = 1 ]
 }
 
+# helper-18: a node whose spec gives its numbers is made with them (CDI
+# never stats its host path); a regular file at that path failed the
+# create in the NUMA hint ("not a device node").
+@test "runc: a node with numbers whose hostPath is no device node is made from the numbers" {
+	cat >>"$WORK/cdi/test.yaml" <<SPEC
+  - name: numbered
+    containerEdits:
+      deviceNodes:
+        - path: /dev/xnull
+          hostPath: $WORK/mounted.txt
+          type: c
+          major: 1
+          minor: 3
+SPEC
+	make_bundle "$WORK/b" '["stat","-c","%F %t:%T","/dev/xnull"]'
+	set_annotation "$WORK/b" cdi.k8s.io/test toposhim.test/dev=numbered
+	run "$TOPOSHIM" run --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "character special file 1:3" ]
+}
+
 @test "runc: an unknown device fails the create and leaves config.json byte-identical" {
 	make_bundle "$WORK/b" '["true"]'
 	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=zero,toposhim.test/dev=nope"

@@ -116,6 +116,21 @@ static const struct edit_row {
 	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}],\"devices\":[{\"path\":\"/dev/"
 	 "null\",\"type\":\"c\",\"major\":1,\"minor\":3,\"fileMode\":438}]}}",
 	 0},
+	{"user namespace, hostPath missing though numbers are given: refused here, not in the "
+	 "runtime",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"hostPath\":\"/dev/does-not-exist\","
+	 "\"type\":\"c\",\"major\":10,\"minor\":200}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device "
+	 "'/dev/does-not-exist'",
+	 -ENOENT},
+	{"user namespace, numbers that are not the host node's",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"hostPath\":\"/dev/zero\",\"type\":\"c\","
+	 "\"major\":1,\"minor\":3}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': 1:3 but host device '/dev/zero' is "
+	 "1:5, which a user namespace binds as it is",
+	 -EINVAL},
 	{"user namespace, wrong /mounts type",
 	 "{\"mounts\":{},\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
 	 "{\"deviceNodes\":[{\"path\":\"/dev/xzero\",\"hostPath\":\"/dev/zero\"}]}",
