@@ -338,6 +338,36 @@ static struct ts_json *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 }
 
+/*
+ * libyaml's reader (encoding, control characters) gives a byte offset, not
+ * a mark (helper-18: a control character on line 3 was "line 1 column
+ * 1"): the line and column (in bytes) are counted here, and the offending
+ * value named as a code point, or as a byte where the UTF-8 is invalid.
+ */
+static int reader_error(const yaml_parser_t *parser, const char *buf, size_t len, const char *name,
+			struct ts_error **err)
+{
+	size_t off = parser->problem_offset < len ? parser->problem_offset : len;
+	size_t line = 1, col = 1;
+	const char *problem = parser->problem != NULL ? parser->problem : "invalid YAML";
+	char value[24] = "";
+
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	if (parser->problem_value >= 0 && strstr(problem, "octet") != NULL)
+		snprintf(value, sizeof(value), " (byte 0x%02X)", (unsigned)parser->problem_value);
+	else if (parser->problem_value >= 0)
+		snprintf(value, sizeof(value), " (U+%04X)", (unsigned)parser->problem_value);
+	return ts_error_set(err, 0, "%s: line %zu column %zu: %s%s", name, line, col, problem,
+			    value);
+}
+
 int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_json **ret,
 		      struct ts_error **err)
 {
@@ -356,6 +386,8 @@ int ts_cdi_yaml_parse(const char *buf, size_t len, const char *name, struct ts_j
 	if (!yaml_parser_load(parser, &doc_storage)) {
 		if (parser->error == YAML_MEMORY_ERROR)
 			return ts_error_set(err, ENOMEM, "out of memory");
+		if (parser->error == YAML_READER_ERROR)
+			return reader_error(parser, buf, len, name, err);
 		return ts_error_set(err, 0, "%s: line %zu column %zu: %s%s%s", name,
 				    parser->problem_mark.line + 1, parser->problem_mark.column + 1,
 				    parser->problem ? parser->problem : "invalid YAML",

@@ -328,6 +328,20 @@ static void test_nul_in_scalar(void **state)
 		     "line 4 column 36: NUL character in a string");
 }
 
+/* libyaml's reader errors name where they are (helper-18: a control
+ * character on line 3 was "line 1 column 1") and what. */
+static void test_reader_errors(void **state)
+{
+	static const char ctl[] = "cdiVersion: \"0.6.0\"\nkind: vendor.com/dev\nde\avices: []\n";
+	static const char utf8[] = "cdiVersion: \"0.6.0\"\nkind: v\xff\n";
+
+	(void)state;
+	parse_expect(ctl, sizeof(ctl) - 1, "ctl.yaml",
+		     "line 3 column 3: control characters are not allowed (U+0007)");
+	parse_expect(utf8, sizeof(utf8) - 1, "utf8.yaml",
+		     "line 2 column 8: invalid leading UTF-8 octet (byte 0xFF)");
+}
+
 /* Plain scalars resolve as go-yaml v2 resolves them; a float beyond a
  * double's range stays a string (it was written to JSON as "inf", and the
  * fuzzer's round trip read it back as a string: "20e0650"). */
@@ -411,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_60000_keys_json),
 		cmocka_unit_test(test_many_devices_and_net_devices),
 		cmocka_unit_test(test_nul_in_scalar),
+		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_plain_scalars),
 		cmocka_unit_test(test_serialize),
 	};
