@@ -444,7 +444,7 @@ static bool ts_log_hold(enum ts_log_level level, const char *msg, time_t now)
 #define TS_LOG_KEPT_MAX 32
 static bool ts_log_keeping;
 static char *ts_log_kept[TS_LOG_KEPT_MAX + 1];
-static size_t ts_log_n_kept;
+static size_t ts_log_n_kept, ts_log_n_dropped;
 
 void ts_log_keep_warnings(bool on)
 {
@@ -457,14 +457,20 @@ char **ts_log_take_warnings(void)
 
 	if (ts_log_n_kept == 0)
 		return NULL;
-	v = calloc(ts_log_n_kept + 1, sizeof(*v));
-	if (v != NULL)
+	v = calloc(ts_log_n_kept + 2, sizeof(*v));
+	if (v != NULL) {
 		memcpy(v, ts_log_kept, ts_log_n_kept * sizeof(*v));
-	else
+		if (ts_log_n_dropped > 0 &&
+		    asprintf(&v[ts_log_n_kept], "and %zu more warnings, not kept",
+			     ts_log_n_dropped) < 0)
+			v[ts_log_n_kept] = NULL;
+	} else {
 		for (size_t i = 0; i < ts_log_n_kept; i++)
 			free(ts_log_kept[i]);
+	}
 	memset(ts_log_kept, 0, sizeof(ts_log_kept));
 	ts_log_n_kept = 0;
+	ts_log_n_dropped = 0;
 	return v;
 }
 
@@ -472,9 +478,12 @@ static void ts_log_keep(enum ts_log_level level, const char *msg)
 {
 	char *copy;
 
-	if (!ts_log_keeping || level != TS_LOG_WARNING || msg == NULL ||
-	    ts_log_n_kept >= TS_LOG_KEPT_MAX)
+	if (!ts_log_keeping || level != TS_LOG_WARNING || msg == NULL)
 		return;
+	if (ts_log_n_kept >= TS_LOG_KEPT_MAX) {
+		ts_log_n_dropped++;
+		return;
+	}
 	copy = strdup(msg);
 	if (copy != NULL)
 		ts_log_kept[ts_log_n_kept++] = copy;

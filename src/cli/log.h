@@ -177,12 +177,13 @@ void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)
  * Start (true) or stop (false) keeping a copy of the message of every
  * ts_log() at level warning, whatever the log level lets through: a create
  * keeps its warnings for <state dir>/creates.log (ts_state_note_create()).
- * At most 32 are kept; later ones are not.
+ * At most 32 are kept; later ones are counted.
  */
 void ts_log_keep_warnings(bool on);
 
 /**
- * The warnings kept so far, oldest first, and forget them.
+ * The warnings kept so far, oldest first, then "and N more warnings, not
+ * kept" when more came, and forget them.
  * @return a NULL-terminated array the caller frees (ts_strv_freep()); NULL
  *         when none were kept, or out of memory (they are then dropped).
  */
