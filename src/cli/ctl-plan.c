@@ -59,6 +59,12 @@ static int load_config(const char *explicit_path, struct ts_json **ret, const ch
 	return ts_json_parse(buf, len, path, ret, err);
 }
 
+/* "-" for an empty list, as alloc list prints it */
+static const char *or_dash(const char *s)
+{
+	return s != NULL && s[0] != '\0' ? s : "-";
+}
+
 static void print_text(const struct ts_json *plan, const char *bundle, const char *source)
 {
 	struct ts_json *e;
@@ -68,8 +74,8 @@ static void print_text(const struct ts_json *plan, const char *bundle, const cha
 	printf("topology: %s\n", source);
 	printf("class: %s\n", ts_json_get_string(plan, "class"));
 	printf("pool: %s\n", ts_json_get_string(plan, "pool"));
-	printf("cpus: %s\n", ts_json_get_string(plan, "cpus"));
-	printf("mems: %s\n", ts_json_get_string(plan, "mems"));
+	printf("cpus: %s\n", or_dash(ts_json_get_string(plan, "cpus")));
+	printf("mems: %s\n", or_dash(ts_json_get_string(plan, "mems")));
 	printf("shared pool after: %s\n", ts_json_get_string(plan, "shared_pool"));
 	printf("why:\n");
 	ts_json_array_foreach (ts_json_get_array(plan, "reasons"), i, e) {
@@ -239,8 +245,17 @@ static int plan(const struct plan_args *a, struct ts_error **err)
 	 * its container's own record is what a create again would find
 	 * (helper-17: plan reported a running container pinned on its own cpus
 	 * and overlapping itself). */
-	if (r >= 0)
+	if (r >= 0) {
 		has_earlier = ts_state_placement_read(bundle->bundle_fd, ".", &earlier) == 1;
+		/* (one there that is not toposhim's, or damaged: said, as the
+		 * plan then takes what config.json holds for a request) */
+		if (!has_earlier && faccessat(bundle->bundle_fd, TS_STATE_PLACEMENT_FILE, F_OK,
+					      AT_SYMLINK_NOFOLLOW) == 0)
+			fprintf(stderr,
+				"toposhimctl: plan: warning: %s/%s: not a placement file toposhim "
+				"wrote, ignoring\n",
+				bundle->bundle_dir, TS_STATE_PLACEMENT_FILE);
+	}
 	if (has_earlier) {
 		r = ts_pools_forget_earlier_class(bundle->config, bundle->config_path, &earlier,
 						  err);

@@ -461,6 +461,14 @@ why:
 	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit-link" --id "$ID-crit"
 	[ "$status" -eq 0 ] || { echo "plan --id own: $status $output"; false; }
 	[ "${lines[8]}" = "  - existing allocation of '$ID-crit' kept" ] || { echo "plan --id own: $output"; false; }
+	# a placement file toposhim did not write is said, not silently read
+	# as none (helper-18)
+	cp "$WORK/crit/toposhim-placement.json" "$WORK/placement.saved"
+	echo garbage >"$WORK/crit/toposhim-placement.json"
+	run --separate-stderr "$TOPOSHIMCTL" plan --bundle "$WORK/crit"
+	[ "$stderr" = "toposhimctl: plan: warning: $WORK/crit/toposhim-placement.json: not a placement file toposhim wrote, ignoring" ] ||
+		{ echo "stderr: $stderr"; false; }
+	cp "$WORK/placement.saved" "$WORK/crit/toposhim-placement.json"
 	run "$TOPOSHIMCTL" plan --bundle "$WORK/crit" --id second
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhimctl: plan: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ] || { echo "plan --id: $output"; false; }
