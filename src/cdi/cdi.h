@@ -51,7 +51,10 @@
  *    or another device.  Its cgroup rule stays; its fileMode, uid and gid
  *    cannot apply to a bind mount (the host node's show).  The reference
  *    leaves the linux.devices entry, and the container gets the wrong node
- *    or fails to start.
+ *    or fails to start.  Such a node must be its host node (a missing one,
+ *    or other numbers than the spec's, is refused), and not at a path the
+ *    runtime makes itself (/dev/null, zero, full, tty, random, urandom:
+ *    it binds the host's own over it).
  *
  * Ownership: a registry owns its specs; every pointer it hands out is
  * borrowed and valid until ts_cdi_registry_free().  Nothing here prints,

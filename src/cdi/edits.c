@@ -306,6 +306,20 @@ static int add_host_node(struct actx *a, const struct node_info *n, struct ts_cd
 	return 0;
 }
 
+/* The nodes runc and crun give every container (runc's specconv
+ * AllowedDevices, crun's needed_devs): /dev/null, zero, full, tty,
+ * random, urandom. */
+static bool one_of_runtime_nodes(const char *path)
+{
+	static const char *const nodes[] = {"/dev/null", "/dev/zero",	"/dev/full",
+					    "/dev/tty",	 "/dev/random", "/dev/urandom"};
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		if (strcmp(path, nodes[i]) == 0)
+			return true;
+	return false;
+}
+
 static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t index,
 			     struct ts_cdi_host_node **nodes, size_t *n_nodes)
 {
@@ -330,6 +344,16 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 	if (type != NULL)
 		n.type[0] = type[0];
 	bound = a->bind_devices && strcmp(n.host_path, n.path) != 0;
+	/* runc and crun make these nodes after the mounts, in a user
+	 * namespace by binding the host's own over whatever is there
+	 * (helper-18: /dev/null from /dev/zero came out 1:3) */
+	if (bound && one_of_runtime_nodes(n.path))
+		return ts_error_set(
+			a->err, 0,
+			"%s: '%s/deviceNodes/%zu/path': '%s' is a node the runtime makes "
+			"itself: in a user namespace it binds the host's '%s' over this "
+			"one from '%s'",
+			a->spec_path, a->edits_ptr, index, n.path, n.path, n.host_path);
 	/* bound, the host node itself is what the container gets: it must be
 	 * there, and be what the spec says (helper-18: a missing one failed in
 	 * the runtime; numbers of another gave a cgroup rule for another) */

@@ -131,6 +131,13 @@ static const struct edit_row {
 	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': 1:3 but host device '/dev/zero' is "
 	 "1:5, which a user namespace binds as it is",
 	 -EINVAL},
+	{"user namespace, a node the runtime makes itself: refused",
+	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
+	 "{\"deviceNodes\":[{\"path\":\"/dev/null\",\"hostPath\":\"/dev/zero\"}]}",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0/path': '/dev/null' is a node the "
+	 "runtime makes itself: in a user namespace it binds the host's '/dev/null' over this one "
+	 "from '/dev/zero'",
+	 -EINVAL},
 	{"user namespace, wrong /mounts type",
 	 "{\"mounts\":{},\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
 	 "{\"deviceNodes\":[{\"path\":\"/dev/xzero\",\"hostPath\":\"/dev/zero\"}]}",
