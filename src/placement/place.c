@@ -849,8 +849,17 @@ static int place_pooled(struct placer *p, hwloc_const_bitmap_t pool, hwloc_bitma
 	}
 	if (hwloc_bitmap_iszero(cpus)) {
 		hwloc_bitmap_free(cpus);
+		/* no class asked for: no annotation to name (helper-19) */
+		if (p->req->class_field == NULL)
+			return ts_error_set_plain(
+				err, ENOSPC,
+				"%s: the %s pool of class '%s' (no class requested) is empty: "
+				"'/placement/reserved' of the toposhim config and the exclusive "
+				"cpus "
+				"held leave it none",
+				p->file, ts_placement_pool_to_string(p->cls->pool), p->cls->name);
 		return ts_error_set_plain(err, ENOSPC, "%s: '%s': the %s pool is empty", p->file,
-					  FIELD(p->req, class_field, "class"),
+					  p->req->class_field,
 					  ts_placement_pool_to_string(p->cls->pool));
 	}
 	reason(p, "%s pool: cpus %s", ts_placement_pool_to_string(p->cls->pool),

@@ -987,6 +987,39 @@ static void test_hybrid(void **state)
 	ts_placement_config_release(&cfg);
 }
 
+/* An empty shared pool for a container that asked for no class names the
+ * config's reserved cpus, not an annotation it does not have (helper-19). */
+static void test_empty_shared_pool(void **state)
+{
+	cleanup_topology struct ts_topology *topo = fixture_load(T1);
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_placement_config cfg;
+	struct ts_placement_request req;
+	struct ts_placement_result res = {0};
+	cleanup_free char *msg = NULL;
+
+	(void)state;
+	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
+	cfg.reserved_cpus = fixture_set("0-7");
+	cfg.shared_may_use_reserved = false;
+	request(&req, "p", "standard", 0);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	msg = ts_error_format(err);
+	assert_string_equal(msg,
+			    "config.json: the shared pool of class 'standard' (no class "
+			    "requested) is empty: '/placement/reserved' of the toposhim config "
+			    "and the exclusive cpus held leave it none");
+	ts_error_clear(&err);
+	free(msg);
+	req.class_field = strdup("/annotations/toposhim.io~1class");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	msg = ts_error_format(err);
+	assert_string_equal(
+		msg, "config.json: '/annotations/toposhim.io~1class': the shared pool is empty");
+	ts_placement_request_release(&req);
+	ts_placement_config_release(&cfg);
+}
+
 static void test_pinned_and_classes(void **state)
 {
 	cleanup_topology struct ts_topology *topo = fixture_load(T1);
@@ -1666,6 +1699,7 @@ int main(void)
 		cmocka_unit_test(test_hybrid_own),
 		cmocka_unit_test(test_own_placements),
 		cmocka_unit_test(test_pinned_and_classes),
+		cmocka_unit_test(test_empty_shared_pool),
 		/* the shared corpus: real machines (skipped without it) */
 		cmocka_unit_test(test_memory_tiers),
 		cmocka_unit_test(test_gpu_memory_nodes),
