@@ -902,6 +902,9 @@ static int save_placement(const struct ts_cli_args *args, const struct ts_oci_bu
 		p.resources_written = rv->resources_written; /* borrowed */
 		r = ts_state_placement_write(b->bundle_fd, &p, err);
 		p.resources_written = NULL;
+		/* which bundle (helper-19: an immutable one was not named) */
+		if (r < 0)
+			r = ts_error_prefix(err, "%s", b->bundle_dir);
 	}
 	ts_state_placement_release(&p);
 	return r;
@@ -921,8 +924,8 @@ static int save_devices(const struct ts_cli_args *args, const struct ts_oci_bund
 	p.devices = strdup(devices);
 	if (p.container_id == NULL || p.devices == NULL)
 		r = ts_error_set(err, ENOMEM, "%s", TS_STATE_PLACEMENT_FILE);
-	else
-		r = ts_state_placement_write(b->bundle_fd, &p, err);
+	else if ((r = ts_state_placement_write(b->bundle_fd, &p, err)) < 0)
+		r = ts_error_prefix(err, "%s", b->bundle_dir);
 	ts_state_placement_release(&p);
 	return r;
 }

@@ -23,6 +23,7 @@ JSON
 }
 
 teardown() {
+	[ ! -d "$WORK/b" ] || chattr -i "$WORK/b" 2>/dev/null || true
 	rm -rf "$WORK"
 }
 
@@ -64,6 +65,19 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/nope" "$ID"
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhim: bundle '$WORK/nope': cannot open: No such file or directory" ]
+	[ ! -e "$WORK/fake.argv" ]
+}
+
+# helper-19: the placement file's error did not name the bundle
+@test "create: a bundle where no file can be made is named, config.json untouched" {
+	require_root
+	chattr +i "$WORK/b" 2>/dev/null || skip "no chattr +i on $(stat -f -c %T "$WORK")"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	chattr -i "$WORK/b"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "toposhim: $WORK/b: toposhim-placement.json: cannot create temporary file '.toposhim-placement.json.tmp."*"': Operation not permitted" ]] ||
+		fail "output: $output"
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }
 
