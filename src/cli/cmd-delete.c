@@ -168,9 +168,13 @@ void ts_cmd_delete(int argc, char **argv, const struct ts_cli_args *args,
 	}
 	ts_pools_release(&pools);
 out:
-	if (r < 0)
+	if (r < 0) {
+		/* with the errno (helper-19: a full state dir said no why) */
+		cleanup_free char *msg = ts_error_format(err);
+
 		ts_log(TS_LOG_WARNING, "delete '%s': cannot release the allocation: %s, ignoring",
-		       id, err->msg);
+		       id, msg != NULL ? msg : err->msg);
+	}
 	return;
 unusable:
 	/* as for a config that does not parse (main.c): nothing is released

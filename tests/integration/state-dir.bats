@@ -29,6 +29,7 @@ JSON
 
 teardown() {
 	cd / || return
+	! mountpoint -q "$WORK/full" 2>/dev/null || umount "$WORK/full"
 	rm -rf "$WORK"
 }
 
@@ -172,4 +173,19 @@ hook() {
 	[ "$status" -ne 99 ] || fail "the read-only remount worked once, then not"
 	[ "$status" -eq 0 ]
 	[ "$(jq -c 'map({container_id, class})' <<<"$output")" = '[{"container_id":"'"$ID"'","class":"standard"}]' ]
+}
+
+# helper-19: a delete on a full state dir said "cannot replace" and not why
+@test "state dir: a delete that cannot write the store for a full file system says so" {
+	require_root
+	mkdir "$WORK/full"
+	mount -t tmpfs -o size=256k tmpfs "$WORK/full" || skip "cannot mount a tmpfs here"
+	export TOPOSHIM_STATE_DIR="$WORK/full/state"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 0 ] || { echo "create: $output"; false; }
+	dd if=/dev/zero of="$WORK/full/fill" bs=4k 2>/dev/null || true
+	run "$TOPOSHIM" delete "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "toposhim: warning: delete '$ID': cannot release the allocation: $WORK/full/state: allocations.json: cannot replace: No space left on device, ignoring" ] ||
+		{ echo "delete: $output"; false; }
 }
