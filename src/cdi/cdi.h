@@ -19,7 +19,10 @@
  *  - unknown keys and duplicate keys reject a spec file; annotation keys and
  *    the annotations' total size (256 KiB) are validated (k8s rules);
  *  - paths of device nodes and hooks, and mount containerPaths, must be
- *    absolute; hook timeouts must be > 0; fileMode must fit in 07777;
+ *    absolute, and the container paths hold no ".." component (the runtime
+ *    resolves one inside the rootfs: a node at "/dev/../etc/passwd" lands on
+ *    the image's /etc/passwd); hook timeouts must be > 0; fileMode must fit
+ *    in 07777;
  *  - a host device node that is a symlink (e.g. /dev/dri/by-path/...) is
  *    resolved with stat(2), not rejected as "not a device node": operators
  *    point specs at the stable by-path/by-id names;

@@ -263,6 +263,28 @@ static int path_member(struct vctx *c, const struct ts_json *obj, const char *ke
 	return r;
 }
 
+/* Absolute path in the container, without a ".." component: runc and crun
+ * resolve one inside the rootfs, so "/dev/../etc/passwd" made a device
+ * node at the image's /etc/passwd, left on its disk (helper-19). */
+static int container_path_member(struct vctx *c, const struct ts_json *obj, const char *key,
+				 const char **ret)
+{
+	int r = path_member(c, obj, key, true, ret);
+	size_t old;
+
+	if (r < 0 || *ret == NULL)
+		return r;
+	for (const char *p = *ret; (p = strstr(p, "..")) != NULL; p += 2) {
+		if (p[-1] == '/' && (p[2] == '/' || p[2] == '\0')) {
+			old = ts_cdi_ptr_push(&c->ptr, key);
+			r = fail(c, "'..' in container path '%s'", *ret);
+			ts_cdi_ptr_pop(&c->ptr, old);
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* Integer member in [min, max]. @return 1 present, 0 absent, <0 error. */
 static int int_member(struct vctx *c, const struct ts_json *obj, const char *key, int64_t min,
 		      int64_t max, int64_t *ret)
@@ -364,7 +386,7 @@ static int validate_device_node(struct vctx *c, struct ts_json *dn)
 
 	r = check_object(c, dn, keys);
 	if (r >= 0)
-		r = path_member(c, dn, "path", true, &s);
+		r = container_path_member(c, dn, "path", &s);
 	if (r >= 0)
 		r = path_member(c, dn, "hostPath", false, &s);
 	if (r >= 0 && s != NULL) {
@@ -428,7 +450,7 @@ static int validate_mount(struct vctx *c, struct ts_json *m)
 	if (r >= 0)
 		r = string_member(c, m, "hostPath", true, &s);
 	if (r >= 0)
-		r = path_member(c, m, "containerPath", true, &s);
+		r = container_path_member(c, m, "containerPath", &s);
 	if (r >= 0)
 		r = strv_member(c, m, "options", NULL);
 	if (r >= 0)

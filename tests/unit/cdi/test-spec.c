@@ -183,6 +183,20 @@ static const struct doc_row {
 	 "{name: b, containerEdits: {env: [A=1]}}, {name: c, containerEdits: {deviceNodes: [{path: "
 	 "dev/x0}]}}]\n",
 	 "'/devices/2/containerEdits/deviceNodes/0/path': not absolute 'dev/x0'"},
+	{"dotdot-node.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
+	 "[{path: /dev/../etc/passwd, hostPath: /dev/null}]}}]\n",
+	 "'/devices/0/containerEdits/deviceNodes/0/path': '..' in container path "
+	 "'/dev/../etc/passwd'"},
+	{"dotdot-mount.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {mounts: "
+	 "[{hostPath: /a, containerPath: /x/..}]}}]\n",
+	 "'/devices/0/containerEdits/mounts/0/containerPath': '..' in container path '/x/..'"},
+	/* a name with dots in it is no ".." component */
+	{"dots-in-names.yaml",
+	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {mounts: "
+	 "[{hostPath: /a, containerPath: /x/..y/z../..., options: [bind]}]}}]\n",
+	 NULL},
 	{"bad-perms.yaml",
 	 "cdiVersion: 0.3.0\nkind: a.com/b\ndevices: [{name: a, containerEdits: {deviceNodes: "
 	 "[{path: /dev/x, permissions: rwx}]}}]\n",
