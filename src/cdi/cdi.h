@@ -436,7 +436,10 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
  *         registry's problems) "...; ignored: <problem>" and " (and N
  *         more)", the problem of the first ignored file whose "kind" is
  *         that of the first unresolved name (the file is read again on
- *         this path), else the first problem; "... (<name> is defined by
+ *         this path), else the first problem; for a file not readable by
+ *         all, "<path>: not shown (a file not readable by all, mode 0600:
+ *         `toposhimctl cdi list` shows why)" instead (the line reaches a
+ *         pod's events; a problem may quote the file); "... (<name> is defined by
  *         N spec files of the same dir: <path>, <path>)" when the first
  *         unresolved name is one that several files define (a conflict,
  *         not a missing device); "... (no spec dir)" when reg

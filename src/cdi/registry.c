@@ -1012,6 +1012,37 @@ static const char *problem_to_name(const struct ts_cdi_registry *reg, const char
 	return reg->problems[0];
 }
 
+/*
+ * The create's error goes where the engine shows it: a Kubernetes pod's
+ * events, which every user who may create pods there reads.  A problem
+ * found in a spec file may quote it (a key, a value: helper-19 saw a
+ * symlink in a spec dir to a root-only file give "unknown key
+ * 'db_password'"), so for a file that is not readable by all the line
+ * names only the file: *ret is that replacement, or NULL to show problem
+ * as it is.  @return 0; -ENOMEM.
+ */
+static int hide_problem(const struct ts_cdi_registry *reg, const char *problem, char **ret)
+{
+	*ret = NULL;
+	for (size_t i = 0; i < reg->n_scanned; i++) {
+		const struct ts_cdi_scanned *rec = &reg->scanned[i];
+		struct stat st;
+
+		if (rec->problem == NULL || strcmp(rec->problem, problem) != 0)
+			continue;
+		if (stat(rec->path, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IROTH))
+			return 0;
+		return asprintf(
+			       ret,
+			       "%s: not shown (a file not readable by all, mode %04o: `toposhimctl "
+			       "cdi list` shows why)",
+			       rec->path, (unsigned)(st.st_mode & 07777)) < 0
+			       ? -ENOMEM
+			       : 0;
+	}
+	return 0;
+}
+
 /* The spec files that define qualified_name in conflict (the problems of
  * CONFLICT_FMT that name it), comma-joined into *ret.  @return 0; -ENOMEM. */
 static int conflict_files(const struct ts_cdi_registry *reg, const char *qualified_name, char **ret,
@@ -1087,11 +1118,18 @@ static int check_resolvable(const struct ts_cdi_registry *reg, const char *const
 				paths);
 	}
 	if (reg != NULL && reg->n_problems > 0) {
+		cleanup_free char *shown = NULL;
 		const char *named = problem_to_name(reg, names[first]);
-		int r = named == NULL	      ? -1
-			: reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
-							 named, reg->n_problems - 1)
-					      : asprintf(&ignored, "; ignored: %s", named);
+		int r;
+
+		if (named != NULL && hide_problem(reg, named, &shown) < 0)
+			return ts_error_set(err, ENOMEM, "out of memory");
+		if (shown != NULL)
+			named = shown;
+		r = named == NULL	  ? -1
+		    : reg->n_problems > 1 ? asprintf(&ignored, "; ignored: %s (and %zu more)",
+						     named, reg->n_problems - 1)
+					  : asprintf(&ignored, "; ignored: %s", named);
 
 		if (r < 0)
 			return ts_error_set(err, ENOMEM, "out of memory");

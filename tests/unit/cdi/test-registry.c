@@ -529,6 +529,54 @@ static void test_unresolvable_names_the_kind_file(void **state)
 	ts_cdi_registry_free(reg);
 }
 
+/* The create's error reaches a pod's events: a problem of a spec file not
+ * readable by all, which may quote it, names only the file there
+ * (helper-19: a spec-dir symlink to a root-only file showed its first
+ * key).  The registry itself keeps the whole problem. */
+static void test_unresolvable_hides_unreadable(void **state)
+{
+	struct fixture *f = *state;
+	struct ts_cdi_registry *reg;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *ignored = NULL, *path = NULL;
+	cleanup_json struct ts_json *config =
+		parse("{\"annotations\":{\"cdi.k8s.io/a\":\"v.com/c=x\"}}");
+
+	write_file(f->dirs[0], "s.yaml", "cdiVersion: 0.3.0\nkind: v.com/c\ndb_password: hunter2\n",
+		   0600);
+	assert_true(asprintf(&path, "%s/s.yaml", f->dirs[0]) > 0);
+	assert_int_equal(chmod(path, 0600), 0);
+	reg = load(f, false);
+	assert_int_equal(n_problems(reg), 1);
+	{
+		const char *const *msgs = NULL;
+
+		assert_int_equal(ts_cdi_registry_problems(reg, &msgs), 1);
+		assert_non_null(strstr(msgs[0], "unknown key 'db_password'"));
+	}
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_true(asprintf(&ignored,
+			     "; ignored: %s: not shown (a file not readable by all, mode 0600: "
+			     "`toposhimctl cdi list` shows why)",
+			     path) > 0);
+	assert_string_equal(err->msg,
+			    msg_with_dirs(f,
+					  "config.json: '/annotations/cdi.k8s.io~1a': unresolvable "
+					  "CDI devices v.com/c=x",
+					  "it", ignored));
+	assert_null(strstr(err->msg, "db_password"));
+	ts_error_clear(&err);
+	ts_cdi_registry_free(reg);
+	/* readable by all: nothing to hide */
+	assert_int_equal(chmod(path, 0644), 0);
+	reg = load(f, false);
+	assert_int_equal(ts_cdi_inject_requested(reg, config, "config.json", false, NULL, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err->msg, "unknown key 'db_password'"));
+	ts_cdi_registry_free(reg);
+}
+
 /* A device two files of one dir define is unresolvable for that reason,
  * named with the files (helper-9: "no spec file defines it", then the
  * problem of an unrelated broken file). */
@@ -981,6 +1029,9 @@ int main(void)
 		{cmocka_unit_test_setup_teardown(test_engine_injected_more, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_engine_injected_node, setup, teardown),
+		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test_setup_teardown(test_unresolvable_hides_unreadable, setup,
+						 teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_dir_rules, setup, teardown),
 		 TS_NEEDS_NOTHING},
