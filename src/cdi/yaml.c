@@ -215,7 +215,14 @@ static struct ts_json *resolve_plain(const char *text)
 		 * JSON has no spelling for inf (underflow gives 0, as there) */
 		if (!isfinite(d))
 			return ts_json_new_string(text);
-		snprintf(num, sizeof(num), "%.17g", d);
+		/* the shortest spelling that reads back the same ("0.6",
+		 * not "0.59999999999999998": helper-19 saw the latter in a
+		 * message) */
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(num, sizeof(num), "%.*g", prec, d);
+			if (strtod(num, NULL) == d)
+				break;
+		}
 		return ts_json_new_number_raw(num);
 	}
 	return ts_json_new_string(text);

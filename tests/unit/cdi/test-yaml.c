@@ -348,9 +348,10 @@ static void test_reader_errors(void **state)
 static void test_plain_scalars(void **state)
 {
 	static const char yaml[] = "[20e0650, -1e999, 1e-999, 1e3, .5, 0x10, 0o17, 017, 1_000, "
-				   "~, yes, Off, 1.2.3, 0x, 18446744073709551616]\n";
-	static const char want[] = "[\"20e0650\", \"-1e999\", 0, 1000, 0.5, 16, 15, 15, 1000, "
-				   "null, true, false, \"1.2.3\", \"0x\", 1.8446744073709552e+19]";
+				   "~, yes, Off, 1.2.3, 0x, 18446744073709551616, 0.6]\n";
+	static const char want[] =
+		"[\"20e0650\", \"-1e999\", 0, 1000, 0.5, 16, 15, 15, 1000, "
+		"null, true, false, \"1.2.3\", \"0x\", 1.8446744073709552e+19, 0.6]";
 	cleanup_json struct ts_json *got = NULL, *exp = NULL;
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *text = NULL;
@@ -362,6 +363,8 @@ static void test_plain_scalars(void **state)
 	assert_int_equal(ts_json_serialize(got, false, &text, NULL, &err), 0);
 	if (!ts_json_equal(got, exp))
 		fail_msg("got %s", text);
+	/* the shortest spelling (helper-19: 0.6 read "0.59999999999999998") */
+	assert_non_null(strstr(text, ",0.6]"));
 }
 
 /* ts_cdi_yaml_serialize(): the exact text of a small document, and every
