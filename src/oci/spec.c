@@ -134,7 +134,7 @@ static int number_error(struct field f, const struct ts_json *j, int r, struct t
 	if (ptr == NULL)
 		return ts_error_set(err, ENOMEM, "cannot describe a number error");
 	if (r == -ERANGE)
-		return ts_error_set(err, ERANGE, "'%s': out of range '%s'", ptr, j->u.number);
+		return ts_error_set_plain(err, ERANGE, "'%s': out of range '%s'", ptr, j->u.number);
 	return ts_error_set(err, 0, "'%s': not an integer '%s'", ptr, j->u.number);
 }
 

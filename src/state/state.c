@@ -182,12 +182,12 @@ static int check_state_dir(int dir_fd, const char *dir, struct ts_error **err)
 	if (fstat(dir_fd, &st) < 0)
 		return ts_error_set(err, errno, "%s: cannot stat state directory", dir);
 	if (st.st_uid != geteuid())
-		return ts_error_set(err, EPERM, "%s: state directory owned by uid %u, not %u", dir,
-				    (unsigned)st.st_uid, (unsigned)geteuid());
+		return ts_error_set_plain(err, EPERM, "%s: state directory owned by uid %u, not %u",
+					  dir, (unsigned)st.st_uid, (unsigned)geteuid());
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return ts_error_set(err, EPERM,
-				    "%s: state directory writable by others (mode %04o)", dir,
-				    (unsigned)(st.st_mode & 07777));
+		return ts_error_set_plain(err, EPERM,
+					  "%s: state directory writable by others (mode %04o)", dir,
+					  (unsigned)(st.st_mode & 07777));
 	return 0;
 }
 
@@ -247,10 +247,10 @@ static int lock_bounded(int fd, const char *dir, uint64_t timeout_usec, struct t
 	(void)sigaction(SIGALRM, &old_sa, NULL);
 	errno = saved;
 	if (r == -ETIMEDOUT)
-		return ts_error_set(err, ETIMEDOUT,
-				    "%s/" TS_STATE_LOCK_FILE
-				    ": still held by another process after %llu ms",
-				    dir, (unsigned long long)(timeout_usec / 1000));
+		return ts_error_set_plain(err, ETIMEDOUT,
+					  "%s/" TS_STATE_LOCK_FILE
+					  ": still held by another process after %llu ms",
+					  dir, (unsigned long long)(timeout_usec / 1000));
 	if (r < 0)
 		return ts_error_set(err, -r, "%s/" TS_STATE_LOCK_FILE ": cannot lock", dir);
 	return 0;
