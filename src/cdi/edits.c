@@ -25,9 +25,23 @@ struct actx {
 	const char *spec_path;
 	const char *edits_ptr;
 	struct ts_error **err;
-	/* the runtime bind-mounts device nodes from the host: see bind_devices() */
-	bool bind_devices;
+	/* the runtime bind-mounts device nodes from the host (binds()): -1
+	 * not known yet, else 0 or 1 */
+	int bind_devices;
 };
+
+static bool has_user_namespace(const struct ts_json *config);
+
+/* runc's rule (libcontainer's createDevices: running in a user namespace,
+ * or the config asks for one), crun's the same.  Asked only for a node
+ * whose host path is not its path: the common create reads no
+ * /proc/self/uid_map for it. */
+static bool binds(struct actx *a)
+{
+	if (a->bind_devices < 0)
+		a->bind_devices = has_user_namespace(a->config) || ts_in_user_namespace();
+	return a->bind_devices != 0;
+}
 
 static int oom(struct actx *a)
 {
@@ -343,7 +357,7 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 		n.host_path = n.path;
 	if (type != NULL)
 		n.type[0] = type[0];
-	bound = a->bind_devices && strcmp(n.host_path, n.path) != 0;
+	bound = strcmp(n.host_path, n.path) != 0 && binds(a);
 	/* runc and crun make these nodes after the mounts, in a user
 	 * namespace by binding the host's own over whatever is there
 	 * (helper-18: /dev/null from /dev/zero came out 1:3) */
@@ -741,7 +755,8 @@ int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, cons
 			 .config_name = config_name,
 			 .spec_path = spec_path,
 			 .edits_ptr = edits_ptr,
-			 .err = err};
+			 .err = err,
+			 .bind_devices = -1};
 	const struct ts_json *nodes, *dn;
 	size_t i;
 	int r;
@@ -750,9 +765,6 @@ int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, cons
 		return ts_error_set(err, 0, "%s: '/': expected object", config_name);
 	if (edits == NULL || edits->type != TS_JSON_OBJECT)
 		return 0;
-	/* runc's rule (libcontainer's createDevices: running in a user
-	 * namespace, or the config asks for one), crun's the same */
-	a.bind_devices = has_user_namespace(config) || ts_in_user_namespace();
 	r = apply_env(&a, ts_json_get(edits, "env"));
 	if (r < 0)
 		return r;
