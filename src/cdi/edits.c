@@ -148,7 +148,7 @@ struct node_info {
 	int64_t file_mode, uid, gid; /* -1: absent */
 };
 
-static int64_t opt_int(const struct ts_json *obj, const char *key, int64_t dflt)
+int64_t ts_cdi_int_member(const struct ts_json *obj, const char *key, int64_t dflt)
 {
 	const struct ts_json *v = ts_json_get(obj, key);
 	int64_t x;
@@ -156,6 +156,11 @@ static int64_t opt_int(const struct ts_json *obj, const char *key, int64_t dflt)
 	if (v == NULL || v->type != TS_JSON_NUMBER || ts_json_get_int64(v, &x) < 0)
 		return dflt;
 	return x;
+}
+
+char ts_cdi_node_type_of(mode_t st_mode)
+{
+	return S_ISCHR(st_mode) ? 'c' : S_ISBLK(st_mode) ? 'b' : S_ISFIFO(st_mode) ? 'p' : '\0';
 }
 
 static int fill_from_host(struct actx *a, struct node_info *n, size_t index, dev_t *ret_rdev)
@@ -168,13 +173,8 @@ static int fill_from_host(struct actx *a, struct node_info *n, size_t index, dev
 		return ts_error_set(a->err, errno,
 				    "%s: '%s/deviceNodes/%zu': cannot stat host device '%s'",
 				    a->spec_path, a->edits_ptr, index, n->host_path);
-	if (S_ISCHR(st.st_mode))
-		t = 'c';
-	else if (S_ISBLK(st.st_mode))
-		t = 'b';
-	else if (S_ISFIFO(st.st_mode))
-		t = 'p';
-	else
+	t = ts_cdi_node_type_of(st.st_mode);
+	if (t == '\0')
 		return ts_error_set(a->err, 0,
 				    "%s: '%s/deviceNodes/%zu': host path '%s' is not a device node",
 				    a->spec_path, a->edits_ptr, index, n->host_path);
@@ -342,11 +342,11 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 		.path = ts_json_get_string(dn, "path"),
 		.host_path = ts_json_get_string(dn, "hostPath"),
 		.permissions = ts_json_get_string(dn, "permissions"),
-		.major = opt_int(dn, "major", 0),
-		.minor = opt_int(dn, "minor", 0),
-		.file_mode = opt_int(dn, "fileMode", -1),
-		.uid = opt_int(dn, "uid", -1),
-		.gid = opt_int(dn, "gid", -1),
+		.major = ts_cdi_int_member(dn, "major", 0),
+		.minor = ts_cdi_int_member(dn, "minor", 0),
+		.file_mode = ts_cdi_int_member(dn, "fileMode", -1),
+		.uid = ts_cdi_int_member(dn, "uid", -1),
+		.gid = ts_cdi_int_member(dn, "gid", -1),
 	};
 	const char *type = ts_json_get_string(dn, "type");
 	struct ts_json *linux_obj, *devices, *resources, *rules;
@@ -387,10 +387,10 @@ static int apply_device_node(struct actx *a, const struct ts_json *dn, size_t in
 					    n.host_path, major(rdev), minor(rdev));
 	}
 	/* the container's user owns the node unless the spec says otherwise */
-	if (n.uid < 0 && opt_int(user, "uid", 0) > 0)
-		n.uid = opt_int(user, "uid", 0);
-	if (n.gid < 0 && opt_int(user, "gid", 0) > 0)
-		n.gid = opt_int(user, "gid", 0);
+	if (n.uid < 0 && ts_cdi_int_member(user, "uid", 0) > 0)
+		n.uid = ts_cdi_int_member(user, "uid", 0);
+	if (n.gid < 0 && ts_cdi_int_member(user, "gid", 0) > 0)
+		n.gid = ts_cdi_int_member(user, "gid", 0);
 	linux_obj = ensure(a, a->config, "linux", TS_JSON_OBJECT, "/linux");
 	if (linux_obj == NULL)
 		return ts_error_code(*a->err);

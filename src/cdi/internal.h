@@ -128,6 +128,15 @@ void ts_cdi_index_save(const struct ts_cdi_registry *reg, const struct ts_cdi_op
 /* Same (dev, inode, size, mtime, ctime, mode, owner)? */
 bool ts_cdi_stat_equal(const struct stat *a, const struct stat *b);
 
+/* The integer member key of obj (an object, or NULL); dflt when it is
+ * absent or not an integer in int64 range.  For validated containerEdits. */
+int64_t ts_cdi_int_member(const struct ts_json *obj, const char *key, int64_t dflt);
+
+/* The CDI/OCI type letter of a host file of mode st_mode: 'c', 'b', 'p'
+ * (a FIFO), or '\0' for anything that is no device node.  What
+ * ts_cdi_edits_apply() fills a deviceNode's missing type with. */
+char ts_cdi_node_type_of(mode_t st_mode);
+
 /*
  * Whether an owner uid (gid) may have written a spec file, dir or index
  * under require_root_owned: root; run by a user, that user (euid/egid);

@@ -716,16 +716,6 @@ static bool env_name_in(const struct ts_json *env, const char *entry)
 	return false;
 }
 
-static int64_t int_member(const struct ts_json *obj, const char *key, int64_t dflt)
-{
-	const struct ts_json *v = ts_json_get(obj, key);
-	int64_t x;
-
-	if (v == NULL || v->type != TS_JSON_NUMBER || ts_json_get_int64(v, &x) < 0)
-		return dflt;
-	return x;
-}
-
 /*
  * Whether the device node dn (of a spec's deviceNodes) is in config as its
  * injection would leave it: a linux.devices entry at its path of its type
@@ -740,7 +730,8 @@ static bool node_in(const struct ts_json *config, const struct ts_json *dn)
 	const char *host = ts_json_get_string(dn, "hostPath");
 	const char *type = ts_json_get_string(dn, "type");
 	const struct ts_json *devices = ts_json_get_path(config, "linux", "devices", NULL), *d;
-	int64_t major = int_member(dn, "major", 0), minor = int_member(dn, "minor", 0);
+	int64_t major = ts_cdi_int_member(dn, "major", 0),
+		minor = ts_cdi_int_member(dn, "minor", 0);
 	char t = type != NULL ? type[0] : '\0';
 	size_t i;
 
@@ -763,18 +754,15 @@ static bool node_in(const struct ts_json *config, const struct ts_json *dn)
 			if (stat(host, &st) < 0)
 				return false;
 			if (t == '\0')
-				t = S_ISCHR(st.st_mode)	   ? 'c'
-				    : S_ISBLK(st.st_mode)  ? 'b'
-				    : S_ISFIFO(st.st_mode) ? 'p'
-							   : '?';
+				t = ts_cdi_node_type_of(st.st_mode);
 			if (t != 'p' && major == 0) {
 				major = major(st.st_rdev);
 				minor = minor(st.st_rdev);
 			}
 		}
-		return dt != NULL && dt[0] == t &&
-		       (t == 'p' || (int_member(d, "major", -1) == major &&
-				     int_member(d, "minor", -1) == minor));
+		return t != '\0' && dt != NULL && dt[0] == t &&
+		       (t == 'p' || (ts_cdi_int_member(d, "major", -1) == major &&
+				     ts_cdi_int_member(d, "minor", -1) == minor));
 	}
 	return false;
 }

@@ -940,17 +940,20 @@ static int save_devices(const struct ts_cli_args *args, const struct ts_oci_bund
  * after (a resize's lines about other containers) goes to resizes.log.
  * Best effort; nothing when the state dir does not exist.
  */
-static void note_warnings(const char *state_dir, const char *container_id)
+static void note_warnings(const struct ts_json *config, const char *config_path,
+			  const char *container_id)
 {
 	cleanup_strv char **warnings = NULL;
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_error struct ts_error *err = NULL;
+	struct ts_cli_state_config sc = {0};
 
 	ts_log_keep_warnings(false);
 	warnings = ts_log_take_warnings();
-	/* (not made for them: placement off, a create keeps no state) */
-	if (warnings == NULL ||
-	    ts_state_open(&(struct ts_state_options){.state_dir = state_dir, .must_exist = true},
+	/* (the store only when there is something to say; not made for
+	 * them: placement off, a create keeps no state) */
+	if (warnings == NULL || ts_cli_state_config_read(config, config_path, &sc, &err) < 0 ||
+	    ts_state_open(&(struct ts_state_options){.state_dir = sc.state_dir, .must_exist = true},
 			  &s, &err) < 0)
 		return;
 	for (char **w = warnings; *w != NULL; w++) {
@@ -1015,7 +1018,7 @@ static int place_and_save(const struct ts_cli_args *args, const char *config_pat
 		return r;
 	}
 	ts_test_point("create-after-save");
-	note_warnings(sc.state_dir, args->container_id);
+	note_warnings(pools->config, config_path, args->container_id);
 	/* the new container is placed; the others follow now, or at the next
 	 * change.  A shared-pool (or pinned) create leaves the shared pool as
 	 * it was: nothing to resize, no second and third store session; unless
@@ -1141,12 +1144,7 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = save_devices(args, b, devices, err);
 	if (r >= 0)
 		r = ts_oci_bundle_save(b, err);
-	if (r >= 0) {
-		struct ts_cli_state_config sc = {0};
-		cleanup_error struct ts_error *ignored = NULL;
-
-		if (ts_cli_state_config_read(pools.config, config_path, &sc, &ignored) >= 0)
-			note_warnings(sc.state_dir, args->container_id);
-	}
+	if (r >= 0)
+		note_warnings(pools.config, config_path, args->container_id);
 	return r < 0 ? r : 0;
 }

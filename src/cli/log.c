@@ -443,7 +443,7 @@ static bool ts_log_hold(enum ts_log_level level, const char *msg, time_t now)
 /* ts_log_keep_warnings(): copies of the warnings, at most TS_LOG_KEPT_MAX */
 #define TS_LOG_KEPT_MAX 32
 static bool ts_log_keeping;
-static char *ts_log_kept[TS_LOG_KEPT_MAX + 1];
+static char *ts_log_kept[TS_LOG_KEPT_MAX];
 static size_t ts_log_n_kept, ts_log_n_dropped;
 
 void ts_log_keep_warnings(bool on)
