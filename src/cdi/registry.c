@@ -204,7 +204,7 @@ static int load_file(struct ts_cdi_registry *reg, int dfd, const char *dir, cons
 	if (require_root && !check_secure(reg, path, &st, "spec file", &r))
 		return r;
 	prev = idx ? ts_cdi_index_lookup(idx, path) : NULL;
-	if (prev != NULL && prev->rec.exists && ts_cdi_stat_equal(&prev->rec.st, &st)) {
+	if (prev != NULL && ts_cdi_scanned_matches(&prev->rec, &st)) {
 		/* unchanged since the index was written: no need to parse it again */
 		if (prev->rec.problem != NULL)
 			return ts_cdi_registry_scanned_problem(reg, "%s", prev->rec.problem);

@@ -7,10 +7,11 @@
  *
  * The input is the index text.  So that the fuzzer can write an index that is still valid
  * (a "stat" line must match the dir's and the file's real dev, inode and times), the
- * harness replaces "@DIR@" with the spec dir, "@D@" with the dir's stat fields and path and
+ * harness replaces "@DIR@" with the spec dir, "@D@" with the dir's type, stat digest and path and
  * "@F@" with those of the spec file in it (spec.json, one device vendor.com/gpu=gpu0),
  * exactly as the index writes them.
  */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,11 +35,8 @@ static void stat_text(const char *path, char *buf, size_t size)
 	struct stat st;
 
 	fuzz_check(stat(path, &st) == 0, "stat of the spec dir");
-	snprintf(buf, size, "1 %llu %llu %llu %lld %ld %lld %ld %u %u %u %s",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-		 (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-		 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, (unsigned)st.st_mode,
-		 (unsigned)st.st_uid, (unsigned)st.st_gid, path);
+	snprintf(buf, size, "1 %c %016" PRIx64 " %s", S_ISDIR(st.st_mode) ? 'd' : 'f',
+		 ts_cdi_stat_digest(&st), path);
 }
 
 static void setup(void)

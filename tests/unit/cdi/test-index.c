@@ -1,6 +1,7 @@
 /* Unit tests of src/cdi/index.c: the persistent index is used, invalidated and rebuilt. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cdi/cdi.h"
+#include "cdi/internal.h"
 #include "util/cleanup.h"
 #include "select.h"
 #include "util/fileio.h"
@@ -150,7 +152,7 @@ static void test_index_used_when_valid(void **state)
 	assert_int_equal(ts_cdi_registry_devices(reg, &names), 1);
 	ts_cdi_registry_free(reg);
 	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
-	assert_int_equal(strncmp(buf, "toposhim-cdi-index 2 0 2\ndir ", 29), 0);
+	assert_int_equal(strncmp(buf, "toposhim-cdi-index 3 0 2\ndir ", 29), 0);
 	assert_non_null(strstr(buf, "/etc/a.yaml\nspec 0 v.com/c\nname a\n"));
 	assert_non_null(strstr(buf, "/etc/bad.json\nfproblem "));
 	assert_non_null(strstr(buf, "\ndev 0 0 v.com/c=a\nproblem "));
@@ -187,11 +189,96 @@ static void test_index_used_with_time_before_1970(void **state)
 	age(f->etc, NULL);
 	ts_cdi_registry_free(load(f, false));
 	assert_int_equal(ts_read_file_at(AT_FDCWD, f->index, 0, &buf, NULL, &err), 0);
-	assert_non_null(strstr(buf, " -86400 5 "));
+	/* the file's line: its digest, which the time before 1970 is in */
+	{
+		const char *line = strstr(buf, "\nstat 1 f ");
+		struct stat st;
+		char want[64];
+
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mtim.tv_sec, -86400);
+		snprintf(want, sizeof(want), "%016" PRIx64 " ", ts_cdi_stat_digest(&st));
+		for (; line != NULL; line = strstr(line + 1, "\nstat 1 f "))
+			if (strncmp(line + 10 + 17, path, strlen(path)) == 0)
+				break;
+		assert_non_null(line);
+		assert_int_equal(strncmp(line + 10, want, 17), 0);
+	}
 	mark_index(f);
 	reg = load(f, false);
 	assert_string_equal(problem(reg, 1), "marker");
 	ts_cdi_registry_free(reg);
+}
+
+/* The index's stat digest: the same stat, the same digest; each field
+ * that ts_cdi_stat_digest() covers changed alone, another one, and the
+ * lines write_stat() makes are what parse_stat() reads (the rows above). */
+static void test_stat_digest(void **state)
+{
+	struct stat base = {.st_dev = 2049,
+			    .st_ino = 1234,
+			    .st_size = 187,
+			    .st_mode = S_IFREG | 0644,
+			    .st_uid = 0,
+			    .st_gid = 0};
+	uint64_t d0, seen[11];
+	size_t n = 0;
+
+	(void)state;
+	base.st_mtim = (struct timespec){.tv_sec = 1796543281, .tv_nsec = 512242987};
+	base.st_ctim = (struct timespec){.tv_sec = 1796543281, .tv_nsec = 513812759};
+	d0 = ts_cdi_stat_digest(&base);
+	/* what a read or a link changes is not in it */
+	{
+		struct stat read_again = base;
+
+		read_again.st_atim.tv_sec += 60;
+		read_again.st_nlink = 2;
+		read_again.st_blocks = 8;
+		assert_int_equal(ts_cdi_stat_digest(&read_again), d0);
+	}
+	seen[n++] = d0;
+	for (int field = 0; field < 10; field++) {
+		struct stat st = base;
+
+		switch (field) {
+		case 0:
+			st.st_dev++;
+			break;
+		case 1:
+			st.st_ino++;
+			break;
+		case 2:
+			st.st_size++;
+			break;
+		case 3:
+			st.st_mtim.tv_sec++;
+			break;
+		case 4:
+			st.st_mtim.tv_nsec++;
+			break;
+		case 5:
+			st.st_ctim.tv_sec++;
+			break;
+		case 6:
+			st.st_ctim.tv_nsec++;
+			break;
+		case 7:
+			st.st_mode ^= 0002;
+			break;
+		case 8:
+			st.st_uid = 1000;
+			break;
+		default:
+			st.st_gid = 1000;
+			break;
+		}
+		print_message("field %d\n", field);
+		seen[n] = ts_cdi_stat_digest(&st);
+		for (size_t k = 0; k < n; k++)
+			assert_true(seen[n] != seen[k]);
+		n++;
+	}
 }
 
 static void test_index_rebuilt_on_change(void **state)
@@ -361,8 +448,10 @@ static const struct {
 	 "spec 0 v.com/c\nname a b\n"},
 	{"a name line away from its spec", "spec 0 v.com/c\nname a\n",
 	 "spec 0 v.com/c\nfproblem x\nname a\n"},
-	{"a number of 20 digits above the largest", "stat 1 ", "stat 18446744073709551616 "},
-	{"a number of 21 digits", "stat 1 ", "stat 000000000000000000001 "},
+	{"a digest of 17 hex digits", "stat 1 d ", "stat 1 d 0"},
+	{"a digest with a digit that is not lowercase hex", "stat 1 d ", "stat 1 d A"},
+	{"a type that is neither d nor f", "stat 1 d ", "stat 1 x "},
+	{"a missing dir with a type", "stat 1 d ", "stat 0 d "},
 };
 
 /*
@@ -516,6 +605,7 @@ int main(void)
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_used_when_valid, setup, teardown),
 		 TS_NEEDS_NOTHING},
+		{cmocka_unit_test(test_stat_digest), TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_rebuilt_on_change, setup, teardown),
 		 TS_NEEDS_NOTHING},
 		{cmocka_unit_test_setup_teardown(test_index_not_saved_when_racy_or_no_dir, setup,
