@@ -255,19 +255,42 @@ static int mark_duplicates(struct ts_alloc *const *v, size_t n, bool *dup)
 	return 0;
 }
 
-/* Every container id non-empty and unique; a duplicate is reported at the
- * first record that repeats an earlier one. */
-static int check_ids(struct ts_alloc *const *v, size_t n, const char *path, struct ts_error **err)
+static bool same_container(const struct ts_alloc *a, const struct ts_alloc *b)
 {
-	cleanup_free bool *dup = calloc(n + 1, sizeof(*dup));
+	return strcmp(a->container_id, b->container_id) == 0 &&
+	       strcmp(a->runtime_root ? a->runtime_root : "",
+		      b->runtime_root ? b->runtime_root : "") == 0;
+}
 
-	if (dup == NULL)
-		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
+/* Every container id non-empty and unique; a duplicate is reported at the
+ * first record that repeats an earlier one.  The first known records are
+ * unique already (the file's, decoded or written with this check): only
+ * the ones after them are compared, with every earlier record, when they
+ * are few (a create appends one: sorting 500 ids was 0.26 M instructions
+ * of its commit). */
+static int check_ids(struct ts_alloc *const *v, size_t n, size_t known, const char *path,
+		     struct ts_error **err)
+{
+	cleanup_free bool *dup = NULL;
+
 	for (size_t i = 0; i < n; i++)
 		if (v[i]->container_id == NULL || v[i]->container_id[0] == '\0')
 			return ts_error_set(err, 0, "%s: '/allocations/%zu/container_id': empty",
 					    path, i);
-	if (mark_duplicates(v, n, dup) < 0)
+	if (known > n)
+		known = 0;
+	if (known > 0 && n - known <= 8) {
+		for (size_t i = known; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				if (same_container(v[j], v[i]))
+					return ts_error_set(err, 0,
+							    "%s: '/allocations/%zu/container_id': "
+							    "duplicate '%s'",
+							    path, i, v[i]->container_id);
+		return 0;
+	}
+	dup = calloc(n + 1, sizeof(*dup));
+	if (dup == NULL || mark_duplicates(v, n, dup) < 0)
 		return ts_error_set(err, ENOMEM, "%s: cannot write", path);
 	for (size_t i = 0; i < n; i++)
 		if (dup[i])
@@ -465,7 +488,7 @@ int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char 
 	uint64_t h;
 	int r;
 
-	r = check_ids(v, n, path, err);
+	r = check_ids(v, n, prefix != NULL ? prefix->n : 0, path, err);
 	if (r < 0)
 		return r;
 	/* the records the prefix covers are hashed already: a create appends

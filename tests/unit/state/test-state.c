@@ -688,6 +688,47 @@ static void test_encode_refuses_bad_ids(void **state)
 	assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
 				      "duplicate 'a'");
 	ts_error_clear(&err);
+	/* the same when the first 3 are known unique (a commit that appends
+	 * compares the new records alone) */
+	{
+		struct ts_state_sum known = {.h = ts_state_checksum(v, 3), .n = 3};
+
+		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
+							     NULL, &known, &buf, &len, &err),
+				 -EINVAL);
+		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
+					      "duplicate 'a'");
+		ts_error_clear(&err);
+		/* under another runtime root the same id is another container */
+		free(v[3]->runtime_root);
+		v[3]->runtime_root = strdup("/run/crun");
+		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
+							     NULL, &known, &buf, &len, &err),
+				 0);
+		free(TAKE_PTR(buf));
+		/* (a commit's encode leaves the sum over everything it wrote) */
+		assert_int_equal(known.n, 4);
+		known = (struct ts_state_sum){.h = ts_state_checksum(v, 3), .n = 3};
+		/* two new records that are the same container */
+		free(v[3]->container_id);
+		v[3]->container_id = strdup("c");
+		free(v[3]->runtime_root);
+		v[3]->runtime_root = NULL;
+		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
+							     NULL, &known, &buf, &len, &err),
+				 -EINVAL);
+		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
+					      "duplicate 'c'");
+		ts_error_clear(&err);
+		known.n = 2; /* v[2] and v[3] are both new now */
+		known.h = ts_state_checksum(v, 2);
+		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
+							     NULL, &known, &buf, &len, &err),
+				 -EINVAL);
+		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
+					      "duplicate 'c'");
+		ts_error_clear(&err);
+	}
 	free(v[2]->container_id);
 	v[2]->container_id = strdup("");
 	assert_int_equal(ts_state_format_encode(v, 4, "s/allocations.json", &buf, &len, &err),
