@@ -747,11 +747,17 @@ static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_erro
 			hwloc_bitmap_iszero(p->avail) ? "none"
 						      : list_of(p->avail, buf, sizeof(buf)));
 	}
+	/* the class is what asks (helper-20: a pod with a class and no count
+	 * was told of a toposhim.io/cpus annotation it never set) */
 	if (req->cpus == 0)
 		return ts_error_set(err, 0,
 				    "%s: '%s': class '%s' needs a cpu count "
 				    "(toposhim.io/cpus or an integer cpu limit)",
-				    p->file, FIELD(p->req, cpus_field, "cpus"), p->cls->name);
+				    p->file,
+				    p->req->cpus_field != NULL
+					    ? p->req->cpus_field
+					    : FIELD(p->req, class_field, "class"),
+				    p->cls->name);
 	if (req->numa == TS_PLACEMENT_NUMA_SINGLE)
 		r = place_numa(p, false, ret, err);
 	else

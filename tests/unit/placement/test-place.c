@@ -1126,7 +1126,14 @@ static void test_pinned_and_classes(void **state)
 	req.class_name = strdup("critical");
 	req.cpus = 0;
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
-	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1cpus': class "
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1class': class "
+				      "'critical' needs a cpu count (toposhim.io/cpus or an "
+				      "integer cpu limit)");
+	ts_error_clear(&err);
+	/* a class given by a pod's scoped annotation: that one is named */
+	req.class_field = strdup("/annotations/toposhim.io~1class.web");
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1class.web': class "
 				      "'critical' needs a cpu count (toposhim.io/cpus or an "
 				      "integer cpu limit)");
 	ts_placement_request_release(&req);
