@@ -595,6 +595,17 @@ static const struct ts_alloc *own_record(const struct ts_state *s, const struct 
 	return a != NULL && a->created_usec == rv->created_usec && a->pid == getpid() ? a : NULL;
 }
 
+/* Does req ask for cpus of the shared pool to be its own (an exclusive
+ * class's count, or a whole NUMA node)? */
+static bool takes_exclusively(const struct ts_pools *pools, const struct ts_placement_request *req)
+{
+	const struct ts_placement_class *c =
+		ts_placement_config_class(&pools->placement, req->class_name);
+
+	return req->numa == TS_PLACEMENT_NUMA_EXCLUSIVE ||
+	       (c != NULL && c->pool == TS_PLACEMENT_POOL_EXCLUSIVE && req->user_cpus == NULL);
+}
+
 /* Reserve: under the state lock, collect stale allocations, place the
  * container, write the placement into the tree and record it ("creating").
  * The lock is held for this step only: nothing slow or external runs
@@ -653,6 +664,23 @@ static int reserve(const struct ts_cli_args *args, const struct ts_cli_state_con
 					  b->config_path, &pools->placement, &req, injected, err);
 	if (r < 0)
 		return r;
+	/* a cpuset an operator (or kubelet's CPU manager) set since the last
+	 * resize is a pin before an exclusive create places (helper-20: it
+	 * took the very cpu a container had just been pinned to); committed
+	 * now, whether this create gets its cpus or not */
+	if (takes_exclusively(pools, &req)) {
+		/* the plain containers too, whose inits are learnt as the
+		 * settle after this create would */
+		r = ts_pools_take_plain(pools, s, true, err);
+		if (r >= 0 && ts_state_learn_inits(s) > 0)
+			r = ts_state_commit(s, err);
+		if (r >= 0)
+			r = ts_pools_adopt_outside_pins(pools, s, err);
+		if (r > 0)
+			r = ts_state_commit(s, err);
+		if (r < 0)
+			return r;
+	}
 	req.runtime_root = root;
 	n = ts_pools_views(pools, s, &allocs, &bitmaps, err);
 	if (n < 0)

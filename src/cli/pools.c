@@ -542,24 +542,50 @@ static void wait_for_inits(const struct ts_state_options *opts, const struct poo
 }
 
 /* Intersect the cpu list *list with parent (hwloc), or take parent when
- * nothing is left, as a create does (place.c). */
+ * nothing is left, as a create does (place.c).  @return 1 when it took the
+ * parent, 0, or a negative errno. */
 static int clip_list(char **list, hwloc_const_bitmap_t parent, struct ts_error **err)
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t set = NULL;
 	char *out = NULL;
+	bool whole = false;
 	int r = ts_cpulist_parse(*list, &set, err);
 
 	if (r < 0)
 		return r;
 	hwloc_bitmap_and(set, set, parent);
-	if (hwloc_bitmap_iszero(set))
+	if (hwloc_bitmap_iszero(set)) {
 		hwloc_bitmap_copy(set, parent);
+		whole = true;
+	}
 	r = ts_cpulist_format(set, &out, err);
 	if (r < 0)
 		return r;
 	free(*list);
 	*list = out;
-	return 0;
+	return whole;
+}
+
+/* The effective cpus of the cgroup parent of running container a, when
+ * that parent narrows them (*ret: NULL when not: the root cgroup's, or
+ * none found).  @return 0; a negative errno with *err set. */
+static int parent_cpus_of(const struct ts_pools *p, const struct ts_alloc *a, hwloc_bitmap_t *ret,
+			  struct ts_error **err)
+{
+	struct ts_cgroup_parent parent = {0};
+	int r;
+
+	*ret = NULL;
+	r = ts_cgroup_parent_of_running(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &parent,
+					err);
+	if (r < 0)
+		return ts_error_prefix(err, "container '%s'", a->container_id);
+	if (r > 0 && strcmp(parent.existing, "/") != 0)
+		r = ts_cpulist_parse(parent.cpus_str, ret, err);
+	else
+		r = 0;
+	ts_cgroup_parent_release(&parent);
+	return r < 0 ? r : 0;
 }
 
 /* What a running shared-pool container a gets of the pool's cpus *cpus
@@ -567,10 +593,12 @@ static int clip_list(char **list, hwloc_const_bitmap_t parent, struct ts_error *
  * effective cpuset of its cgroup parent, read now (a kubepods-like parent
  * narrowed to some cpus: a write outside it fails), as at its create. */
 static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, char **cpus,
-			 char **mems, hwloc_bitmap_t *ret_parent_cpus, struct ts_error **err)
+			 char **mems, hwloc_bitmap_t *ret_parent_cpus, char **ret_outside,
+			 struct ts_error **err)
 {
 	cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL, pmems = NULL;
 	struct ts_cgroup_parent parent = {0};
+	cleanup_free char *pool = NULL;
 	bool narrowed;
 	int r;
 
@@ -588,8 +616,22 @@ static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, cha
 	if (narrowed)
 		ts_log(TS_LOG_DEBUG, "container '%s': cgroup parent '%s': cpus %s, mems %s",
 		       a->container_id, parent.existing, parent.cpus_str, parent.mems_str);
+	if (narrowed && (pool = strdup(*cpus)) == NULL) {
+		ts_cgroup_parent_release(&parent);
+		return ts_error_set(err, ENOMEM, "resize");
+	}
+	r = narrowed ? clip_list(cpus, pcpus, err) : 0;
+	/* all the parent allows is held exclusively (an exclusive create in
+	 * it took its last shared cpu): it runs on the parent's cpus, as at a
+	 * create, which says so; the resize said nothing (helper-20) */
+	if (r > 0 && ret_outside != NULL &&
+	    asprintf(ret_outside,
+		     "the shared pool (cpus %s) lies outside cgroup parent '%s' (cpuset %s): "
+		     "running on the parent's cpus",
+		     pool, parent.existing, parent.cpus_str) < 0)
+		*ret_outside = NULL;
 	ts_cgroup_parent_release(&parent);
-	if (narrowed && (r = clip_list(cpus, pcpus, err)) < 0)
+	if (r < 0)
 		return r;
 	r = pool_mems(p, *cpus, tier_of_record(p->topo, a), mems, err);
 	if (r >= 0 && narrowed)
@@ -788,14 +830,19 @@ static int plan_rebalance(struct ts_pools *p, const struct ts_state *s, bool sys
 				continue;
 			}
 		} else {
+			cleanup_free char *outside = NULL;
+
 			r = class_cpus(p, pool, a->class_name, &cpus, err);
 			if (r >= 0)
-				r = within_parent(p, a, &cpus, &mems, &pcpus, err);
+				r = within_parent(p, a, &cpus, &mems, &pcpus, &outside, err);
 			if (r >= 0 && str_eq(a->cpus_str, cpus) && str_eq(a->mems_str, mems)) {
 				free(cpus);
 				free(mems);
 				continue;
 			}
+			if (r >= 0 && outside != NULL)
+				resize_log(s, TS_LOG_WARNING, "container '%s': %s", a->container_id,
+					   outside);
 			/* helper-11: an operator's `docker update --cpuset-cpus`
 			 * was undone at the next resize, without a word */
 			if (r >= 0) {
@@ -981,6 +1028,58 @@ static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct t
 	return pinned;
 }
 
+int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, struct ts_error **err)
+{
+	int pinned = 0;
+
+	for (size_t i = 0; i < ts_state_count(s); i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+		cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL;
+		cleanup_error struct ts_error *ignored = NULL;
+		char *current = NULL;
+		struct ts_alloc *pin;
+		int c;
+
+		enum ts_placement_pool pool = ts_pools_pool_of(p, a);
+
+		if ((pool != TS_PLACEMENT_POOL_SHARED && pool != TS_PLACEMENT_POOL_PINNED) ||
+		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL)
+			continue;
+		/* a parent that cannot be read: as the settle, nothing known;
+		 * a pinned one is compared with its pin alone (pinned_check()) */
+		if (pool == TS_PLACEMENT_POOL_SHARED && parent_cpus_of(p, a, &pcpus, &ignored) < 0)
+			continue;
+		c = changed_outside(p, a, pcpus, &current);
+		if (c < 0)
+			return ts_error_set(err, ENOMEM, "allocation");
+		if (c == 0)
+			continue;
+		/* onto cpus a container holds exclusively: the settle after
+		 * this create sets it back, with a warning */
+		if (exclusive_owner(p, s, current) != NULL) {
+			free(current);
+			continue;
+		}
+		resize_log(s, TS_LOG_INFO,
+			   "container '%s': its cpuset was changed outside toposhim (cpus %s, "
+			   "recorded %s): now pinned there, the shared pool no longer resizes it",
+			   a->container_id, current, a->cpus_str);
+		pin = ts_alloc_dup(a);
+		if (pin == NULL) {
+			free(current);
+			return ts_error_set(err, ENOMEM, "allocation");
+		}
+		free(pin->cpus_str);
+		pin->cpus_str = current;
+		pin->pinned = true;
+		pin_placement_file(pin, ts_state_dir(s));
+		if (ts_state_put(s, pin, err) < 0) /* replaces a, in place */
+			return ts_error_code(*err);
+		pinned++;
+	}
+	return pinned;
+}
+
 static int apply_plan(struct ts_pools *p, const char *proc_root, const struct pools_plan *pl,
 		      struct ts_cgroup_resize_result **ret_results, struct ts_error **err)
 {
@@ -1085,7 +1184,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 		r = ts_pools_load_topology(p, ts_state_dir(s), err);
 	/* the plain containers the pool no longer gives what they run on */
 	if (r >= 0)
-		r = ts_pools_take_plain(p, s, err);
+		r = ts_pools_take_plain(p, s, false, err);
 	/* the inits the runtime started since (no hook records them): the
 	 * resizes need their cgroups, and the outcomes are recorded by pid */
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
@@ -1151,7 +1250,7 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	if (r >= 0)
 		r = read_released(p, s, err);
 	if (r >= 0)
-		r = ts_pools_take_plain(p, s, err);
+		r = ts_pools_take_plain(p, s, false, err);
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
 		r = ts_state_commit(s, err);
 	if (r >= 0)
@@ -1368,7 +1467,7 @@ static int entries_outside(struct ts_pools *p, const struct ts_state *s,
 	return r;
 }
 
-int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err)
+int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, bool all, struct ts_error **err)
 {
 	cleanup_error struct ts_error *done_err = NULL, *take_err = NULL;
 	struct ts_plain_entry *v = NULL;
@@ -1397,7 +1496,9 @@ int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error 
 		return 0;
 	/* only gone containers: the journal empties */
 	commit = n == 0;
-	if (n > 0)
+	if (n > 0 && all)
+		outside = true;
+	else if (n > 0)
 		r = entries_outside(p, s, v, n, &outside, err);
 	for (size_t i = 0; r >= 0 && outside && i < n; i++) {
 		struct ts_alloc *a;

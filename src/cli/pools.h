@@ -135,6 +135,27 @@ int ts_pools_forget_shared_cpus(const struct ts_pools *p, struct ts_state *s,
 				struct ts_error **err);
 
 /**
+ * Take the cpusets that were changed from outside toposhim (`docker update
+ * --cpuset-cpus`, `podman update`, `runc update`, a kubelet's CPU manager
+ * through the CRI) for pins before an exclusive create places: each running
+ * shared-pool container of s whose cgroup's cpuset.cpus is not what its
+ * record says (nor, under a cgroup parent that narrows the cpus, what the
+ * parent makes of it), and each pinned one whose cpuset was set again, is
+ * recorded as pinned there, its placement file too, with a line in
+ * resizes.log; exactly what the settle after a resize
+ * would record (docs/toposhim.1, the resize of the shared pool).  Before,
+ * the create placed first: it took the very cpu an operator had just
+ * pinned a container to, and the settle after it moved that container
+ * away (helper-20).  A cpuset changed onto cpus a container holds
+ * exclusively is left to the settle, which sets it back.  A container
+ * whose cgroup cannot be read is left as it is.  The caller commits.
+ * @return how many records were pinned (>= 0); -ENOMEM, or the errno of
+ *         ts_state_put().
+ */
+int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s,
+				struct ts_error **err);
+
+/**
  * Open the store (its lock held) and load it; a rebuild warning is logged,
  * and with p the shared-pool records' cpus are forgotten
  * (ts_pools_forget_shared_cpus(); the caller commits, then settles: what
@@ -339,13 +360,15 @@ void ts_pools_plain_refresh(struct ts_pools *p, const struct ts_state_options *o
  * resize machinery then waits for or resizes like any other; the journal
  * is emptied once the store is committed.  Entries of containers that are
  * gone are dropped.  Nothing is taken while the pool still gives every one
- * of them its cpus.  s is the caller's, locked.  A journal that cannot be
+ * of them its cpus, unless all is true (an exclusive create, about to
+ * change the pool, looks at their cpusets first: ts_pools_adopt_outside_pins()).
+ * s is the caller's, locked.  A journal that cannot be
  * taken (not a file of ours, unreadable) is one warning per process and
  * no record: the recorded containers are resized all the same.
  * @return how many records were made (>= 0); errors of the topology, the
  *         store and the placement.
  */
-int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, struct ts_error **err);
+int ts_pools_take_plain(struct ts_pools *p, struct ts_state *s, bool all, struct ts_error **err);
 
 /**
  * The poststop stage: remove a container's allocation and give its CPUs

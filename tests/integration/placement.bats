@@ -276,6 +276,43 @@ cpus_of() {
 	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"1","mems":"0","pinned":true}]' ]
 }
 
+# helper-20: the create placed before it looked at cpusets changed from
+# outside: with std updated onto CPU 0 (the CPU a critical create takes
+# first), crit took CPU 0 and the settle after it moved std to 1.  Now an
+# exclusive create pins such a container first and places around it.
+@test "placement: an exclusive create places around a cpuset an operator just set, pinning it first" {
+	write_config '"gc_grace_seconds": 1'
+	bundle std standard
+	create_start std
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+	"$TOPOSHIM" update --cpuset-cpus 0 "$ID-std"
+	bundle crit critical 1
+	"$TOPOSHIM" --log "$WORK/crit.log" create --bundle "$WORK/crit" "$ID-crit" \
+		</dev/null >"$WORK/crit.out" 2>"$WORK/crit.err" || { cat "$WORK/crit.err"; false; }
+	"$TOPOSHIM" start "$ID-crit"
+	wait_for_file "$WORK/crit.out"
+	[ "$(cat "$WORK/crit.out")" = 1 ]
+	[ "$(cpus_allowed_in "$ID-std")" = 0 ]
+	[ ! -s "$WORK/crit.err" ] || { cat "$WORK/crit.err"; false; }
+	grep -Eq "^[0-9-]+T[0-9:]+Z pid [0-9]+: container '$ID-std': its cpuset was changed outside toposhim \(cpus 0, recorded 0-1\): now pinned there, the shared pool no longer resizes it\$" "$WORK/state/resizes.log" ||
+		{ cat "$WORK/state/resizes.log"; false; }
+	! grep -q "warning" "$WORK/state/resizes.log"
+	run alloc_json
+	[ "$(jq -c 'map(del(.state))' <<<"$output")" = '[{"id":"'"$ID"'-std","class":"standard","cpus":"0","mems":"0","pinned":true},{"id":"'"$ID"'-crit","class":"critical","cpus":"1","mems":"0","pinned":false}]' ] ||
+		{ echo "$output"; false; }
+	[ "$(jq -r .pinned_cpus "$WORK/std/toposhim-placement.json")" = 0 ]
+	# pinned to every CPU from outside: no CPU is left to give exclusively
+	"$TOPOSHIM" delete --force "$ID-crit"
+	"$TOPOSHIM" update --cpuset-cpus 0-1 "$ID-std"
+	cp "$WORK/crit/config.json" "$WORK/crit.before"
+	! "$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit2" </dev/null >"$WORK/crit2.out" 2>&1
+	[ "$(cat "$WORK/crit2.out")" = "toposhim: $WORK/crit/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 0-1 held by container '$ID-std'" ] ||
+		{ cat "$WORK/crit2.out"; false; }
+	grep -Eq "pid [0-9]+: container '$ID-std': its cpuset was changed outside toposhim \(cpus 0-1, recorded 0\): now pinned there" "$WORK/state/resizes.log"
+	cmp "$WORK/crit/config.json" "$WORK/crit.before"
+	[ "$(cpus_allowed_in "$ID-std")" = 0-1 ]
+}
+
 @test "placement: a cpuset an operator set onto a critical container's CPU is no pin, also when its delete finds it" {
 	write_config '"gc_grace_seconds": 1'
 	bundle crit critical 1

@@ -233,6 +233,30 @@ ls: /dev/xzero: No such file or directory" ]
 	[ "$cpus" = 1 ]
 }
 
+# helper-20: an exclusive container that takes the last CPU a parent
+# gives its shared containers leaves them on it: the create says so for a
+# shared container created there, the resize of the running ones said
+# nothing.  Now its line is in the create's stderr and in resizes.log.
+@test "pods: a critical container takes a narrowed parent's last CPU: the resize of its shared neighbour warns" {
+	write_config '"gc_grace_seconds": 1'
+	make_parent 1
+	parent_bundle app "/$PARENT/pod1/$ID-app"
+	create_start app || { delete_test_containers; rm_parent; false; }
+	parent_bundle crit "/$PARENT/pod1/$ID-crit" toposhim.io/class=critical toposhim.io/cpus=1
+	"$TOPOSHIM" create --bundle "$WORK/crit" "$ID-crit" </dev/null >"$WORK/crit.out" \
+		2>"$WORK/crit.err" || { cat "$WORK/crit.err"; delete_test_containers; rm_parent; false; }
+	local app_cpus log err
+	app_cpus=$(cpus_allowed_in "$ID-app")
+	log=$(cat "$WORK/state/resizes.log")
+	err=$(cat "$WORK/crit.err")
+	delete_test_containers
+	rm_parent
+	[ "$app_cpus" = 1 ]
+	line="container '$ID-app': the shared pool (cpus 0) lies outside cgroup parent '/$PARENT/pod1' (cpuset 1): running on the parent's cpus"
+	[ "$err" = "toposhim: warning: $line" ] || { echo "$err"; false; }
+	[[ "$log" =~ ^[0-9-]+T[0-9:]+Z\ pid\ [0-9]+:\ warning:\ "$line"$ ]] || { echo "$log"; false; }
+}
+
 @test "pods: exclusive cpus outside the parent are refused in one line, config.json byte-identical" {
 	# CPU 0 is reserved, so the parent narrowed to CPU 0 holds no exclusive CPU
 	make_parent 0
