@@ -884,8 +884,23 @@ static void swap_json(struct ts_json *a, struct ts_json *b)
 /* ts_cdi_inject(); in_place: the edits go straight into config, which a
  * failure may leave partly edited (for a caller that then drops it): no copy
  * of the whole config to apply them to first. */
+/* The field of config_name that asked for device name (where[k] of the
+ * names[k] equal to it), as "<config>: '<field>': CDI device '<name>'", in
+ * front of *err: a spec's error about a device (a host node missing) then
+ * names the annotation too (helper-20).  where NULL: err as it is.
+ * @return ts_error_code(*err). */
+static int name_request(const char *const *names, const char *const *where, size_t n_names,
+			const char *config_name, const char *name, struct ts_error **err)
+{
+	for (size_t k = 0; where != NULL && k < n_names; k++)
+		if (strcmp(names[k], name) == 0)
+			return ts_error_prefix(err, "%s: '%s': CDI device '%s'", config_name,
+					       where[k], name);
+	return ts_error_code(*err);
+}
+
 static int inject(struct ts_cdi_registry *reg, struct ts_json *config, const char *const *names,
-		  size_t n_names, const char *config_name, bool in_place,
+		  const char *const *where, size_t n_names, const char *config_name, bool in_place,
 		  struct ts_cdi_injection **ret, struct ts_error **err)
 {
 	cleanup_free const char **uniq = NULL;
@@ -915,7 +930,9 @@ static int inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		/* a registry from the index reads its spec files on first use */
 		r = e ? ts_cdi_spec_ensure_loaded(e->spec, err) : 0;
 		if (r < 0)
-			return r;
+			return r == -ENOMEM ? r
+					    : name_request(names, where, n_names, config_name,
+							   uniq[i], err);
 	}
 	inj = calloc(1, sizeof(*inj));
 	seen = calloc(n + 1, sizeof(*seen));
@@ -941,7 +958,9 @@ static int inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		inj->n_devices = i + 1;
 		if (r < 0) {
 			ts_cdi_injection_free(inj);
-			return r;
+			return r == -ENOMEM ? r
+					    : name_request(names, where, n_names, config_name,
+							   uniq[i], err);
 		}
 	}
 	inj->names = TAKE_PTR(joined);
@@ -963,7 +982,7 @@ int ts_cdi_inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		  size_t n_names, const char *config_name, struct ts_cdi_injection **ret,
 		  struct ts_error **err)
 {
-	return inject(reg, config, names, n_names, config_name, false, ret, err);
+	return inject(reg, config, names, NULL, n_names, config_name, false, ret, err);
 }
 
 /* The ignored file the "unresolvable" line names: the problem of the first
@@ -1147,8 +1166,8 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 	if (r < 0)
 		return r;
 	/* in place: the create drops a config whose injection failed (cdi.h) */
-	r = inject(reg, config, (const char *const *)names, (size_t)n, config_name, true, &inj,
-		   err);
+	r = inject(reg, config, (const char *const *)names, (const char *const *)where, (size_t)n,
+		   config_name, true, &inj, err);
 	if (r < 0)
 		return r;
 	/* names are unique: each device is one of them */

@@ -93,6 +93,21 @@ teardown() {
 	[ ! -e "$WORK/fake.argv" ]
 }
 
+# helper-20: a device whose host node is missing failed every create with
+# the spec's line alone, not saying which annotation asked for it.
+@test "create: a device whose host node is missing names the annotation, the device and the spec's field" {
+	printf 'cdiVersion: "0.6.0"\nkind: gone.test/dev\ndevices:\n  - name: gone\n    containerEdits:\n      deviceNodes:\n        - path: /dev/ts-gone\n          hostPath: /dev/ts-test-does-not-exist\n' \
+		>"$WORK/cdi/gone.yaml"
+	chmod 0644 "$WORK/cdi/gone.yaml"
+	set_annotation "$WORK/b" cdi.k8s.io/g "gone.test/dev=gone"
+	cp "$WORK/b/config.json" "$WORK/before.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1g': CDI device 'gone.test/dev=gone': $WORK/cdi/gone.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device '/dev/ts-test-does-not-exist': No such file or directory" ]
+	cmp "$WORK/before.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
 @test "create: an invalid qualified name is refused" {
 	set_annotation "$WORK/b" cdi.k8s.io/test "foobar"
 	cp "$WORK/b/config.json" "$WORK/before.json"

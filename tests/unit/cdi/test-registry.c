@@ -631,16 +631,25 @@ static void test_all_or_nothing(void **state)
 	reg = load(f, false);
 	before = ser(config);
 	/* the create's call edits in place (its config is dropped on failure):
-	 * the same error */
+	 * the same error, after the annotation that asked (helper-20) */
 	assert_int_equal(ts_cdi_inject_requested(reg, scratch, "config.json", false, NULL, &err),
 			 -ENOENT);
 	assert_true(asprintf(&want,
 			     "%s/v.yaml: '/devices/1/containerEdits/deviceNodes/0': cannot stat "
 			     "host device '/dev/ts-cdi-gone'",
 			     f->dirs[0]) > 0);
-	assert_string_equal(err->msg, want);
+	{
+		cleanup_free char *asked = NULL;
+
+		assert_true(asprintf(&asked,
+				     "config.json: '/annotations/cdi.k8s.io~1a': CDI device "
+				     "'v.com/c=gone': %s",
+				     want) > 0);
+		assert_string_equal(err->msg, asked);
+	}
 	ts_error_clear(&err);
-	/* ts_cdi_inject() applies to a copy: the config is untouched */
+	/* ts_cdi_inject() applies to a copy: the config is untouched; it has
+	 * no annotation to name */
 	assert_int_equal(ts_cdi_inject(reg, config,
 				       (const char *const[]){"v.com/c=ok", "v.com/c=gone"}, 2,
 				       "config.json", NULL, &err),
