@@ -272,6 +272,10 @@ int ts_plain_summary_invalidate(int state_dir_fd, struct ts_error **err)
 		    O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return 0;
+	/* a read-only state dir: what failed is the withdrawal, not the
+	 * removal tried next (helper-20 read "cannot remove") */
+	if (fd < 0 && errno == EROFS)
+		return ts_error_set(err, errno, "%s: cannot withdraw", TS_PLAIN_SUMMARY_FILE);
 	if (fd >= 0 && set_valid(fd, '0'))
 		return 0;
 	/* not one we can withdraw in place: then it goes */
