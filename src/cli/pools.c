@@ -621,9 +621,10 @@ static int within_parent(const struct ts_pools *p, const struct ts_alloc *a, cha
 		return ts_error_set(err, ENOMEM, "resize");
 	}
 	r = narrowed ? clip_list(cpus, pcpus, err) : 0;
-	/* all the parent allows is held exclusively (an exclusive create in
-	 * it took its last shared cpu): it runs on the parent's cpus, as at a
-	 * create, which says so; the resize said nothing (helper-20) */
+	/* nothing of the pool is in the parent (an exclusive create in it
+	 * took its last shared cpu, or it holds reserved ones only): it runs
+	 * on the parent's cpus, as at a create, which says so; the resize
+	 * said nothing (helper-20) */
 	if (r > 0 && ret_outside != NULL &&
 	    asprintf(ret_outside,
 		     "the shared pool (cpus %s) lies outside cgroup parent '%s' (cpuset %s): "
@@ -1001,6 +1002,17 @@ static void pin_placement_file(const struct ts_alloc *pin, const char *state_dir
 	}
 }
 
+/* The line of a container found pinned from outside (cpus), recorded with
+ * other cpus. */
+static void log_pinned(const struct ts_state *s, const char *id, const char *cpus,
+		       const char *recorded)
+{
+	resize_log(s, TS_LOG_INFO,
+		   "container '%s': its cpuset was changed outside toposhim (cpus %s, "
+		   "recorded %s): now pinned there, the shared pool no longer resizes it",
+		   id, cpus, recorded != NULL ? recorded : "");
+}
+
 /* Record the pins of the plan (plan_pin()) in the store, whose lock the
  * plan was made under, and in the containers' placement files.
  * @return how many; -ENOMEM. */
@@ -1015,10 +1027,7 @@ static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct t
 
 		if (now == NULL || now->pid != pin->pid || now->created_usec != pin->created_usec)
 			continue;
-		resize_log(s, TS_LOG_INFO,
-			   "container '%s': its cpuset was changed outside toposhim (cpus %s, "
-			   "recorded %s): now pinned there, the shared pool no longer resizes it",
-			   pin->container_id, pin->cpus_str, now->cpus_str ? now->cpus_str : "");
+		log_pinned(s, pin->container_id, pin->cpus_str, now->cpus_str);
 		copy = ts_alloc_dup(pin);
 		if (copy == NULL || ts_state_put(s, copy, err) < 0)
 			return ts_error_set(err, ENOMEM, "allocation");
@@ -1034,13 +1043,12 @@ int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, st
 
 	for (size_t i = 0; i < ts_state_count(s); i++) {
 		const struct ts_alloc *a = ts_state_at(s, i);
+		enum ts_placement_pool pool = ts_pools_pool_of(p, a);
 		cleanup_hwloc_bitmap hwloc_bitmap_t pcpus = NULL;
 		cleanup_error struct ts_error *ignored = NULL;
 		char *current = NULL;
 		struct ts_alloc *pin;
 		int c;
-
-		enum ts_placement_pool pool = ts_pools_pool_of(p, a);
 
 		if ((pool != TS_PLACEMENT_POOL_SHARED && pool != TS_PLACEMENT_POOL_PINNED) ||
 		    a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL)
@@ -1060,10 +1068,7 @@ int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, st
 			free(current);
 			continue;
 		}
-		resize_log(s, TS_LOG_INFO,
-			   "container '%s': its cpuset was changed outside toposhim (cpus %s, "
-			   "recorded %s): now pinned there, the shared pool no longer resizes it",
-			   a->container_id, current, a->cpus_str);
+		log_pinned(s, a->container_id, current, a->cpus_str);
 		pin = ts_alloc_dup(a);
 		if (pin == NULL) {
 			free(current);
