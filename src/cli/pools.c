@@ -719,18 +719,28 @@ static const char *owner_holds(const struct ts_pools *p, const struct ts_alloc *
  * the shared pool no longer resizes it, and an exclusive create that needs
  * one of its cpus is refused, naming it, as for a pin in config.json.
  * Takes current.  @return 0; -ENOMEM. */
-static int plan_pin(struct pools_plan *pl, const struct ts_alloc *a, char *current,
-		    struct ts_error **err)
+/* a's record pinned to current (taken: freed on failure); NULL: -ENOMEM. */
+static struct ts_alloc *pinned_copy(const struct ts_alloc *a, char *current)
 {
 	struct ts_alloc *pin = ts_alloc_dup(a);
 
 	if (pin == NULL) {
 		free(current);
-		return ts_error_set(err, ENOMEM, "allocation");
+		return NULL;
 	}
 	free(pin->cpus_str);
 	pin->cpus_str = current;
 	pin->pinned = true;
+	return pin;
+}
+
+static int plan_pin(struct pools_plan *pl, const struct ts_alloc *a, char *current,
+		    struct ts_error **err)
+{
+	struct ts_alloc *pin = pinned_copy(a, current);
+
+	if (pin == NULL)
+		return ts_error_set(err, ENOMEM, "allocation");
 	pl->pins[pl->npins++] = pin;
 	return 0;
 }
@@ -1069,14 +1079,9 @@ int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, st
 			continue;
 		}
 		log_pinned(s, a->container_id, current, a->cpus_str);
-		pin = ts_alloc_dup(a);
-		if (pin == NULL) {
-			free(current);
+		pin = pinned_copy(a, current);
+		if (pin == NULL)
 			return ts_error_set(err, ENOMEM, "allocation");
-		}
-		free(pin->cpus_str);
-		pin->cpus_str = current;
-		pin->pinned = true;
 		pin_placement_file(pin, ts_state_dir(s));
 		if (ts_state_put(s, pin, err) < 0) /* replaces a, in place */
 			return ts_error_code(*err);

@@ -667,6 +667,27 @@ static void test_placement_pin(void **state)
 	close(fd);
 }
 
+/* Encode v (n records), the first known of them known unique (a prefix
+ * of the checksum): refused with want, or (want NULL) written, the sum
+ * then over all n. */
+static void encode_known(struct ts_alloc *const *v, size_t n, size_t known, const char *want)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	struct ts_state_sum sum = {.h = ts_state_checksum(v, known), .n = known};
+	size_t len = 0;
+	int r = ts_state_format_encode_from(v, n, "s/allocations.json", NULL, 0, NULL, &sum, &buf,
+					    &len, &err);
+
+	if (want == NULL) {
+		assert_int_equal(r, 0);
+		assert_int_equal(sum.n, n);
+		return;
+	}
+	assert_int_equal(r, -EINVAL);
+	assert_string_equal(err->msg, want);
+}
+
 /* The encoder refuses empty and duplicate container ids, naming the later
  * record of a duplicate pair. */
 static void test_encode_refuses_bad_ids(void **state)
@@ -690,45 +711,19 @@ static void test_encode_refuses_bad_ids(void **state)
 	ts_error_clear(&err);
 	/* the same when the first 3 are known unique (a commit that appends
 	 * compares the new records alone) */
-	{
-		struct ts_state_sum known = {.h = ts_state_checksum(v, 3), .n = 3};
-
-		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
-							     NULL, &known, &buf, &len, &err),
-				 -EINVAL);
-		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
-					      "duplicate 'a'");
-		ts_error_clear(&err);
-		/* under another runtime root the same id is another container */
-		free(v[3]->runtime_root);
-		v[3]->runtime_root = strdup("/run/crun");
-		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
-							     NULL, &known, &buf, &len, &err),
-				 0);
-		free(TAKE_PTR(buf));
-		/* (a commit's encode leaves the sum over everything it wrote) */
-		assert_int_equal(known.n, 4);
-		known = (struct ts_state_sum){.h = ts_state_checksum(v, 3), .n = 3};
-		/* two new records that are the same container */
-		free(v[3]->container_id);
-		v[3]->container_id = strdup("c");
-		free(v[3]->runtime_root);
-		v[3]->runtime_root = NULL;
-		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
-							     NULL, &known, &buf, &len, &err),
-				 -EINVAL);
-		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
-					      "duplicate 'c'");
-		ts_error_clear(&err);
-		known.n = 2; /* v[2] and v[3] are both new now */
-		known.h = ts_state_checksum(v, 2);
-		assert_int_equal(ts_state_format_encode_from(v, 4, "s/allocations.json", NULL, 0,
-							     NULL, &known, &buf, &len, &err),
-				 -EINVAL);
-		assert_string_equal(err->msg, "s/allocations.json: '/allocations/3/container_id': "
-					      "duplicate 'c'");
-		ts_error_clear(&err);
-	}
+	encode_known(v, 4, 3, "s/allocations.json: '/allocations/3/container_id': duplicate 'a'");
+	/* under another runtime root the same id is another container */
+	free(v[3]->runtime_root);
+	v[3]->runtime_root = strdup("/run/crun");
+	encode_known(v, 4, 3, NULL);
+	/* two new records that are the same container */
+	free(v[3]->container_id);
+	v[3]->container_id = strdup("c");
+	free(v[3]->runtime_root);
+	v[3]->runtime_root = NULL;
+	encode_known(v, 4, 3, "s/allocations.json: '/allocations/3/container_id': duplicate 'c'");
+	/* v[2] and v[3] both new */
+	encode_known(v, 4, 2, "s/allocations.json: '/allocations/3/container_id': duplicate 'c'");
 	free(v[2]->container_id);
 	v[2]->container_id = strdup("");
 	assert_int_equal(ts_state_format_encode(v, 4, "s/allocations.json", &buf, &len, &err),
