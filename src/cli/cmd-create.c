@@ -208,15 +208,18 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 	int r;
 
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
-	if (r >= 0)
-		r = index_in_state_dir(config, config_path, &opts, err);
 	if (r < 0)
 		goto out;
-	/* No request, no registry: a create without devices reads no spec file. */
+	/* No request, no registry: a create without devices reads no spec
+	 * file, and makes no state dir for an index */
 	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
 	if (r <= 0)
 		goto out;
-	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, (size_t)r, &reg, err);
+	n = (size_t)r;
+	r = index_in_state_dir(config, config_path, &opts, err);
+	if (r < 0)
+		goto out;
+	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, n, &reg, err);
 	if (r < 0)
 		goto out;
 	n = ts_cdi_registry_problems(reg, &problems);
@@ -1118,6 +1121,11 @@ int ts_cmd_create(const struct ts_cli_args *args, const struct ts_json *config,
 		r = ts_cli_runtime_root(args, runtime_path, &root, err);
 	if (r >= 0)
 		r = ts_cli_config_check_keys(config, config_path, err);
+	/* the policy read before anything is made: a config the create
+	 * refuses left the state dir, its lock and the topology cache behind
+	 * (helper-21: /run/toposhim, for a config without "state_dir") */
+	if (r >= 0)
+		r = ts_pools_policy_valid(config, config_path, err);
 	if (r >= 0)
 		r = ts_oci_bundle_open(args->bundle, args->config_file, &b, err);
 	if (r < 0)

@@ -1755,6 +1755,14 @@ void ts_pools_policy_request_of(const struct ts_placement_config *cfg,
 		pr->memory_tier = ts_memory_tier_to_string(req->memory_tier);
 }
 
+int ts_pools_policy_valid(const struct ts_json *config, const char *config_path,
+			  struct ts_error **err)
+{
+	struct ts_policy pol;
+
+	return ts_policy_parse(config, config_path, &pol, err);
+}
+
 int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_json *oci_config, const char *oci_config_path,
 			  const struct ts_placement_config *cfg,

@@ -408,6 +408,15 @@ void ts_pools_policy_request_of(const struct ts_placement_config *cfg,
 				struct ts_policy_request *pr);
 
 /**
+ * Whether the config's "policy" reads (ts_policy_parse()): checked by a
+ * create before it makes anything (the state dir, its lock, the topology
+ * cache), so that a config it refuses leaves nothing behind.
+ * @return 0; -EINVAL with the line of ts_policy_parse().
+ */
+int ts_pools_policy_valid(const struct ts_json *config, const char *config_path,
+			  struct ts_error **err);
+
+/**
  * The operator's policy (policy.h, the config's "policy") on what a
  * container asks for: its class, cpu count, NUMA and memory-tier wishes
  * and the CDI devices its annotations (or env) requested, not those the

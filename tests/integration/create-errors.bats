@@ -160,6 +160,22 @@ teardown() {
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
 
+# helper-21: a create refused for its config's policy had made the state
+# dir, its lock and the topology cache first (/run/toposhim, for a config
+# without "state_dir"); with a CDI request, the dir for the CDI index too
+@test "create: a config whose policy does not read is refused before the state dir is made" {
+	cat >"$WORK/bad.json" <<CONF
+{"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/newstate",
+ "policy": {"unscoped": {"classes": "critical"}}}
+CONF
+	run env TOPOSHIM_CONFIG="$WORK/bad.json" "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/bad.json: '/policy/unscoped/classes': expected array of strings, got string" ]
+	[ ! -e "$WORK/newstate" ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}
+
 @test "create: a misspelt key in the toposhim config is refused" {
 	cat >"$WORK/toposhim.json" <<CONF
 {"cdi": {"spec_dirs": ["$WORK/cdi"]}, "state_dir": "$WORK/state", $TS_TEST_POLICY, "placment": {}}
