@@ -213,14 +213,17 @@ static struct ts_json *member(struct vctx *c, const struct ts_json *obj, const c
 			      bool required, int *r)
 {
 	struct ts_json *v = ts_json_get(obj, key);
+	bool null = v != NULL && v->type == TS_JSON_NULL;
 
 	*r = 0;
-	if (v != NULL && v->type == TS_JSON_NULL)
+	if (null)
 		v = NULL;
 	if (v == NULL && required) {
 		size_t old = ts_cdi_ptr_push(&c->ptr, key);
 
-		*r = fail(c, "required field missing");
+		/* there, but null (YAML's "name:" or "name: null"): said so
+		 * (helper-21 read "missing" of a field it had written) */
+		*r = fail(c, null ? "required field is null" : "required field missing");
 		ts_cdi_ptr_pop(&c->ptr, old);
 	}
 	return v;

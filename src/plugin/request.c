@@ -238,10 +238,13 @@ static int check_fields(const struct ts_json *res, enum ts_plugin_stage stage,
 static int check_status(const struct ts_plugin *p, const struct ts_plugin_output *o,
 			struct ts_error **err)
 {
+	/* the errno is for callers; its text would add nothing (helper-21:
+	 * "timed out after 1000 ms: Connection timed out") */
 	if (o->overflow)
-		return ts_error_set(err, EFBIG, "output exceeds %d bytes", TS_PLUGIN_STDOUT_MAX);
+		return ts_error_set_plain(err, EFBIG, "output exceeds %d bytes",
+					  TS_PLUGIN_STDOUT_MAX);
 	if (o->timed_out)
-		return ts_error_set(err, ETIMEDOUT, "timed out after %u ms", p->timeout_ms);
+		return ts_error_set_plain(err, ETIMEDOUT, "timed out after %u ms", p->timeout_ms);
 	if (WIFSIGNALED(o->wait_status))
 		return ts_error_set(err, 0, "killed by signal %d", WTERMSIG(o->wait_status));
 	if (!WIFEXITED(o->wait_status) || WEXITSTATUS(o->wait_status) != 0) {

@@ -66,6 +66,10 @@ log_plugin() {
 	[ "$SECONDS" -lt 30 ]
 	[[ "$output" =~ "plugin 'hang' ($SCRIPTED): timed out after 1000 ms: stderr: 'hang: pid "([0-9]+)"'" ]] || { echo "$output"; false; }
 	pid=${BASH_REMATCH[1]}
+	# (runc quotes the hook's stderr): the line ends with the plugin's
+	# stderr, no errno text after it (helper-21 saw "...: Connection timed out")
+	[[ "$output" == *"timed out after 1000 ms: stderr: 'hang: pid $pid'\\n\""* ]] || { echo "$output"; false; }
+	[[ "$output" != *"Connection timed out"* ]] || { echo "$output"; false; }
 	for _ in $(seq 100); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.05; done
 	! kill -0 -- "-$pid" 2>/dev/null
 }

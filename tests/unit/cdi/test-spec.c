@@ -307,6 +307,10 @@ static const struct doc_row {
 	 "[A=1]}}]\n---\n: : bad [\n",
 	 NULL},
 	{"missing-version.json", "{\"kind\":\"a.com/b\"}", "'/cdiVersion': required field missing"},
+	{"null-name.yaml",
+	 "cdiVersion: 0.6.0\nkind: a.com/b\ndevices:\n- name: null\n  containerEdits: {env: "
+	 "[A=1]}\n",
+	 "'/devices/0/name': required field is null"},
 	{"empty-version.json", "{\"cdiVersion\":\"\"}", "'/cdiVersion': invalid version ''"},
 	{"not-object.yaml", "- a\n", "'/': expected object, got array"},
 	/* aliases multiply a small text: 10^6 scalars are refused, not built */
