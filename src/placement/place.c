@@ -710,13 +710,15 @@ static int refuse_beyond_node(struct placer *p, struct ts_error **err)
 	n = hwloc_bitmap_weight(room);
 	if (n < 0 || (unsigned)n >= req->cpus)
 		return 0;
-	return ts_error_set_plain(err, ENOSPC,
-				  "%s: '%s': not enough cpus available to satisfy request: "
-				  "requested=%u, available=%d: the node has %d cpus outside the "
-				  "reserved ones (%s)",
-				  p->file, FIELD(req, cpus_field, "cpus"), req->cpus,
-				  hwloc_bitmap_weight(p->avail), n,
-				  n == 0 ? "none" : list_of(room, list, sizeof(list)));
+	/* "outside the reserved ones" only when some are (helper-21 read
+	 * "2 cpus outside the reserved ones (0-1)" with none reserved) */
+	return ts_error_set_plain(
+		err, ENOSPC,
+		"%s: '%s': not enough cpus available to satisfy request: "
+		"requested=%u, available=%d: the node has %d cpus%s (%s)",
+		p->file, FIELD(req, cpus_field, "cpus"), req->cpus, hwloc_bitmap_weight(p->avail),
+		n, hwloc_bitmap_iszero(p->reserved) ? "" : " outside the reserved ones",
+		n == 0 ? "none" : list_of(room, list, sizeof(list)));
 }
 
 static int place_exclusive(struct placer *p, hwloc_bitmap_t *ret, struct ts_error **err)

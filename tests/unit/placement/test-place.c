@@ -1590,10 +1590,23 @@ static void test_cgroup_parent(void **state)
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
 	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1cpus': not enough "
 				      "cpus available to satisfy request: requested=65535, "
-				      "available=2: the node has 4 cpus outside the reserved ones "
-				      "(0-3)");
+				      "available=2: the node has 4 cpus (0-3)");
 	ts_error_clear(&err);
 	ts_placement_request_release(&req);
+	/* with cpus reserved, the room is what lies outside them (helper-21:
+	 * "outside the reserved ones" was said with none reserved) */
+	cfg.reserved_cpus = fixture_set("0");
+	request(&req, "c", "critical", 65535);
+	PARENT(req);
+	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	assert_string_equal(err->msg, "config.json: '/annotations/toposhim.io~1cpus': not enough "
+				      "cpus available to satisfy request: requested=65535, "
+				      "available=2: the node has 3 cpus outside the reserved ones "
+				      "(1-3)");
+	ts_error_clear(&err);
+	ts_placement_request_release(&req);
+	hwloc_bitmap_free(cfg.reserved_cpus);
+	cfg.reserved_cpus = NULL;
 
 	/* the parent would hold it but another container holds its cpus:
 	 * that container is named, not the parent */
