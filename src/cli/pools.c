@@ -566,9 +566,11 @@ static int clip_list(char **list, hwloc_const_bitmap_t parent, struct ts_error *
 	return whole;
 }
 
-/* The effective cpus of the cgroup parent of running container a, when
- * that parent narrows them (*ret: NULL when not: the root cgroup's, or
- * none found).  @return 0; a negative errno with *err set. */
+/* The effective cpus of the cgroup parent of running container a: what
+ * the kernel lets its cpuset hold (the root cgroup's, every online cpu,
+ * for one right under it; *ret NULL when none was found).  A record's cpus
+ * that lie outside them (a topology file of more cpus than the host's)
+ * are no change from outside.  @return 0; a negative errno with *err set. */
 static int parent_cpus_of(const struct ts_pools *p, const struct ts_alloc *a, hwloc_bitmap_t *ret,
 			  struct ts_error **err)
 {
@@ -580,10 +582,16 @@ static int parent_cpus_of(const struct ts_pools *p, const struct ts_alloc *a, hw
 					err);
 	if (r < 0)
 		return ts_error_prefix(err, "container '%s'", a->container_id);
-	if (r > 0 && strcmp(parent.existing, "/") != 0)
+	if (r > 0 && parent.cpus_str != NULL) {
 		r = ts_cpulist_parse(parent.cpus_str, ret, err);
-	else
-		r = 0;
+	} else {
+		/* no parent (a container in the root cgroup itself): the
+		 * root's cpus, every online one */
+		cleanup_free char *root_cpus = NULL;
+
+		r = ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, "/", &root_cpus);
+		r = r > 0 ? ts_cpulist_parse(root_cpus, ret, err) : 0;
+	}
 	ts_cgroup_parent_release(&parent);
 	return r < 0 ? r : 0;
 }
