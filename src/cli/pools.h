@@ -139,8 +139,9 @@ int ts_pools_forget_shared_cpus(const struct ts_pools *p, struct ts_state *s,
  * --cpuset-cpus`, `podman update`, `runc update`, a kubelet's CPU manager
  * through the CRI) for pins before an exclusive create places: each running
  * shared-pool container of s whose cgroup's cpuset.cpus is not what its
- * record says (nor, under a cgroup parent that narrows the cpus, what the
- * parent makes of it), and each pinned one whose cpuset was set again, is
+ * record says (nor what the kernel makes of it: the record inside its
+ * parent's effective cpus, the root's for one in the root cgroup), and
+ * each pinned one whose cpuset was set again, is
  * recorded as pinned there, its placement file too, with a line in
  * resizes.log; exactly what the settle after a resize
  * would record (docs/toposhim.1, the resize of the shared pool).  Before,
