@@ -141,6 +141,11 @@ state_and_hooks() {
 		"$TOPOSHIM" exec "$ID" sh -c '$DEVCHECK' >"$WORK/exec.out"
 		"$TOPOSHIM" state "$ID" >"$WORK/state.json"
 		"$TOPOSHIM" kill "$ID" KILL
+		# (a delete racing the init's exit leaves its cgroups behind)
+		for _ in \$(seq 50); do
+			"$TOPOSHIM" state "$ID" | grep -q '"status": *"stopped"' && break
+			sleep 0.1
+		done
 		"$TOPOSHIM" delete --force "$ID"
 	SEQ
 	# crun refuses hybrid cgroups: run it where the cgroup2 mount is hidden
