@@ -70,8 +70,8 @@ static bool is_command(const struct ts_cli_args *args, const char *name)
 /* A create or run of a plain container, or a delete of a container with
  * no record: the runtime's vectors, built here (cli/plain.h).  false: the
  * core's work (it reports every problem, so none is reported here). */
-static bool plain(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
-		  char ***ret_envp)
+static bool plain(int argc, char **argv, const struct ts_cli_args *args, char **ret_path,
+		  char ***ret_argv, char ***ret_envp)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_json struct ts_json *config = NULL;
@@ -95,13 +95,14 @@ static bool plain(int argc, char **argv, const struct ts_cli_args *args, char **
 		/* (void): as the core's create (main.c) */
 		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
 	}
-	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
-				     &err) >= 0;
+	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_path, ret_argv,
+				     ret_envp, &err) >= 0;
 }
 
 int main(int argc, char **argv)
 {
 	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *runtime_path = NULL;
 	cleanup_strv char **runtime_argv = NULL;
 	cleanup_strv char **runtime_envp = NULL;
 	struct ts_cli_args args;
@@ -120,11 +121,10 @@ int main(int argc, char **argv)
 	}
 	ts_log_setup(&args);
 	if ((args.rewrite || is_command(&args, "delete")) &&
-	    plain(argc, argv, &args, &runtime_argv, &runtime_envp)) {
+	    plain(argc, argv, &args, &runtime_path, &runtime_argv, &runtime_envp)) {
 		ts_cli_args_release(&args);
-		execve(runtime_argv[0], runtime_argv, runtime_envp);
-		ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0],
-		       strerror(errno));
+		execve(runtime_path, runtime_argv, runtime_envp);
+		ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_path, strerror(errno));
 		return EXIT_FAILURE;
 	}
 	if (is_command(&args, "create") || is_command(&args, "run") ||
@@ -134,13 +134,14 @@ int main(int argc, char **argv)
 		ts_cli_args_release(&args);
 		return EXIT_FAILURE;
 	}
-	r = ts_cli_passthrough(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
+	r = ts_cli_passthrough(argc, argv, &args, &runtime_path, &runtime_argv, &runtime_envp,
+			       &err);
 	ts_cli_args_release(&args);
 	if (r < 0) {
 		ts_log_error(err);
 		return EXIT_FAILURE;
 	}
-	execve(runtime_argv[0], runtime_argv, runtime_envp);
-	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0], strerror(errno));
+	execve(runtime_path, runtime_argv, runtime_envp);
+	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_path, strerror(errno));
 	return EXIT_FAILURE;
 }

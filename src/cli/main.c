@@ -40,9 +40,9 @@
 
 extern char **environ;
 
-/* Everything before the exec: returns the vectors to execve(). */
-static int prepare(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
-		   char ***ret_envp, struct ts_error **err)
+/* Everything before the exec: returns the path and vectors to execve(). */
+static int prepare(int argc, char **argv, const struct ts_cli_args *args, char **ret_path,
+		   char ***ret_argv, char ***ret_envp, struct ts_error **err)
 {
 	cleanup_json struct ts_json *config = NULL;
 	cleanup_free char *runtime_path = NULL;
@@ -52,7 +52,7 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	int depth, r;
 
 	if (!args->rewrite && !delete)
-		return ts_cli_passthrough(argc, argv, args, ret_argv, ret_envp, err);
+		return ts_cli_passthrough(argc, argv, args, ret_path, ret_argv, ret_envp, err);
 	r = ts_cli_config_load(config_path, &config, err);
 	if (r < 0 && (args->rewrite || ts_error_code(*err) == -ENOMEM))
 		return r;
@@ -93,13 +93,14 @@ static int prepare(int argc, char **argv, const struct ts_cli_args *args, char *
 	/* the engine's delete releases the allocation (no poststop hook) */
 	if (delete)
 		ts_cmd_delete(argc, argv, args, config, config_path, runtime_path);
-	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
-				     err);
+	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_path, ret_argv,
+				     ret_envp, err);
 }
 
 int main(int argc, char **argv)
 {
 	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *runtime_path = NULL;
 	cleanup_strv char **runtime_argv = NULL;
 	cleanup_strv char **runtime_envp = NULL;
 	struct ts_cli_args args;
@@ -131,14 +132,14 @@ int main(int argc, char **argv)
 	 * a create wait behind it (log.h) */
 	if (args.rewrite)
 		ts_log_hold_stderr();
-	r = prepare(argc, argv, &args, &runtime_argv, &runtime_envp, &err);
+	r = prepare(argc, argv, &args, &runtime_path, &runtime_argv, &runtime_envp, &err);
 	ts_cli_args_release(&args);
 	if (r < 0) {
 		ts_log_error(err);
 		return EXIT_FAILURE;
 	}
 	ts_log_release_stderr();
-	execve(runtime_argv[0], runtime_argv, runtime_envp);
-	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_argv[0], strerror(errno));
+	execve(runtime_path, runtime_argv, runtime_envp);
+	ts_log(TS_LOG_ERROR, "cannot exec runtime '%s': %s", runtime_path, strerror(errno));
 	return EXIT_FAILURE;
 }

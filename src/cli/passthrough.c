@@ -93,8 +93,8 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
 	return without ? 1 : 0;
 }
 
-int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
-		       char ***ret_envp, struct ts_error **err)
+int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char **ret_path,
+		       char ***ret_argv, char ***ret_envp, struct ts_error **err)
 {
 	cleanup_json struct ts_json *config = NULL;
 	cleanup_free char *runtime_path = NULL;
@@ -124,8 +124,8 @@ int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, ch
 		 * costs the container CPUs, as it would without toposhim */
 		(void)ts_runtime_reset_affinity(NULL, &affinity_err);
 	}
-	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_argv, ret_envp,
-				     err);
+	return ts_runtime_build_exec(runtime_path, argc, argv, environ, depth, ret_path, ret_argv,
+				     ret_envp, err);
 }
 
 /* passthrough.h: the runtime root of a container. */

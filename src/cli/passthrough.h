@@ -79,6 +79,7 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
  * @param[in]  argc, argv  toposhim's command line (borrowed).
  * @param[in]  args        ts_cli_scan() of it; args->rewrite is false and
  *                         the command is not delete (the core's).
+ * @param[out] ret_path    path for execve(); caller frees.
  * @param[out] ret_argv    argv for execve(); caller frees (ts_strv_free).
  * @param[out] ret_envp    envp for execve(); caller frees.
  * @param[out] err         set iff the return value is negative.
@@ -88,8 +89,8 @@ int ts_cli_runtime_for_command(const struct ts_cli_args *args, const struct ts_j
  * @return 0; -ENOMEM; the errors of ts_cli_runtime_for_command() and
  *         ts_runtime_build_exec().
  */
-int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char ***ret_argv,
-		       char ***ret_envp, struct ts_error **err);
+int ts_cli_passthrough(int argc, char **argv, const struct ts_cli_args *args, char **ret_path,
+		       char ***ret_argv, char ***ret_envp, struct ts_error **err);
 
 /**
  * The runtime root of a container, absolute (the runtime and its hooks run

@@ -285,15 +285,23 @@ static int ts_runtime_build_envp(char *const *envp, int depth, char ***ret_envp)
 }
 
 int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv, char *const *envp,
-			  int depth, char ***ret_argv, char ***ret_envp, struct ts_error **err)
+			  int depth, char **ret_path, char ***ret_argv, char ***ret_envp,
+			  struct ts_error **err)
 {
+	cleanup_free char *path = NULL;
 	cleanup_strv char **out = NULL;
 	cleanup_strv char **env = NULL;
+	const char *name = runtime_path;
 
+	/* the caller's form: "toposhim" -> "runc", "/x/toposhim" -> "/usr/sbin/runc" */
+	if (argc > 0 && argv[0] != NULL && strchr(argv[0], '/') == NULL &&
+	    strrchr(runtime_path, '/') != NULL && strrchr(runtime_path, '/')[1] != '\0')
+		name = strrchr(runtime_path, '/') + 1;
+	path = strdup(runtime_path);
 	out = calloc((size_t)(argc > 0 ? argc : 1) + 1, sizeof(*out));
-	if (out == NULL)
+	if (path == NULL || out == NULL)
 		return ts_error_set(err, ENOMEM, "cannot build the runtime's argv");
-	out[0] = strdup(runtime_path);
+	out[0] = strdup(name);
 	if (out[0] == NULL)
 		return ts_error_set(err, ENOMEM, "cannot build the runtime's argv");
 	for (int i = 1; i < argc; i++) {
@@ -303,6 +311,7 @@ int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv,
 	}
 	if (ts_runtime_build_envp(envp, depth, &env) < 0)
 		return ts_error_set(err, ENOMEM, "cannot build the runtime's environment");
+	*ret_path = TAKE_PTR(path);
 	*ret_argv = TAKE_PTR(out);
 	*ret_envp = TAKE_PTR(env);
 	return 0;

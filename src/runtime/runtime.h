@@ -88,22 +88,32 @@ int ts_runtime_find(const struct ts_runtime_lookup *lookup, char **ret_path, str
 int ts_runtime_check_depth(const char *value, const char *runtime_path, struct ts_error **err);
 
 /**
- * Build the argv and envp to execve() the runtime with.
- * @param[in]  runtime_path  becomes argv[0].
+ * Build the path, argv and envp to execve() the runtime with.
+ * @param[in]  runtime_path  the runtime's path (absolute), what is executed.
  * @param[in]  argc, argv    as main got them; argv[1..argc-1] are copied
- *                           byte for byte.
+ *                           byte for byte.  argv[0] becomes the runtime's
+ *                           name in the form the caller called toposhim
+ *                           by: runtime_path when argv[0] holds a '/' (or
+ *                           is missing), its last component when it does
+ *                           not.  The runtime's usage errors name it
+ *                           ("runc: \"state\" requires exactly 1
+ *                           argument(s)"): they read as the runtime's own
+ *                           called the same way.
  * @param[in]  envp          our environment (NULL-terminated), copied in
  *                           order; every TOPOSHIM_DEPTH entry is replaced
  *                           in place by TOPOSHIM_DEPTH=<depth + 1>, which is
  *                           appended when there was none.
  * @param[in]  depth         the value ts_runtime_check_depth() returned.
+ * @param[out] ret_path      a copy of runtime_path, execve()'s first
+ *                           argument; caller frees.
  * @param[out] ret_argv      NULL-terminated, every string and the vector
  *                           owned by the caller (free with cleanup_strv).
  * @param[out] ret_envp      likewise.
  * @return 0; -ENOMEM.
  */
 int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv, char *const *envp,
-			  int depth, char ***ret_argv, char ***ret_envp, struct ts_error **err);
+			  int depth, char **ret_path, char ***ret_argv, char ***ret_envp,
+			  struct ts_error **err);
 
 /* The runtimes toposhim knows apart by the state they keep of a container. */
 enum ts_runtime_family {

@@ -104,10 +104,14 @@ create_container() {
 # run_both ARG...: run `toposhim --root R ARG...` and `runc --root R ARG...`
 # and fail unless their exit codes, stdout and stderr are equal (stderr
 # with logrus' time="..." masked: two calls may straddle a second).
+# BOTH_BY_NAME=1: both are called by name ("toposhim", "runc"), found in
+# PATH, as a shell user types them; otherwise by their paths.
 run_both() {
-	local t=$BATS_TEST_TMPDIR ts_rc=0 runc_rc=0
-	"$TOPOSHIM" --root "$(runc_root)" "$@" >"$t/ts.out" 2>"$t/ts.err" 3>&- || ts_rc=$?
-	"$RUNC" --root "$(runc_root)" "$@" >"$t/runc.out" 2>"$t/runc.err" 3>&- || runc_rc=$?
+	local t=$BATS_TEST_TMPDIR ts_rc=0 runc_rc=0 ts=$TOPOSHIM rc=$RUNC
+	[ -z "${BOTH_BY_NAME:-}" ] || ts=toposhim rc=runc
+	PATH="$(dirname "$TOPOSHIM"):$PATH" "$ts" --root "$(runc_root)" "$@" >"$t/ts.out" 2>"$t/ts.err" 3>&- ||
+		ts_rc=$?
+	"$rc" --root "$(runc_root)" "$@" >"$t/runc.out" 2>"$t/runc.err" 3>&- || runc_rc=$?
 	sed -i 's/time="[^"]*"/time="T"/' "$t/ts.err" "$t/runc.err"
 	[ "$ts_rc" = "$runc_rc" ] || fail "$* exit code: toposhim $ts_rc, runc $runc_rc"
 	cmp "$t/ts.out" "$t/runc.out" || fail "$* stdout differs: $(diff "$t/ts.out" "$t/runc.out")"

@@ -149,6 +149,14 @@ check_same_call() {
 	[ "$BOTH_RC" != 0 ] || fail "no-such-command succeeded"
 	run_both state
 	[ "$BOTH_RC" = 1 ] || fail "state without id: rc $BOTH_RC"
+	[[ "$BOTH_ERR" == *"msg=\"$RUNC: \\\"state\\\" requires exactly 1 argument(s)\""* ]] ||
+		fail "state without id, by path: $BOTH_ERR"
+	# runc names itself by its argv[0]: called by name, "runc", not its path
+	BOTH_BY_NAME=1 run_both state
+	[ "$BOTH_RC" = 1 ] || fail "state without id, by name: rc $BOTH_RC"
+	[[ "$BOTH_ERR" == *'msg="runc: \"state\" requires exactly 1 argument(s)"'* ]] ||
+		fail "state without id, by name: $BOTH_ERR"
+	BOTH_BY_NAME=1 run_both --version
 }
 
 @test "create: argv, env and fds reach the runtime unchanged" {

@@ -307,34 +307,49 @@ static void check_strv(char **got, const char *const *want)
 static void test_build_exec(void **state)
 {
 	char *argv[] = {"toposhim", "--root", "/r", "create", "", "id 1", NULL};
+	char *argv_path[] = {"/usr/local/bin/toposhim", "state", NULL};
 	char *envp[] = {"A=1", "TOPOSHIM_DEPTH=0", "B=", "TOPOSHIM_DEPTH=", NULL};
 	char *envp2[] = {"PATH=/bin", NULL};
-	static const char *const want_argv[] = {"/usr/sbin/runc", "--root", "/r", "create", "",
-						"id 1",		  NULL};
+	static const char *const want_argv[] = {"runc", "--root", "/r", "create", "", "id 1", NULL};
+	static const char *const want_argv_path[] = {"/usr/sbin/runc", "state", NULL};
 	static const char *const want_env[] = {"A=1", "TOPOSHIM_DEPTH=1", "B=", "TOPOSHIM_DEPTH=1",
 					       NULL};
 	static const char *const want_env2[] = {"PATH=/bin", "TOPOSHIM_DEPTH=1", NULL};
 	static const char *const want_env3[] = {"TOPOSHIM_DEPTH=1", NULL};
 	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *path = NULL, *path2 = NULL, *path3 = NULL, *path4 = NULL;
 	cleanup_strv char **out_argv = NULL, **out_env = NULL;
 	cleanup_strv char **out_argv2 = NULL, **out_env2 = NULL;
 	cleanup_strv char **out_argv3 = NULL, **out_env3 = NULL;
+	cleanup_strv char **out_argv4 = NULL, **out_env4 = NULL;
 
-	assert_int_equal(ts_runtime_build_exec("/usr/sbin/runc", 6, argv, envp, 0, &out_argv,
+	/* called by name: the runtime by its name; argv[1..] byte for byte */
+	assert_int_equal(ts_runtime_build_exec("/usr/sbin/runc", 6, argv, envp, 0, &path, &out_argv,
 					       &out_env, &err),
 			 0);
+	assert_string_equal(path, "/usr/sbin/runc");
 	check_strv(out_argv, want_argv);
 	check_strv(out_env, want_env);
 	/* copies, not borrowed pointers */
 	assert_ptr_not_equal(out_argv[1], argv[1]);
 
-	assert_int_equal(
-		ts_runtime_build_exec("/bin/crun", 6, argv, envp2, 0, &out_argv2, &out_env2, &err),
-		0);
+	/* called by a path: the runtime by its path */
+	assert_int_equal(ts_runtime_build_exec("/usr/sbin/runc", 2, argv_path, envp2, 0, &path4,
+					       &out_argv4, &out_env4, &err),
+			 0);
+	assert_string_equal(path4, "/usr/sbin/runc");
+	check_strv(out_argv4, want_argv_path);
+
+	assert_int_equal(ts_runtime_build_exec("/bin/crun", 6, argv, envp2, 0, &path2, &out_argv2,
+					       &out_env2, &err),
+			 0);
+	assert_string_equal(out_argv2[0], "crun");
 	check_strv(out_env2, want_env2);
-	assert_int_equal(
-		ts_runtime_build_exec("/bin/crun", 1, argv, NULL, 0, &out_argv3, &out_env3, &err),
-		0);
+	/* no arguments at all (argc 0): the path */
+	assert_int_equal(ts_runtime_build_exec("/bin/crun", 0, argv, NULL, 0, &path3, &out_argv3,
+					       &out_env3, &err),
+			 0);
+	assert_string_equal(path3, "/bin/crun");
 	assert_string_equal(out_argv3[0], "/bin/crun");
 	assert_null(out_argv3[1]);
 	check_strv(out_env3, want_env3);
