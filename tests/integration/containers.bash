@@ -120,22 +120,39 @@ containers_setup() {
 	ID="ts-$(basename "$WORK" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z')-$BATS_TEST_NUMBER"
 }
 
-# A runtime's delete that raced its init's exit (kill, then delete at
-# once) leaves the container's cgroups behind, empty: 29 "ts-toposhimit*-7"
-# dirs in every v1 hierarchy after a day of CI runs here.  This test's
-# top-level ones go (rmdir: only empty ones).
+# rm_test_cgroups: remove this test's top-level cgroups ($ID, $ID-*), in
+# every hierarchy, with the cgroups under them (a runtime leaves a
+# cgroupsPath's parents behind).  A runtime removes a container's cgroups at delete;
+# one left here means a container of the test was not deleted (a crun
+# container deleted by runc left its init running this way), or that its
+# killed init has not left the cgroup yet: each is tried again for up to
+# 5 s, then the test fails naming the dirs and the processes still in
+# them.
 rm_test_cgroups() {
-	local d
-	for d in /sys/fs/cgroup/*/"$ID" /sys/fs/cgroup/*/"$ID"-* /sys/fs/cgroup/"$ID" \
-		/sys/fs/cgroup/"$ID"-*; do
-		[ ! -d "$d" ] || rmdir "$d" 2>/dev/null || true
+	local d try left
+	for try in $(seq 25); do
+		left=""
+		for d in /sys/fs/cgroup/*/"$ID" /sys/fs/cgroup/*/"$ID"-* /sys/fs/cgroup/"$ID" \
+			/sys/fs/cgroup/"$ID"-*; do
+			[ -d "$d" ] || continue
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ ! -d "$d" ] || left="$left $d"
+		done
+		[ -n "$left" ] || return 0
+		sleep 0.2
 	done
+	for d in $left; do
+		echo "teardown: cgroup $d still holds:" $(cat $(find "$d" -name cgroup.procs) 2>/dev/null) >&2
+	done
+	return 1
 }
 
 containers_teardown() {
+	local rc=0
 	delete_test_containers
-	rm_test_cgroups
+	rm_test_cgroups || rc=1
 	rm -rf "$WORK"
+	return $rc
 }
 
 # delete_test_containers: force-delete every runc container (default root)
