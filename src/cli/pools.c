@@ -1185,7 +1185,8 @@ int ts_pools_open_store(const struct ts_pools *p, const struct ts_state_options 
  * @return how many were resized; 0 with *ret_done when nothing was left. */
 static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 			bool systemd_cgroup, struct ts_alloc ***skip, size_t *nskip,
-			uint64_t wait_deadline_usec, bool *ret_done, struct ts_error **err)
+			uint64_t wait_deadline_usec, bool *ret_done, struct ts_state_mark *ret_mark,
+			bool *ret_marked, struct ts_error **err)
 {
 	struct pools_plan pl = {0};
 	struct ts_cgroup_resize_result *results = NULL;
@@ -1215,6 +1216,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 		ts_state_released_clear(s);
 	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
 		r = ts_error_set(err, ENOMEM, "resize");
+	*ret_marked = r >= 0 && ts_state_mark_at(ts_state_dir_fd(s), ret_mark) >= 0;
 	s = ts_state_close(s);
 	*ret_done = r >= 0 && pl.n == 0;
 	if (r >= 0 && pl.n == 0 && pl.npending > 0 && ts_state_now_usec() < wait_deadline_usec) {
@@ -1238,6 +1240,7 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 
 		r = c < 0 ? c : r;
 	}
+	*ret_marked = r >= 0 && ts_state_mark_at(ts_state_dir_fd(s), ret_mark) >= 0;
 	s = ts_state_close(s);
 	for (size_t i = 0; r >= 0 && i < pl.n; i++) {
 		struct ts_alloc **grown;
@@ -1279,6 +1282,18 @@ static int settle_pending(struct ts_pools *p, const struct ts_state_options *opt
 	return r;
 }
 
+/* Whether the store is as the mark, taken under its lock, says: nothing
+ * was committed, released or journaled since (state.h). */
+static bool store_unchanged(const struct ts_state_options *opts, const struct ts_state_mark *mark)
+{
+	cleanup_close int dir_fd = open(ts_state_dir_resolve(opts != NULL ? opts->state_dir : NULL),
+					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct ts_state_mark now;
+
+	return dir_fd >= 0 && ts_state_mark_at(dir_fd, &now) >= 0 &&
+	       ts_state_mark_equal(mark, &now);
+}
+
 int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, bool systemd_cgroup,
 		    struct ts_error **err)
 {
@@ -1298,7 +1313,8 @@ int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, boo
 	 * work to the holder. */
 	for (int pass = 0; pass < 4 && r >= 0; pass++) {
 		cleanup_close int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		bool done = false;
+		struct ts_state_mark mark;
+		bool done = false, marked = false;
 
 		if (fd < 0) {
 			r = ts_error_set(err, errno, "%s: cannot open", path);
@@ -1311,15 +1327,23 @@ int ts_pools_settle(struct ts_pools *p, const struct ts_state_options *opts, boo
 		}
 		for (int round = 0; round < 16 && r >= 0 && !done; round++) {
 			r = settle_round(p, opts, systemd_cgroup, &skip, &nskip, wait_deadline,
-					 &done, err);
+					 &done, &mark, &marked, err);
 			if (r > 0)
 				total += r;
 		}
+		/* the resize lock still held, the rounds done: a commit now is
+		 * left to this process */
+		ts_test_point("settle-before-unlock");
 		ts_closep(&fd);
 		fd = -EBADF;
 		if (r < 0 || !done)
 			break;
-		/* released: look again, for what was committed meanwhile */
+		/* released: look again, for what was committed meanwhile; the
+		 * store left as the last round's session left it holds nothing
+		 * new (one store session less per settle: at 500 records its
+		 * load, collection and plan) */
+		if (marked && store_unchanged(opts, &mark))
+			break;
 		r = settle_pending(p, opts, systemd_cgroup, skip, nskip, &done, err);
 		if (r < 0 || done)
 			break;

@@ -16,6 +16,7 @@
 #include "oci/json.h"
 #include "oci/spec.h"
 #include "state/internal.h"
+#include "state/plain.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -368,6 +369,64 @@ const char *ts_state_dir(const struct ts_state *s)
 int ts_state_dir_fd(const struct ts_state *s)
 {
 	return s->dir_fd;
+}
+
+int ts_state_mark_at(int dir_fd, struct ts_state_mark *ret)
+{
+	static const char *const names[] = {TS_STATE_ALLOC_FILE, TS_STATE_RELEASED_FILE,
+					    TS_PLAIN_JOURNAL_FILE};
+	cleanup_close int fd = -1;
+	ssize_t n;
+
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct ts_state_mark_file *f = &ret->files[i];
+		struct stat st;
+
+		if (fstatat(dir_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				return -errno;
+			continue;
+		}
+		f->exists = true;
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		f->size = st.st_size;
+		f->mtime_sec = st.st_mtim.tv_sec;
+		f->mtime_nsec = st.st_mtim.tv_nsec;
+		f->ctime_sec = st.st_ctim.tv_sec;
+		f->ctime_nsec = st.st_ctim.tv_nsec;
+	}
+	if (!ret->files[0].exists)
+		return 0;
+	/* the checksum too: two commits within one timestamp tick that swap
+	 * the same inode back in at the same size differ there */
+	fd = openat(dir_fd, TS_STATE_ALLOC_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		ret->files[0].exists = false;
+		return 0;
+	}
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, ret->head, sizeof(ret->head), 0);
+	if (n < 0)
+		return -errno;
+	ret->head_len = (size_t)n;
+	return 0;
+}
+
+bool ts_state_mark_equal(const struct ts_state_mark *a, const struct ts_state_mark *b)
+{
+	for (size_t i = 0; i < sizeof(a->files) / sizeof(a->files[0]); i++) {
+		const struct ts_state_mark_file *x = &a->files[i], *y = &b->files[i];
+
+		if (x->exists != y->exists || x->dev != y->dev || x->ino != y->ino ||
+		    x->size != y->size || x->mtime_sec != y->mtime_sec ||
+		    x->mtime_nsec != y->mtime_nsec || x->ctime_sec != y->ctime_sec ||
+		    x->ctime_nsec != y->ctime_nsec)
+			return false;
+	}
+	return a->head_len == b->head_len && memcmp(a->head, b->head, a->head_len) == 0;
 }
 
 const char *ts_state_proc_root(const struct ts_state *s)

@@ -638,6 +638,45 @@ const char *ts_state_dir(const struct ts_state *s);
  *  other files it holds (state/plain.h) while the store's lock is held. */
 int ts_state_dir_fd(const struct ts_state *s);
 
+/** What ts_state_mark_at() notes of one file of the store. */
+struct ts_state_mark_file {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+
+/**
+ * A mark of the files a settle plans from: allocations.json (its stat and
+ * its first bytes, which hold the records' checksum), the released file
+ * and the plain containers' journal (state/plain.h).  Two equal marks of
+ * one state directory mean that no commit, release or plain create came
+ * between them: every one of those writes one of the files (a commit
+ * swaps in a rewritten allocations.json, the others append).
+ */
+struct ts_state_mark {
+	struct ts_state_mark_file files[3];
+	size_t head_len;
+	char head[64];
+};
+
+/**
+ * Take a mark of the store in a state directory.  Taken under the store's
+ * lock (the directory of ts_state_dir_fd()), it is what the session left;
+ * taken after, it tells whether anyone committed since
+ * (ts_state_mark_equal()).  Used by the settle (cli/pools.h) to skip a
+ * store session that would find nothing new.
+ * @param[in]  dir_fd  the state directory (O_DIRECTORY).
+ * @param[out] ret     filled; a missing file is marked as missing.
+ * @return 0; -errno of an fstatat() or read that failed otherwise than
+ *         with ENOENT (the mark is then not to be trusted).
+ */
+int ts_state_mark_at(int dir_fd, struct ts_state_mark *ret);
+
+/** Whether two marks are the same, field by field. */
+bool ts_state_mark_equal(const struct ts_state_mark *a, const struct ts_state_mark *b);
+
 /** Root of procfs the store uses ("/proc" unless overridden), borrowed from s. */
 const char *ts_state_proc_root(const struct ts_state *s);
 

@@ -209,3 +209,34 @@ shared_running() {
 		grep -q -- "$p" "$BATS_TEST_FILENAME" || fail "test point '$p' is not covered by faults.bats"
 	done
 }
+
+@test "settle: a commit made while another settle holds the resize lock is settled by the holder" {
+	mkdir -p "$WORK/root"
+	shared_running
+	bundle crit1 critical 1
+	bundle crit2 critical 1
+	# crit1's create settles (web leaves its CPU), then holds the resize
+	# lock 3 s after its rounds
+	env TOPOSHIM_TEST_SLEEP_AT="settle-before-unlock:3000" "$TEST_SHIM" --root "$WORK/root" \
+		create --bundle "$WORK/crit1" crit1 >"$WORK/crit1.out" 2>&1 &
+	local holder=$! i
+	for i in $(seq 50); do
+		[ "$(jq -r '.allocations[] | select(.container_id == "web") | .cpus' \
+			"$WORK/state/allocations.json" 2>/dev/null)" = 1-3 ] && break
+		sleep 0.1
+	done
+	[ "$(jq -r '.allocations[] | select(.container_id == "web") | .cpus' \
+		"$WORK/state/allocations.json")" = 1-3 ] || fail "crit1's settle did not resize web: $(cat "$WORK/state/allocations.json")"
+	# crit2 commits meanwhile; its settle finds the lock taken and leaves
+	# the resize to the holder
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/crit2" crit2
+	[ "$status" = 0 ] || fail "crit2: $output"
+	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/crit2/config.json")" = 1 ]
+	[ "$(jq -r '.allocations[] | select(.container_id == "web") | .cpus' \
+		"$WORK/state/allocations.json")" = 1-3 ]
+	# the holder looks again once it lets go of the lock: the store is not
+	# as its last session left it
+	wait "$holder" || fail "crit1: $(cat "$WORK/crit1.out")"
+	[ "$(jq -r '.allocations[] | select(.container_id == "web") | .cpus' \
+		"$WORK/state/allocations.json")" = 2-3 ]
+}

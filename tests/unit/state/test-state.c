@@ -1212,6 +1212,73 @@ static void test_put_replace_remove(void **state)
 	assert_string_equal(err->msg, "allocation: empty container id");
 }
 
+/* The settle's mark (state.h): equal while nothing is written, different
+ * after a commit (even one writing the same bytes' length), a release and
+ * a plain container's journal line; a missing file is marked missing. */
+static void test_mark(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	struct ts_state_mark m0, m1, m2;
+	struct ts_alloc *a;
+	char *warning = NULL;
+	int fd;
+
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &warning, &err), 0);
+	fd = ts_state_dir_fd(s);
+	/* a new store: no file yet */
+	assert_int_equal(ts_state_mark_at(fd, &m0), 0);
+	assert_false(m0.files[0].exists);
+	assert_false(m0.files[1].exists);
+	assert_false(m0.files[2].exists);
+	assert_int_equal(m0.head_len, 0);
+
+	a = ts_alloc_new("x", &err);
+	assert_non_null(a);
+	a->cpus_str = strdup("1");
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(ts_state_mark_at(fd, &m1), 0);
+	assert_true(m1.files[0].exists);
+	assert_int_equal(m1.head_len, 64);
+	assert_memory_equal(m1.head, "{\"version\":1,\"checksum\":\"fnv1a64:", 33);
+	assert_false(ts_state_mark_equal(&m0, &m1));
+	assert_int_equal(ts_state_mark_at(fd, &m2), 0);
+	assert_true(ts_state_mark_equal(&m1, &m2));
+
+	/* another record of the same length: the checksum tells them apart
+	 * even if the file's times did not move */
+	a = ts_alloc_new("x", &err);
+	assert_non_null(a);
+	a->cpus_str = strdup("2");
+	assert_int_equal(ts_state_put(s, a, &err), 0);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(ts_state_mark_at(fd, &m2), 0);
+	assert_int_equal(m2.files[0].size, m1.files[0].size);
+	assert_false(ts_state_mark_equal(&m1, &m2));
+	m1.files[0] = m2.files[0];
+	assert_false(ts_state_mark_equal(&m1, &m2)); /* the head alone */
+
+	/* a release */
+	assert_int_equal(ts_state_mark_at(fd, &m1), 0);
+	ts_state_released_add(s, "x", "2");
+	assert_int_equal(ts_state_mark_at(fd, &m2), 0);
+	assert_true(m2.files[1].exists);
+	assert_false(ts_state_mark_equal(&m1, &m2));
+
+	/* a plain create's journal line (written by the front, no lock) */
+	assert_int_equal(ts_state_mark_at(fd, &m1), 0);
+	assert_int_equal(th_write(f->sdir, "plain-containers", "{}\n"), 0);
+	assert_int_equal(ts_state_mark_at(fd, &m2), 0);
+	assert_true(m2.files[2].exists);
+	assert_false(ts_state_mark_equal(&m1, &m2));
+
+	/* not a directory: the error */
+	assert_int_equal(ts_state_mark_at(-1, &m2), -EBADF);
+}
+
 static void test_dir_resolve(void **state)
 {
 	cleanup_error struct ts_error *err = NULL;
@@ -2506,6 +2573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records_and_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checksum_definition, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_replace_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_file_rebuilds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rebuild_rederives_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_dir_replaced, setup, teardown),
