@@ -840,11 +840,14 @@ static int adopt_adjusted(struct ts_pools *pools, const struct ts_cli_state_conf
 		r = ts_cpulist_parse(cpus_str, &cpus, err);
 		if (r < 0)
 			return ts_error_prefix(err, "%s: adjust", rep->cpus_from);
-		if (!hwloc_bitmap_isincluded(cpus, pools->topo->online))
-			return ts_error_set(err, 0,
-					    "%s: adjust: '/linux/resources/cpu/cpus': not online "
-					    "cpus '%s'",
-					    rep->cpus_from, cpus_str);
+		if (!hwloc_bitmap_isincluded(cpus, pools->topo->online)) {
+			cleanup_free char *who = NULL;
+
+			if (asprintf(&who, "%s: adjust", rep->cpus_from) < 0)
+				return ts_error_set(err, ENOMEM, "%s: adjust", rep->cpus_from);
+			return ts_placement_not_online(who, "/linux/resources/cpu/cpus", cpus,
+						       pools->topo->online, err);
+		}
 		r = overlap_of_others(pools, s, own, cpus, &overlap, err);
 		if (r < 0)
 			return r;

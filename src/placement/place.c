@@ -160,6 +160,23 @@ static int reserved_by_count(const struct ts_topology *topo, const char *file, u
 	return 0;
 }
 
+int ts_placement_not_online(const char *file, const char *field, hwloc_const_bitmap_t set,
+			    hwloc_const_bitmap_t online, struct ts_error **err)
+{
+	cleanup_hwloc_bitmap hwloc_bitmap_t off = hwloc_bitmap_alloc();
+	cleanup_free char *all = NULL, *offline = NULL, *on = NULL;
+
+	if (off == NULL)
+		return ts_error_set(err, ENOMEM, "placement: out of memory");
+	hwloc_bitmap_andnot(off, set, online);
+	if (ts_cpulist_format(set, &all, err) < 0 || ts_cpulist_format(off, &offline, err) < 0 ||
+	    ts_cpulist_format(online, &on, err) < 0)
+		return ts_error_code(*err);
+	return ts_error_set(err, 0,
+			    "%s: '%s': '%s' names cpus that are not online: %s (online: %s)", file,
+			    field, all, offline, on);
+}
+
 int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 			  hwloc_bitmap_t *ret, struct ts_error **err)
 {
@@ -180,14 +197,9 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 				    file, cfg->reserved_count, s != NULL ? s : "?");
 	}
 	if (cfg->reserved_cpus != NULL) {
-		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online)) {
-			cleanup_free char *s = NULL;
-			(void)ts_cpulist_format(cfg->reserved_cpus, &s, NULL);
-			return ts_error_set(err, 0,
-					    "%s: '/placement/reserved/cpus': cpus not online "
-					    "'%s'",
-					    file, s != NULL ? s : "?");
-		}
+		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online))
+			return ts_placement_not_online(file, "/placement/reserved/cpus",
+						       cfg->reserved_cpus, topo->online, err);
 		hwloc_bitmap_copy(out, cfg->reserved_cpus);
 	} else if (cfg->reserved_count > 0) {
 		r = reserved_by_count(topo, file, cfg->reserved_count, out, err);
@@ -881,14 +893,9 @@ static int place_pinned(struct placer *p, hwloc_bitmap_t *ret, struct ts_error *
 	const struct ts_placement_request *req = p->req;
 	char buf[256];
 
-	if (!hwloc_bitmap_isincluded(req->user_cpus, p->topo->online)) {
-		cleanup_hwloc_bitmap hwloc_bitmap_t off = hwloc_bitmap_alloc();
-		if (off == NULL)
-			return ts_error_set(err, ENOMEM, "placement: out of memory");
-		hwloc_bitmap_andnot(off, req->user_cpus, p->topo->online);
-		return ts_error_set(err, 0, "%s: '/linux/resources/cpu/cpus': cpus not online '%s'",
-				    p->file, list_of(off, buf, sizeof(buf)));
-	}
+	if (!hwloc_bitmap_isincluded(req->user_cpus, p->topo->online))
+		return ts_placement_not_online(p->file, "/linux/resources/cpu/cpus", req->user_cpus,
+					       p->topo->online, err);
 	*ret = hwloc_bitmap_dup(req->user_cpus);
 	if (*ret == NULL)
 		return ts_error_set(err, ENOMEM, "placement: out of memory");

@@ -344,11 +344,26 @@ struct ts_placement_result {
 void ts_placement_result_release(struct ts_placement_result *res);
 
 /**
+ * The error of a cpu list that names PUs this machine does not have online:
+ * "<file>: '<field>': '<set>' names cpus that are not online: <the ones
+ * not online> (online: <online>)", each list as ts_cpulist_format() writes
+ * it.  The one form of that refusal, wherever the list came from.
+ * @param[in] file    the file that holds the list (config.json, the
+ *                    toposhim config, a plugin's output), for the message.
+ * @param[in] field   the list's JSON pointer in it.
+ * @param[in] set     the list; some of it is not in online.
+ * @param[in] online  the online PUs.
+ * @return -EINVAL with err set; -ENOMEM.
+ */
+int ts_placement_not_online(const char *file, const char *field, hwloc_const_bitmap_t set,
+			    hwloc_const_bitmap_t online, struct ts_error **err);
+
+/**
  * Compute the reserved PUs of cfg on topo.
  * @param[out] ret  new bitmap; caller frees.
- * @return 0; -EINVAL "<config file>: '/placement/reserved/cpus': cpus not
- *         online '<list>'" (cfg->file, or "placement" for a config not read
- *         from a file); -EINVAL when count exceeds the online PUs, or when
+ * @return 0; -EINVAL "<config file>: '/placement/reserved/cpus': ..."
+ *         (ts_placement_not_online(); cfg->file, or "placement" for a
+ *         config not read from a file); -EINVAL when count exceeds the online PUs, or when
  *         both cpus and count are given and disagree (kubelet R5); -ENOMEM.
  */
 int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,

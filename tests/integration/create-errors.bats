@@ -330,3 +330,23 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$WORK/err")"
 	[ "$output" = "container '$ID': warning: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring" ] ||
 		fail "creates.log: $output"
 }
+
+@test "create: cpus that are not online, in config.json or the reserved ones, are named with what is online" {
+	local online
+	online=$(cat /sys/devices/system/cpu/online)
+	jq '.linux.resources.cpu = {"cpus": "0,4095"}' "$WORK/orig.json" >"$WORK/b/config.json"
+	cp "$WORK/b/config.json" "$WORK/pinned.json"
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/linux/resources/cpu/cpus': '0,4095' names cpus that are not online: 4095 (online: $online)" ]
+	cmp "$WORK/pinned.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+
+	cp "$WORK/orig.json" "$WORK/b/config.json"
+	write_config '"placement": {"reserved": {"cpus": "0,4094-4095"}}'
+	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhim: $WORK/toposhim.json: '/placement/reserved/cpus': '0,4094-4095' names cpus that are not online: 4094-4095 (online: $online)" ]
+	cmp "$WORK/orig.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.argv" ]
+}

@@ -164,6 +164,16 @@ records() {
 	[ "$status" = 0 ] || fail "$output"
 	[ "$(jq -r .linux.resources.cpu.cpus "$WORK/web/config.json")" = 3 ]
 	[ "$(jq -c '.allocations[1] | [.container_id, .cpus, .pinned]' "$WORK/state/allocations.json")" = '["web","3",true]' ]
+	# cpus the machine does not have online: named, with those it has
+	write_sec_config "\"plugins\": [{\"type\": \"far\", \"path\": \"$WORK/plugins/scripted\",
+		\"stages\": [\"pre-create\"], \"conf\": {\"mode\": \"adjust\", \"name\": \"far\",
+		\"adjust\": {\"linux\": {\"resources\": {\"cpu\": {\"cpus\": \"2-5\"}}}}}}]"
+	bundle far standard
+	cp "$WORK/far/config.json" "$WORK/far.orig"
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/far" far
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: plugin 'far' ($WORK/plugins/scripted): adjust: '/linux/resources/cpu/cpus': '2-5' names cpus that are not online: 4-5 (online: 0-3)" ]
+	cmp "$WORK/far/config.json" "$WORK/far.orig"
 }
 
 @test "security: the runtime a forged record names is never executed (finding 2)" {

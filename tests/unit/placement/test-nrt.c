@@ -261,8 +261,8 @@ static void test_errors(void **state)
 	config_of("{\"reserved\": {\"cpus\": \"6-9\"}}", &cfg);
 	in.node_name = "worker-1";
 	assert_int_equal(ts_placement_nrt(&in, &obj, &err), -EINVAL);
-	assert_string_equal(err->msg,
-			    "config.json: '/placement/reserved/cpus': cpus not online '6-9'");
+	assert_string_equal(err->msg, "config.json: '/placement/reserved/cpus': '6-9' names cpus "
+				      "that are not online: 8-9 (online: 0-7)");
 	assert_null(obj);
 	ts_placement_config_release(&cfg);
 }

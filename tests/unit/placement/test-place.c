@@ -333,7 +333,7 @@ static void test_reserved_count(void **state)
 		assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), -EINVAL);
 		assert_string_equal(err->msg,
 				    "/etc/toposhim/config.json: '/placement/reserved/cpus': "
-				    "cpus not online '64-65'");
+				    "'64-65' names cpus that are not online: 64-65 (online: 0-7)");
 		ts_placement_config_release(&cfg);
 	}
 }
@@ -1107,8 +1107,8 @@ static void test_pinned_and_classes(void **state)
 	hwloc_bitmap_only(req.user_mems, 0);
 	hwloc_bitmap_set(req.user_cpus, 9);
 	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -EINVAL);
-	assert_string_equal(err->msg,
-			    "config.json: '/linux/resources/cpu/cpus': cpus not online '9'");
+	assert_string_equal(err->msg, "config.json: '/linux/resources/cpu/cpus': '3,9' names cpus "
+				      "that are not online: 9 (online: 0-7)");
 	ts_error_clear(&err);
 	/* manage_all: explicit cpus are replaced by the policy's choice */
 	req.cpus = 2;
