@@ -167,6 +167,43 @@ static int runtime_dir_exists(const struct ts_alloc *a)
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 }
 
+/* The file a runtime of a known family writes in <root>/<id> before its
+ * create returns (runc: state.json, crun: status), told by the recorded
+ * runtime's name as ts_runtime_family_of_path() tells it
+ * (runtime/runtime.h); NULL for another runtime, whose layout toposhim
+ * does not know. */
+static const char *state_file_of(const struct ts_alloc *a)
+{
+	const char *base = a->runtime_path != NULL ? strrchr(a->runtime_path, '/') : NULL;
+
+	base = base != NULL ? base + 1 : a->runtime_path;
+	if (base == NULL)
+		return NULL;
+	if (strncmp(base, "runc", 4) == 0)
+		return "state.json";
+	if (strncmp(base, "crun", 4) == 0)
+		return "status";
+	return NULL;
+}
+
+/* 1: <root>/<id> of a runc or crun record lacks the runtime's state file:
+ * the create that made the dir died before the runtime wrote it (a killed
+ * runc leaves exec.fifo alone), and the runtime itself says the container
+ * does not exist.  0: it has it, the runtime is another, or nothing can be
+ * told (kept, as when in doubt). */
+static int dir_without_state(const struct ts_alloc *a)
+{
+	const char *file = state_file_of(a);
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (file == NULL || !has_own_dir(a) ||
+	    snprintf(path, sizeof(path), "%s/%s/%s", a->runtime_root, a->container_id, file) >=
+		    (int)sizeof(path))
+		return 0;
+	return lstat(path, &st) < 0 && errno == ENOENT ? 1 : 0;
+}
+
 /* A runtime root holding this many records to look up is listed once
  * rather than stat'ed for each: one getdents64 returns ~400 entries of
  * 64-character ids, a stat costs one path walk (1.7 us here); below it
@@ -370,6 +407,9 @@ int ts_state_mark_stale(const char *proc_root, const struct ts_alloc *const *v, 
 			}
 		}
 		dir = l != NULL ? listing_has_dir(l, a) : runtime_dir_exists(a);
+		/* a dir whose runtime keeps no state in it holds no container */
+		if (dir == 1 && dir_without_state(a) == 1)
+			dir = 0;
 		ret_stale[i] = stale_by_dir(a, dir, now_usec, grace_usec);
 	}
 	for (size_t k = 0; k < n_listings; k++) {
@@ -407,9 +447,11 @@ size_t ts_state_learn_inits(struct ts_state *s)
 		    1) {
 			/* The create is over and left a runtime dir without a state
 			 * toposhim can read (another runtime's layout): created,
-			 * with no init known; it lives as long as its dir does. */
+			 * with no init known; it lives as long as its dir does.
+			 * runc's or crun's dir without its state file is a create
+			 * that died: it stays "creating", and is collected. */
 			if (a->pid > 0 && init_alive(s->proc_root, a) == 0 &&
-			    runtime_dir_exists(a) == 1) {
+			    runtime_dir_exists(a) == 1 && dir_without_state(a) == 0) {
 				a->pid = 0;
 				a->pid_start_ticks = 0;
 				a->status = TS_ALLOC_CREATED;

@@ -439,7 +439,10 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err);
  * createRuntime hook did, without a hook execution on every create.  A
  * record whose create process is gone and left a runtime dir without a state
  * toposhim can read becomes "created" with no pid (it lives as long as that
- * dir).  Records are changed in place; the store is marked for commit.
+ * dir); but a runc or crun record (by its "runtime" name) whose dir lacks
+ * the runtime's state file (state.json, status) stays "creating": that
+ * create died before the runtime wrote it, and the runtime says the
+ * container does not exist.  Records are changed in place; the store is marked for commit.
  * @return how many records were learned.
  */
 size_t ts_state_learn_inits(struct ts_state *s);
@@ -449,7 +452,8 @@ size_t ts_state_learn_inits(struct ts_state *s);
  * ts_state_learn_inits() runs first.  A "created" record with an init pid
  * is stale as soon as that init is gone (the container exited: its runtime
  * state may stay until the engine deletes it, its CPUs do not).  Any other
- * record is stale when <runtime_root>/<container_id> does not exist and
+ * record is stale when <runtime_root>/<container_id> does not exist (or, for
+ * a runc or crun record, holds no state.json or status) and
  * either its recorded pid is gone (no /proc/<pid>, a zombie, or a start time
  * other than the recorded one: a recycled pid) or it has no pid and is older
  * than grace_usec.  The process is looked at before the runtime dir: a

@@ -1013,3 +1013,30 @@ why:
 	run jq -c .hooks "$WORK/crit/config.json"
 	[ "$output" = null ]
 }
+
+@test "placement: a runc create killed before runc wrote its state gives its exclusive CPU back" {
+	# a runc that dies as a killed one does: its dir and exec.fifo made,
+	# no state.json (helper-22: containerd restarted mid-create)
+	mkdir -p "$WORK/bin" "$WORK/runc-root"
+	cat >"$WORK/bin/runc" <<'SH'
+#!/bin/sh
+root=$2 id=$(eval echo "\${$#}")
+mkdir -p "$root/$id" && mkfifo "$root/$id/exec.fifo"
+kill -9 $$
+SH
+	chmod 0755 "$WORK/bin/runc"
+	bundle crit critical 1
+	run env TOPOSHIM_RUNTIME="$WORK/bin/runc" "$TOPOSHIM" --root "$WORK/runc-root" create \
+		--bundle "$WORK/crit" "$ID-crit"
+	[ "$status" -eq 137 ]
+	[ -p "$WORK/runc-root/$ID-crit/exec.fifo" ]
+	run runc --root "$WORK/runc-root" state "$ID-crit"
+	[ "$status" -ne 0 ]
+	# runc says it does not exist: the record goes, CPU 1 with it
+	run "$TOPOSHIMCTL" alloc gc --grace 0
+	[ "$status" -eq 0 ]
+	[ "$output" = "collected $ID-crit" ]
+	bundle crit2 critical 1
+	create_start_own crit2
+	[ "$(cat "$WORK/crit2.out")" = 1 ]
+}

@@ -271,6 +271,81 @@ static void test_gc_cases(void **state)
 	th_rm_rf(top);
 }
 
+/* A runc or crun dir without the runtime's state file is a create that
+ * died (a killed runc leaves exec.fifo alone; the runtime says the
+ * container does not exist): collected, not kept "created" for as long as
+ * the dir stays (helper-22: it held an exclusive CPU for good).  Another
+ * runtime's dir, whose layout toposhim does not know, still keeps its
+ * record. */
+static void test_gc_dir_without_state(void **state)
+{
+	cleanup_free char *top = th_tmpdir("gc-half");
+	cleanup_free char *proc = NULL, *runtime = NULL, *sdir = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_state struct ts_state *s = NULL;
+	struct ts_alloc **got = NULL;
+	const uint64_t now = 1700000000ull * SEC;
+	const uint64_t grace = 60 * SEC;
+	size_t n = 99;
+	struct ts_state_options opts = {0};
+	static const struct {
+		const char *id, *runtime, *file;
+		pid_t pid;
+		enum ts_alloc_status status;
+		uint64_t age;
+	} recs[] = {
+		/* the creates (pids 106-110, all gone) left these dirs */
+		{"runc-half", "/usr/sbin/runc", "exec.fifo", 106, TS_ALLOC_CREATING, 1},
+		{"crun-half", "/usr/bin/crun", "config.json", 107, TS_ALLOC_CREATING, 1},
+		{"other-runtime", "/opt/bin/kata-runtime", "exec.fifo", 108, TS_ALLOC_CREATING, 1},
+		{"runc-state-unreadable", "/usr/sbin/runc", "state.json", 109, TS_ALLOC_CREATING,
+		 1},
+		{"crun-status-unreadable", "/usr/bin/crun", "status", 110, TS_ALLOC_CREATING, 1},
+		/* recorded "created" with no pid by an earlier toposhim */
+		{"runc-nopid-old", "/usr/sbin/runc", "exec.fifo", 0, TS_ALLOC_CREATED, 61},
+		{"runc-nopid-young", "/usr/sbin/runc", "exec.fifo", 0, TS_ALLOC_CREATED, 1},
+	};
+	static const char *const gone[] = {"runc-half", "crun-half", "runc-nopid-old"};
+	static const char *const kept[] = {"other-runtime", "runc-state-unreadable",
+					   "crun-status-unreadable", "runc-nopid-young"};
+
+	assert_non_null(top);
+	assert_true(asprintf(&proc, "%s/proc", top) > 0);
+	assert_true(asprintf(&runtime, "%s/runc", top) > 0);
+	assert_true(asprintf(&sdir, "%s/state", top) > 0);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	assert_int_equal(mkdir(runtime, 0700), 0);
+	opts.state_dir = sdir;
+	opts.proc_root = proc;
+	assert_int_equal(ts_state_open(&opts, &s, &err), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(recs); i++) {
+		cleanup_free char *file = NULL;
+		struct ts_alloc *a = mk(recs[i].id, runtime, recs[i].pid, 5000, recs[i].status,
+					now - recs[i].age * SEC);
+
+		a->runtime_path = strdup(recs[i].runtime);
+		assert_true(asprintf(&file, "%s/%s", recs[i].id, recs[i].file) > 0);
+		assert_int_equal(th_write(runtime, file, "{}"), 0);
+		assert_int_equal(ts_state_put(s, a, &err), 0);
+	}
+	assert_int_equal(ts_state_gc(s, now, grace, &got, &n, &err), 0);
+	assert_int_equal(n, ARRAY_SIZE(gone));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(got[i]->container_id, gone[i]);
+	ts_alloc_array_free(got, n);
+	assert_int_equal(ts_state_count(s), ARRAY_SIZE(kept));
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+
+		assert_string_equal(a->container_id, kept[i]);
+		/* learned: the create is over, its dir stays */
+		assert_int_equal(a->status, TS_ALLOC_CREATED);
+		assert_int_equal(a->pid, 0);
+	}
+	s = ts_state_close(s);
+	th_rm_rf(top);
+}
+
 /* A runtime root holding 16 or more records is listed once instead of
  * stat'ed for each (ts_state_mark_stale()): the answers must be those of
  * the stat, whatever the entry is. */
@@ -349,9 +424,13 @@ static void test_gc_listed_root(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start_ticks_fake), cmocka_unit_test(test_start_ticks_errors),
-		cmocka_unit_test(test_start_ticks_self), cmocka_unit_test(test_cgroup_lines),
-		cmocka_unit_test(test_gc_cases),	 cmocka_unit_test(test_gc_listed_root),
+		cmocka_unit_test(test_start_ticks_fake),
+		cmocka_unit_test(test_start_ticks_errors),
+		cmocka_unit_test(test_start_ticks_self),
+		cmocka_unit_test(test_cgroup_lines),
+		cmocka_unit_test(test_gc_cases),
+		cmocka_unit_test(test_gc_dir_without_state),
+		cmocka_unit_test(test_gc_listed_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
