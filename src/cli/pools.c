@@ -1055,8 +1055,142 @@ static int record_pins(struct ts_state *s, const struct pools_plan *pl, struct t
 	return pinned;
 }
 
+/* Write the plan's targets to the resizing file (TS_POOLS_RESIZING_FILE),
+ * under the store's lock, before they are applied without it.  Best
+ * effort: without the file a settle killed while resizing leaves what it
+ * moved to be taken for moved from outside, as before it existed. */
+static void write_resizing(struct ts_state *s, const struct pools_plan *pl)
+{
+	cleanup_json struct ts_json *arr = ts_json_new_array();
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; arr != NULL && i < pl->n; i++) {
+		const struct ts_alloc *a = pl->which[i];
+		struct ts_json *o = ts_json_new_object();
+
+		if (ts_json_array_append(arr, o, &err) < 0 ||
+		    ts_json_object_set(o, "runtime_root",
+				       ts_json_new_string(a->runtime_root ? a->runtime_root : ""),
+				       &err) < 0 ||
+		    ts_json_object_set(o, "container_id", ts_json_new_string(a->container_id),
+				       &err) < 0 ||
+		    ts_json_object_set(o, "pid", ts_json_new_int(a->pid), &err) < 0 ||
+		    ts_json_object_set(o, "cpus", ts_json_new_string(pl->cpus[i]), &err) < 0 ||
+		    ts_json_object_set(o, "mems",
+				       ts_json_new_string(pl->mems[i] ? pl->mems[i] : ""),
+				       &err) < 0)
+			break;
+	}
+	if (arr == NULL || err != NULL || ts_json_serialize(arr, false, &text, &len, &err) < 0 ||
+	    ts_write_file_replace_at(ts_state_dir_fd(s), TS_POOLS_RESIZING_FILE, text, len, 0600,
+				     &err) < 0) {
+		cleanup_free char *why = err != NULL ? ts_error_format(err) : NULL;
+
+		ts_log(TS_LOG_DEBUG, "%s/%s: not written: %s", ts_state_dir(s),
+		       TS_POOLS_RESIZING_FILE, why != NULL ? why : "out of memory");
+	}
+}
+
+/* The entries of the resizing file, or NULL (none, unreadable: nothing
+ * is known of resizes in flight).  *ret_present: whether there is a file
+ * (may be NULL). */
+static struct ts_json *read_resizing(const struct ts_state *s, bool *ret_present)
+{
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *buf = NULL;
+	struct ts_json *j = NULL;
+	size_t len = 0;
+	int r;
+
+	r = ts_read_file_at(ts_state_dir_fd(s), TS_POOLS_RESIZING_FILE, 1u << 20, &buf, &len, &err);
+	if (ret_present != NULL)
+		*ret_present = r != -ENOENT;
+	if (r < 0 || ts_json_parse(buf, len, TS_POOLS_RESIZING_FILE, &j, &err) < 0)
+		return NULL;
+	if (j->type != TS_JSON_ARRAY)
+		return ts_json_free(j);
+	return j;
+}
+
+/* The entry of the resizing file for a (the same container: root, id and
+ * init pid) whose target cpus are current, or NULL. */
+static const struct ts_json *resizing_to(const struct ts_json *entries, const struct ts_alloc *a,
+					 const char *current)
+{
+	const struct ts_json *e;
+	size_t i;
+	int64_t pid;
+
+	ts_json_array_foreach (entries, i, e) {
+		const char *root = ts_json_get_string(e, "runtime_root");
+		const char *id = ts_json_get_string(e, "container_id");
+		const char *cpus = ts_json_get_string(e, "cpus");
+
+		if (root != NULL && id != NULL && cpus != NULL &&
+		    strcmp(id, a->container_id) == 0 &&
+		    strcmp(root, a->runtime_root ? a->runtime_root : "") == 0 &&
+		    ts_json_get_int64(ts_json_get(e, "pid"), &pid) == 0 && pid == a->pid &&
+		    strcmp(cpus, current) == 0 && ts_json_get_string(e, "mems") != NULL)
+			return e;
+	}
+	return NULL;
+}
+
+/* A settle killed between its resizes and their record (the resizing file
+ * it left): each container whose cpuset is its target is recorded there,
+ * as the record would have been; the others are left as they are.  Run by
+ * a settle (it holds the resize lock: no other is resizing) under the
+ * store's lock; the file is then removed.  @return how many records
+ * changed; -ENOMEM. */
+static int finish_resizes(const struct ts_pools *p, struct ts_state *s, struct ts_error **err)
+{
+	bool present = false;
+	cleanup_json struct ts_json *entries = read_resizing(s, &present);
+	int done = 0;
+
+	if (!present)
+		return 0;
+	for (size_t i = 0; entries != NULL && i < ts_state_count(s); i++) {
+		const struct ts_alloc *a = ts_state_at(s, i);
+		cleanup_free char *current = NULL;
+		const struct ts_json *e;
+		struct ts_alloc *copy;
+
+		if (a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
+		    ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &current) <=
+			    0 ||
+		    str_eq(a->cpus_str, current) || (e = resizing_to(entries, a, current)) == NULL)
+			continue;
+		resize_log(s, TS_LOG_INFO,
+			   "container '%s': a resize to cpus %s was not recorded (its settle was "
+			   "stopped): recorded now",
+			   a->container_id, current);
+		copy = ts_alloc_dup(a);
+		if (copy == NULL)
+			return ts_error_set(err, ENOMEM, "allocation");
+		free(copy->cpus_str);
+		free(copy->mems_str);
+		copy->cpus_str = strdup(current);
+		copy->mems_str = strdup(ts_json_get_string(e, "mems"));
+		if (copy->cpus_str == NULL || copy->mems_str == NULL) {
+			ts_alloc_free(copy);
+			return ts_error_set(err, ENOMEM, "allocation");
+		}
+		if (ts_state_put(s, copy, err) < 0) /* replaces a, in place */
+			return ts_error_code(*err);
+		done++;
+	}
+	if (unlinkat(ts_state_dir_fd(s), TS_POOLS_RESIZING_FILE, 0) < 0 && errno != ENOENT)
+		ts_log(TS_LOG_DEBUG, "%s/%s: cannot remove: %s", ts_state_dir(s),
+		       TS_POOLS_RESIZING_FILE, strerror(errno));
+	return done;
+}
+
 int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, struct ts_error **err)
 {
+	cleanup_json struct ts_json *resizing = read_resizing(s, NULL);
 	int pinned = 0;
 
 	for (size_t i = 0; i < ts_state_count(s); i++) {
@@ -1081,8 +1215,11 @@ int ts_pools_adopt_outside_pins(const struct ts_pools *p, struct ts_state *s, st
 		if (c == 0)
 			continue;
 		/* onto cpus a container holds exclusively: the settle after
-		 * this create sets it back, with a warning */
-		if (exclusive_owner(p, s, current) != NULL) {
+		 * this create sets it back, with a warning; onto the target of a
+		 * settle's resize (one running now, or one that was stopped):
+		 * toposhim's own, recorded by that settle or the next */
+		if (exclusive_owner(p, s, current) != NULL ||
+		    (resizing != NULL && resizing_to(resizing, a, current) != NULL)) {
 			free(current);
 			continue;
 		}
@@ -1208,10 +1345,16 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 	 * resizes need their cgroups, and the outcomes are recorded by pid */
 	if (r >= 0 && ts_state_learn_inits(s) > 0)
 		r = ts_state_commit(s, err);
+	/* what a settle stopped while resizing moved, before anything is
+	 * taken for moved from outside */
+	if (r >= 0 && (r = finish_resizes(p, s, err)) > 0)
+		r = ts_state_commit(s, err);
 	if (r >= 0)
 		r = plan_rebalance(p, s, systemd_cgroup, *skip, *nskip, &pl, err);
 	if (r >= 0 && pl.npins > 0 && (r = record_pins(s, &pl, err)) > 0)
 		r = ts_state_commit(s, err);
+	if (r >= 0 && pl.n > 0)
+		write_resizing(s, &pl);
 	if (r >= 0 && released > 0)
 		ts_state_released_clear(s);
 	if (r >= 0 && (proc_root = strdup(ts_state_proc_root(s))) == NULL)
@@ -1240,6 +1383,11 @@ static int settle_round(struct ts_pools *p, const struct ts_state_options *opts,
 
 		r = c < 0 ? c : r;
 	}
+	/* recorded: nothing of this settle is in flight any more */
+	if (r >= 0 && unlinkat(ts_state_dir_fd(s), TS_POOLS_RESIZING_FILE, 0) < 0 &&
+	    errno != ENOENT)
+		ts_log(TS_LOG_DEBUG, "%s/%s: cannot remove: %s", ts_state_dir(s),
+		       TS_POOLS_RESIZING_FILE, strerror(errno));
 	*ret_marked = r >= 0 && ts_state_mark_at(ts_state_dir_fd(s), ret_mark) >= 0;
 	s = ts_state_close(s);
 	for (size_t i = 0; r >= 0 && i < pl.n; i++) {

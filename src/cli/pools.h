@@ -228,6 +228,17 @@ void ts_pools_views_free(struct ts_allocation *allocs, hwloc_bitmap_t *bitmaps, 
 #define TS_POOLS_RESIZE_LOCK "resize.lock"
 
 /**
+ * Name of the file, in the state dir, that holds the targets of the
+ * resizes a settle is making: written under the store's lock before it
+ * resizes, removed once their outcomes are recorded.  A settle killed in
+ * between leaves it: the next settle records each container that reached
+ * its target (its cpuset is toposhim's own, not an operator's), and an
+ * exclusive create does not take such a one for pinned from outside.  A
+ * JSON array of {"runtime_root", "container_id", "pid", "cpus", "mems"}.
+ */
+#define TS_POOLS_RESIZING_FILE "resizing"
+
+/**
  * Give every running shared-pool container of the store the current shared
  * pool (the cpus of its class, and the NUMA nodes those cpus take memory
  * from), and update the records, on a store the caller holds open.  Logs

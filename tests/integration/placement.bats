@@ -1040,3 +1040,84 @@ SH
 	create_start_own crit2
 	[ "$(cat "$WORK/crit2.out")" = 1 ]
 }
+
+@test "placement: a create killed while its settle resized leaves no container pinned; the next settle records what it moved" {
+	# the runtime: real runc, but the second `update` hangs while
+	# $WORK/hang exists (helper-22: containerd killed a create there)
+	mkdir -p "$WORK/bin"
+	cat >"$WORK/bin/runc" <<SH
+#!/bin/sh
+case " \$* " in
+*" update "*)
+	n=\$((\$(cat "$WORK/updates" 2>/dev/null || echo 0) + 1))
+	echo \$n >"$WORK/updates"
+	if [ \$n = 2 ] && [ -e "$WORK/hang" ]; then
+		echo \$\$ >"$WORK/hang.pid"
+		exec sleep 1000
+	fi ;;
+esac
+exec $(command -v runc) "\$@"
+SH
+	chmod 0755 "$WORK/bin/runc"
+	export TOPOSHIM_RUNTIME="$WORK/bin/runc"
+	local s
+	for s in s1 s2 s3; do
+		bundle "$s" standard
+		create_start_own "$s"
+		[ "$(cpus_own "$s")" = 0-1 ]
+	done
+	bundle crit critical 1
+	touch "$WORK/hang"
+	"$TOPOSHIM" --root "$WORK/runc-root" create --bundle "$WORK/crit" "$ID-crit" </dev/null \
+		>"$WORK/crit.out" 2>&1 &
+	local creator=$! i
+	for i in $(seq 100); do
+		[ -s "$WORK/hang.pid" ] && break
+		sleep 0.1
+	done
+	[ -s "$WORK/hang.pid" ] || { cat "$WORK/crit.out"; false; }
+	# killed mid-settle
+	kill -9 "$creator"
+	kill "$(cat "$WORK/hang.pid")"
+	wait "$creator" || true
+	rm "$WORK/hang"
+	[ -e "$WORK/state/resizing" ]
+	run jq -r '.[] | .cpus' "$WORK/state/resizing"
+	[ "$output" = $'0\n0\n0' ]
+	# (the updates run two at a time: which one hung, and whether its
+	# cgroup was written first, is the race's) some moved, their records
+	# still say 0-1
+	local moved=""
+	for s in s1 s2 s3; do
+		case "$(cpus_own "$s")" in
+		0) moved="$moved $s" ;;
+		0-1) ;;
+		*) false ;;
+		esac
+	done
+	[ -n "$moved" ]
+	[ "$(jq -r '[.allocations[] | select(.class == "standard") | .cpus] | unique | join(" ")' "$WORK/state/allocations.json")" = "0-1" ]
+	# the next settle (the collection of crit's record by alloc gc)
+	# records those moves as its own, then grows the pool back
+	run "$TOPOSHIMCTL" alloc gc --grace 0
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "collected $ID-crit" ]
+	[ "${#lines[@]}" -eq $(($(wc -w <<<"$moved") + 1)) ]
+	for s in $moved; do
+		[[ "$output" == *"toposhim: info: container '$ID-$s': a resize to cpus 0 was not recorded (its settle was stopped): recorded now"* ]]
+		grep -q "container '$ID-$s': a resize to cpus 0 was not recorded (its settle was stopped): recorded now" \
+			"$WORK/state/resizes.log"
+	done
+	! grep -q "container '$ID-s3': a resize" "$WORK/state/resizes.log"
+	[ ! -e "$WORK/state/resizing" ]
+	for s in s1 s2 s3; do [ "$(cpus_own "$s")" = 0-1 ]; done
+	# a critical create and its delete move them all, none is pinned
+	create_start_own crit
+	x=$(cat "$WORK/crit.out")
+	for s in s1 s2 s3; do [ "$(cpus_own "$s")" = $((1 - x)) ]; done
+	run alloc_json
+	[ "$(jq -c '[.[] | select(.pinned)] | length' <<<"$output")" = 0 ]
+	! grep -q "changed outside toposhim" "$WORK/state/resizes.log"
+	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
+	for s in s1 s2 s3; do [ "$(cpus_own "$s")" = 0-1 ]; done
+}
