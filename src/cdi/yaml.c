@@ -7,7 +7,10 @@
  * integers (decimal, 0x hex, 0o and leading-0 octal, 0b binary, '_'
  * separators, sign) stored as decimal numbers, floats kept as numbers
  * (one beyond a double's range stays a string, as go-yaml leaves it).
- * Everything quoted stays a string.  libyaml's document loader tags untagged
+ * Everything quoted stays a string.  A plain "<<" key merges a mapping, or a
+ * sequence of mappings, into the one it is in (YAML 1.1's merge key, which
+ * go-yaml applies): the mapping's own keys win, then the earlier of the
+ * merged ones.  libyaml's document loader tags untagged
  * plain scalars as !!str, so an explicit "!!str 0640" is resolved like a plain
  * scalar too (NEEDSWORK: use the event API to tell them apart).
  *
@@ -265,16 +268,89 @@ static char *key_text(struct conv *c, yaml_node_t *node)
 	return s;
 }
 
+static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int depth);
+
+static bool is_merge_key(const yaml_node_t *kn)
+{
+	return kn->type == YAML_SCALAR_NODE && kn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       kn->data.scalar.length == 2 && memcmp(kn->data.scalar.value, "<<", 2) == 0;
+}
+
+/* Merge the mapping src into obj: a key obj has already stays as it is. */
+static bool merge_one(struct conv *c, struct ts_json *obj, yaml_node_t *src, int depth)
+{
+	cleanup_json struct ts_json *from = NULL;
+	const char *key;
+	struct ts_json *val;
+	size_t i;
+
+	if (src->type != YAML_MAPPING_NODE) {
+		ts_error_set(
+			c->err, 0,
+			"%s: line %zu column %zu: merge key '<<' needs a mapping or a sequence "
+			"of mappings",
+			c->name, src->start_mark.line + 1, src->start_mark.column + 1);
+		return false;
+	}
+	from = convert_mapping(c, src, depth + 1);
+	if (from == NULL)
+		return false;
+	ts_json_object_foreach (from, i, key, val) {
+		struct ts_json *copy;
+
+		if (ts_json_get(obj, key) != NULL)
+			continue;
+		copy = ts_json_dup(val);
+		if (copy == NULL || ts_json_object_append(obj, key, copy, NULL) < 0)
+			return false;
+	}
+	return true;
+}
+
+/* The "<<" keys of node, in order, after its own keys are in obj: each
+ * merged mapping adds the keys obj lacks (a sequence: its mappings in
+ * order, the earlier winning). */
+static bool merge_keys(struct conv *c, struct ts_json *obj, yaml_node_t *node, int depth)
+{
+	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
+		yaml_node_t *vn = yaml_document_get_node(c->doc, p->value);
+
+		if (kn == NULL || vn == NULL || !is_merge_key(kn))
+			continue;
+		if (vn->type != YAML_SEQUENCE_NODE) {
+			if (!merge_one(c, obj, vn, depth))
+				return false;
+			continue;
+		}
+		for (yaml_node_item_t *i = vn->data.sequence.items.start;
+		     i < vn->data.sequence.items.top; i++) {
+			yaml_node_t *item = yaml_document_get_node(c->doc, *i);
+
+			if (item == NULL || !merge_one(c, obj, item, depth))
+				return false;
+		}
+	}
+	return true;
+}
+
 static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int depth)
 {
 	cleanup_json struct ts_json *obj = ts_json_new_object();
 	yaml_node_pair_t *pairs = node->data.mapping.pairs.start;
 	yaml_node_t *kn;
+	bool merges = false;
 	size_t dup;
 	int r;
 
 	if (obj == NULL)
 		return NULL;
+	if (depth > YAML_MAX_DEPTH) {
+		ts_error_set(c->err, 0, "%s: line %zu column %zu: document too large or too deep",
+			     c->name, node->start_mark.line + 1, node->start_mark.column + 1);
+		return NULL;
+	}
 	for (yaml_node_pair_t *p = pairs; p < node->data.mapping.pairs.top; p++) {
 		cleanup_free char *key = NULL;
 		struct ts_json *val;
@@ -283,6 +359,10 @@ static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int de
 		kn = yaml_document_get_node(c->doc, p->key);
 		if (kn == NULL || vn == NULL)
 			return NULL;
+		if (is_merge_key(kn)) {
+			merges = true;
+			continue;
+		}
 		key = key_text(c, kn);
 		if (key == NULL)
 			return NULL;
@@ -295,12 +375,23 @@ static struct ts_json *convert_mapping(struct conv *c, yaml_node_t *node, int de
 	if (r < 0)
 		return NULL;
 	if (r > 0) {
-		kn = yaml_document_get_node(c->doc, pairs[dup].key);
+		/* the dup-th key that is not "<<" */
+		yaml_node_pair_t *at = pairs;
+
+		for (size_t k = 0;; at++) {
+			kn = yaml_document_get_node(c->doc, at->key);
+			if (is_merge_key(kn))
+				continue;
+			if (k++ == dup)
+				break;
+		}
 		ts_error_set(c->err, 0, "%s: line %zu column %zu: duplicate key '%s'", c->name,
 			     kn->start_mark.line + 1, kn->start_mark.column + 1,
 			     obj->u.object.keys[dup]);
 		return NULL;
 	}
+	if (merges && !merge_keys(c, obj, node, depth))
+		return NULL;
 	return TAKE_PTR(obj);
 }
 

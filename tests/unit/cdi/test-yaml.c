@@ -367,6 +367,43 @@ static void test_plain_scalars(void **state)
 	assert_non_null(strstr(text, ",0.6]"));
 }
 
+/* YAML 1.1's merge key, as go-yaml applies it (helper-22: refused as an
+ * unknown key '<<'): the mapping's own keys win wherever "<<" stands, then
+ * the earlier of a sequence's mappings; a quoted "<<" is a plain key; a
+ * merge of anything but mappings is refused with its place; a duplicate
+ * key after a merge key is named at its own line. */
+static void test_merge_keys(void **state)
+{
+	static const char yaml[] = "base: &b {p: 1, q: 1}\n"
+				   "more: &m {q: 2, r: 2}\n"
+				   "one: {q: 0, <<: *b}\n"
+				   "two: {<<: [*m, *b]}\n"
+				   "three: {\"<<\": 5}\n";
+	static const char want[] =
+		"{\"base\": {\"p\": 1, \"q\": 1}, \"more\": {\"q\": 2, \"r\": 2},"
+		" \"one\": {\"q\": 0, \"p\": 1},"
+		" \"two\": {\"q\": 2, \"r\": 2, \"p\": 1}, \"three\": {\"<<\": 5}}";
+	static const char scalar[] = "a: {<<: 5}\n";
+	static const char seq_scalar[] = "b: &b {p: 1}\na: {<<: [*b, 5]}\n";
+	static const char dup[] = "a:\n  <<: {p: 1}\n  q: 1\n  q: 2\n";
+	cleanup_json struct ts_json *got = NULL, *exp = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *text = NULL;
+
+	(void)state;
+	if (ts_cdi_yaml_parse(yaml, sizeof(yaml) - 1, "merge.yaml", &got, &err) < 0)
+		fail_msg("%s", err->msg);
+	assert_int_equal(ts_json_parse(want, sizeof(want) - 1, "want", &exp, &err), 0);
+	assert_int_equal(ts_json_serialize(got, false, &text, NULL, &err), 0);
+	if (!ts_json_equal(got, exp))
+		fail_msg("got %s", text);
+	parse_expect(scalar, sizeof(scalar) - 1, "m.yaml",
+		     "line 1 column 9: merge key '<<' needs a mapping or a sequence of mappings");
+	parse_expect(seq_scalar, sizeof(seq_scalar) - 1, "m.yaml",
+		     "line 2 column 14: merge key '<<' needs a mapping or a sequence of mappings");
+	parse_expect(dup, sizeof(dup) - 1, "m.yaml", "line 4 column 3: duplicate key 'q'");
+}
+
 /* ts_cdi_yaml_serialize(): the exact text of a small document, and every
  * scalar a plain style would change read back as it was written. */
 static void test_serialize(void **state)
@@ -430,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_nul_in_scalar),
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_plain_scalars),
+		cmocka_unit_test(test_merge_keys),
 		cmocka_unit_test(test_serialize),
 	};
 
