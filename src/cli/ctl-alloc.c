@@ -486,6 +486,13 @@ int ts_ctl_alloc(int argc, char **argv)
 					"toposhimctl: alloc unpin: --root needs a directory\n");
 				return 2;
 			}
+			/* records name their runtime root absolute */
+			if (argv[i + 1][0] != '/') {
+				fprintf(stderr,
+					"toposhimctl: alloc unpin: --root: not absolute '%s'\n",
+					argv[i + 1]);
+				return 2;
+			}
 			root = argv[++i];
 		} else if (strcmp(sub, "unpin") == 0 && id == NULL && argv[i][0] == '\0') {
 			fprintf(stderr, "toposhimctl: alloc unpin: empty container id\n");

@@ -320,7 +320,11 @@ int ts_ctl_cdi(int argc, char **argv)
 
 	if (spec_dirs == NULL)
 		return report(NULL);
-	while (i + 1 < argc && strcmp(argv[i], "--spec-dir") == 0) {
+	while (i < argc && strcmp(argv[i], "--spec-dir") == 0) {
+		if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+			fprintf(stderr, "toposhimctl: cdi: --spec-dir needs a directory\n");
+			return 2;
+		}
 		spec_dirs[n_dirs++] = argv[i + 1];
 		i += 2;
 	}

@@ -74,6 +74,12 @@ own_spec() { # own_spec FIXTURE DIR [NAME]: a spec of tests/fixtures/cdi
 	run ctl --spec-dir "$ETC" --spec-dir "$BATS_TEST_TMPDIR/file" validate
 	[ "$status" -eq 1 ]
 	[ "$output" = "toposhimctl: cdi: --spec-dir '$BATS_TEST_TMPDIR/file': Not a directory" ]
+	# helper-22: a missing value read "unknown command '--spec-dir'"
+	run ctl list --spec-dir
+	[ "$status" -eq 2 ]
+	run ctl --spec-dir
+	[ "$status" -eq 2 ]
+	[ "$output" = "toposhimctl: cdi: --spec-dir needs a directory" ]
 	# configured dirs may be absent, as CDI's default ones often are
 	printf '{"cdi":{"spec_dirs":["%s"],"index_path":null}}\n' "$BATS_TEST_TMPDIR/none" >"$TOPOSHIM_CONFIG"
 	run ctl list

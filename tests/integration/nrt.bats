@@ -171,6 +171,17 @@ OUT
 	run "$TOPOSHIMCTL" topology extra
 	[ "$status" -eq 2 ]
 	assert_line --index 0 "toposhimctl: topology: unexpected argument 'extra'"
+	# --state-dir as TOPOSHIM_STATE_DIR (helper-22: any value was taken)
+	run "$TOPOSHIMCTL" topology --state-dir rel
+	[ "$status" -eq 2 ]
+	assert_output "toposhimctl: topology: --state-dir: not absolute 'rel'"
+	run "$TOPOSHIMCTL" topology --state-dir "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 1 ]
+	assert_output "toposhimctl: topology: --state-dir '$BATS_TEST_TMPDIR/none': No such file or directory"
+	touch "$BATS_TEST_TMPDIR/file"
+	run "$TOPOSHIMCTL" topology --state-dir "$BATS_TEST_TMPDIR/file"
+	[ "$status" -eq 1 ]
+	assert_output "toposhimctl: topology: --state-dir '$BATS_TEST_TMPDIR/file': Not a directory"
 }
 
 @test "nrt: a node name Kubernetes would refuse is refused, naming where it came from" {

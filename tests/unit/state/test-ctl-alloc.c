@@ -501,6 +501,9 @@ static void test_usage_errors(void **state)
 		 "toposhimctl: alloc unpin: --root needs a directory\n",
 		 true},
 		{{"alloc", "unpin", ""}, "toposhimctl: alloc unpin: empty container id\n", true},
+		{{"alloc", "unpin", "--root", "rel"},
+		 "toposhimctl: alloc unpin: --root: not absolute 'rel'\n",
+		 true},
 	};
 	struct fixture *f = *state;
 
