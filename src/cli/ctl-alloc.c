@@ -300,8 +300,9 @@ static int cmd_gc(const struct ts_json *config, const struct ts_cli_state_config
 	/* their cpus count as held in the settle below (pools.h) */
 	ts_pools_note_released(&pools, s, collected, n);
 	if (ts_state_commit(s, &err) < 0 ||
-	    ts_plain_journal_compact(ts_state_dir_fd(s), ts_state_proc_root(s), NULL, NULL, &err) <
-		    0) {
+	    (ts_plain_journal_compact(ts_state_dir_fd(s), ts_state_proc_root(s), NULL, NULL, &err) <
+		     0 &&
+	     ts_error_prefix(&err, "%s", ts_state_dir(s)) < 0)) {
 		ts_alloc_array_free(collected, n);
 		ts_plugin_chain_free(chain);
 		ts_pools_release(&pools);

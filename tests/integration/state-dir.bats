@@ -175,6 +175,23 @@ hook() {
 	[ "$(jq -c 'map({container_id, class})' <<<"$output")" = '[{"container_id":"'"$ID"'","class":"standard"}]' ]
 }
 
+# helper-22: the journal's bare file name, where every other line gives
+# the whole path
+@test "state dir: alloc gc on a read-only state dir names the directory" {
+	require_root
+	require_cmd unshare
+	"$TOPOSHIM" create --bundle "$WORK/p" "$ID-plain"
+	[ -s "$WORK/state/plain-containers" ]
+	run unshare -m --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99
+		"$0" alloc gc' "$TOPOSHIMCTL" "$WORK/state"
+	[ "$status" -ne 99 ] ||
+		skip "this host lets no new mount namespace remount a bind mount read-only (CI runs this as root)"
+	[ "$status" -eq 1 ]
+	[ "$output" = "toposhimctl: alloc: $WORK/state: cannot compact the plain containers: plain-containers: cannot open: Read-only file system" ] ||
+		{ echo "$output"; false; }
+}
+
 # helper-20: a create on a read-only state dir that had a plain-container
 # summary to withdraw said "plain.json: cannot remove", the fallback's
 # failure, not what failed first
