@@ -686,7 +686,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 		return ts_error_set_plain(
 			err, ESRCH,
 			"%s: rebuilt with no runtime root to look in (no record, "
-			"no %s, no --root names one): not written; the next "
+			"no root in %s, no --root names one): not written; the next "
 			"create or delete, which names its runtime root, rebuilds it",
 			path, TS_STATE_ROOTS_FILE);
 	spans = calloc(s->n_allocs + 1, sizeof(*spans));

@@ -862,7 +862,7 @@ why:
 	echo '{"version":1,"checksum":"fnv1a64:cbf29ce484222325","allocations":[]}' >"$WORK/state/allocations.json.prev"
 	run "$TOPOSHIMCTL" alloc gc
 	[ "$status" -eq 1 ]
-	[ "${lines[-1]}" = "toposhimctl: alloc: $WORK/state/allocations.json: rebuilt with no runtime root to look in (no record, no runtime-roots, no --root names one): not written; the next create or delete, which names its runtime root, rebuilds it" ]
+	[ "${lines[-1]}" = "toposhimctl: alloc: $WORK/state/allocations.json: rebuilt with no runtime root to look in (no record, no root in runtime-roots, no --root names one): not written; the next create or delete, which names its runtime root, rebuilds it" ]
 	[ ! -e "$WORK/state/allocations.json" ]
 	# the next create names its root: both are found, crit keeps its cpu
 	bundle crit2 critical 1

@@ -2342,15 +2342,24 @@ static void test_blind_rebuild_not_written(void **state)
 	assert_non_null(warning);
 	assert_int_equal(ts_state_count(s), 0);
 	assert_int_equal(ts_state_commit(s, &err), -ESRCH);
-	assert_true(
-		asprintf(&want,
-			 "%s/allocations.json: rebuilt with no runtime root to look in (no "
-			 "record, no runtime-roots, no --root names one): not written; the next "
-			 "create or delete, which names its runtime root, rebuilds it",
-			 f->sdir) > 0);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: rebuilt with no runtime root to look in (no "
+			     "record, no root in runtime-roots, no --root names one): not written; "
+			     "the next "
+			     "create or delete, which names its runtime root, rebuilds it",
+			     f->sdir) > 0);
 	assert_string_equal(err->msg, want);
 	text = read_file_in(f->sdir, "allocations.json");
 	assert_string_equal(text, damaged);
+	s = ts_state_close(s);
+	ts_error_clear(&err);
+
+	/* a roots file without a root in it (helper-22: "garbage"): the same */
+	assert_int_equal(th_write(f->sdir, "runtime-roots", "garbage\n"), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	free(load_warn(s));
+	assert_int_equal(ts_state_commit(s, &err), -ESRCH);
+	assert_string_equal(err->msg, want);
 }
 
 /* The same damage seen again (a create that fails before its commit,
