@@ -127,6 +127,14 @@ static const struct doc_row {
 	const char *text;
 	const char *want_msg;
 } docs[] = {
+	/* a UTF-8 byte order mark before a JSON spec is skipped, as the
+	 * reference's YAML decoder skips it; anywhere else it is text */
+	{"bom.json",
+	 "\xef\xbb\xbf{\"cdiVersion\": \"0.6.0\", \"kind\": \"a.com/b\", \"devices\": "
+	 "[{\"name\": \"x\", \"containerEdits\": {\"env\": [\"A=1\"]}}]}",
+	 NULL},
+	{"bom-twice.json", "\xef\xbb\xbf\xef\xbb\xbf{\"cdiVersion\": \"0.6.0\"}",
+	 "line 1 column 1: lexical error: invalid char in json text"},
 	{"v-prefix.yaml",
 	 "cdiVersion: v1.1.0\nkind: a.com/b\ndevices: [{name: x, containerEdits: {env: [A=1]}}]\n",
 	 NULL},
