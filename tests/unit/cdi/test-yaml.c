@@ -367,6 +367,46 @@ static void test_plain_scalars(void **state)
 	assert_non_null(strstr(text, ",0.6]"));
 }
 
+/* libyaml's loader registers anchors quadratically (helper-23: 60,000
+ * anchors, 81 s before the node bound refused the file): more than 1000
+ * are refused first, at the 1001st, in a linear pass; 1000 are read.  A
+ * '&' in text is no anchor. */
+static void test_many_anchors(void **state)
+{
+	struct text t;
+	char *amps;
+	double dt;
+
+	(void)state;
+	for (int n = 1000; n <= 60000; n += 59000) {
+		text_open(&t);
+		fputs("cdiVersion: \"0.6.0\"\nkind: a.com/b\ndevices:\n", t.f);
+		for (int i = 0; i < n; i++)
+			fprintf(t.f, "- {name: d%d, containerEdits: &l%d {env: [\"A=%d\"]}}\n", i,
+				i, i);
+		text_close(&t);
+		dt = parse_expect(t.buf, t.len, "anchors.yaml",
+				  n == 1000 ? NULL : "line 1004 column 33: more than 1000 anchors");
+		if (dt > 2.0)
+			fail_msg("%d anchors took %.2f s", n, dt);
+		free(t.buf);
+	}
+	/* 5000 '&' in strings, one anchor: counted, read */
+	amps = malloc(5001);
+	assert_non_null(amps);
+	memset(amps, '&', 5000);
+	amps[5000] = '\0';
+	text_open(&t);
+	fprintf(t.f,
+		"cdiVersion: \"0.6.0\"\nkind: a.com/b\nannotations: {a.b/c: \"%s\"}\n"
+		"devices: [{name: x, containerEdits: &e {env: [A=1]}}]\n",
+		amps);
+	text_close(&t);
+	parse_expect(t.buf, t.len, "amps.yaml", NULL);
+	free(t.buf);
+	free(amps);
+}
+
 /* YAML 1.1's merge key, as go-yaml applies it (helper-22: refused as an
  * unknown key '<<'): the mapping's own keys win wherever "<<" stands, then
  * the earlier of a sequence's mappings; a quoted "<<" is a plain key; a
@@ -468,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_plain_scalars),
 		cmocka_unit_test(test_merge_keys),
+		cmocka_unit_test(test_many_anchors),
 		cmocka_unit_test(test_serialize),
 	};
 
