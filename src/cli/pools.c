@@ -1088,8 +1088,12 @@ static void write_resizing(struct ts_state *s, const struct pools_plan *pl)
 				     &err) < 0) {
 		cleanup_free char *why = err != NULL ? ts_error_format(err) : NULL;
 
-		ts_log(TS_LOG_DEBUG, "%s/%s: not written: %s", ts_state_dir(s),
-		       TS_POOLS_RESIZING_FILE, why != NULL ? why : "out of memory");
+		/* helper-23: a directory there turned the record off unseen */
+		resize_log(s, TS_LOG_WARNING,
+			   "%s/%s: not written (%s): a resize this settle does not finish "
+			   "may later be taken for one made outside toposhim",
+			   ts_state_dir(s), TS_POOLS_RESIZING_FILE,
+			   why != NULL ? why : "out of memory");
 	}
 }
 
@@ -1183,8 +1187,8 @@ static int finish_resizes(const struct ts_pools *p, struct ts_state *s, struct t
 		done++;
 	}
 	if (unlinkat(ts_state_dir_fd(s), TS_POOLS_RESIZING_FILE, 0) < 0 && errno != ENOENT)
-		ts_log(TS_LOG_DEBUG, "%s/%s: cannot remove: %s", ts_state_dir(s),
-		       TS_POOLS_RESIZING_FILE, strerror(errno));
+		resize_log(s, TS_LOG_WARNING, "%s/%s: cannot remove: %s", ts_state_dir(s),
+			   TS_POOLS_RESIZING_FILE, strerror(errno));
 	return done;
 }
 

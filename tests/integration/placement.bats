@@ -1121,3 +1121,15 @@ SH
 	"$TOPOSHIM" --root "$WORK/runc-root" delete --force "$ID-crit"
 	for s in s1 s2 s3; do [ "$(cpus_own "$s")" = 0-1 ]; done
 }
+
+@test "placement: a resizing file that cannot be written is warned about" {
+	# helper-23: a directory there turned the record of resizes off unseen
+	mkdir -p "$WORK/state/resizing/sub"
+	shared_and_critical
+	grep -q "warning: $WORK/state/resizing: not written (.*): a resize this settle does not finish may later be taken for one made outside toposhim" \
+		"$WORK/state/resizes.log" || { cat "$WORK/state/resizes.log"; false; }
+	grep -q "warning: $WORK/state/resizing: cannot remove: Is a directory" "$WORK/state/resizes.log"
+	# the resize itself is made and recorded all the same
+	run alloc_json
+	[ "$(jq -r --arg id "$ID-std" '.[] | select(.id == $id) | .cpus' <<<"$output")" = $((1 - x)) ]
+}
