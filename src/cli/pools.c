@@ -334,12 +334,30 @@ resize_log(const struct ts_state *s, enum ts_log_level level, const char *fmt, .
 }
 
 /* Record the outcome of one resize in the store. */
+/* Record a as running on cpus and mems now: a copy put in its place. */
+static int record_cpus(struct ts_state *s, const struct ts_alloc *a, const char *cpus,
+		       const char *mems, struct ts_error **err)
+{
+	struct ts_alloc *copy = ts_alloc_dup(a);
+
+	if (copy == NULL)
+		return ts_error_set(err, ENOMEM, "allocation");
+	free(copy->cpus_str);
+	free(copy->mems_str);
+	copy->cpus_str = strdup(cpus);
+	copy->mems_str = strdup(mems);
+	if (copy->cpus_str == NULL || copy->mems_str == NULL) {
+		ts_alloc_free(copy);
+		return ts_error_set(err, ENOMEM, "allocation");
+	}
+	return ts_state_put(s, copy, err); /* replaces a, in place */
+}
+
 static int record_resize(const struct ts_pools *p, struct ts_state *s, const struct ts_alloc *a,
 			 const struct ts_cgroup_resize_result *res, const char *cpus,
 			 const char *mems, struct ts_error **err)
 {
 	cleanup_free char *now = NULL;
-	struct ts_alloc *copy;
 	enum ts_cgroup_resize_status status = res->status;
 
 	/* a failed `update` that wrote the cpus all the same (killed at its
@@ -363,18 +381,7 @@ static int record_resize(const struct ts_pools *p, struct ts_state *s, const str
 	case TS_CGROUP_RESIZE_MISMATCH:
 		if (status == TS_CGROUP_RESIZE_MISMATCH)
 			resize_log(s, TS_LOG_WARNING, "%s", res->message);
-		copy = ts_alloc_dup(a);
-		if (copy == NULL)
-			return ts_error_set(err, ENOMEM, "allocation");
-		free(copy->cpus_str);
-		free(copy->mems_str);
-		copy->cpus_str = strdup(cpus);
-		copy->mems_str = strdup(mems);
-		if (copy->cpus_str == NULL || copy->mems_str == NULL) {
-			ts_alloc_free(copy);
-			return ts_error_set(err, ENOMEM, "allocation");
-		}
-		return ts_state_put(s, copy, err);
+		return record_cpus(s, a, cpus, mems, err);
 	default:
 		resize_log(s, TS_LOG_WARNING, "cannot resize container '%s': %s, ignoring",
 			   a->container_id, res->message != NULL ? res->message : "failed");
@@ -1160,7 +1167,6 @@ static int finish_resizes(const struct ts_pools *p, struct ts_state *s, struct t
 		const struct ts_alloc *a = ts_state_at(s, i);
 		cleanup_free char *current = NULL;
 		const struct ts_json *e;
-		struct ts_alloc *copy;
 
 		if (a->status != TS_ALLOC_CREATED || a->pid <= 0 || a->cgroup_path == NULL ||
 		    ts_cgroup_read_cpus(p->cgroup_root, p->cgroup_mode, a->cgroup_path, &current) <=
@@ -1171,18 +1177,7 @@ static int finish_resizes(const struct ts_pools *p, struct ts_state *s, struct t
 			   "container '%s': a resize to cpus %s was not recorded (its settle was "
 			   "stopped): recorded now",
 			   a->container_id, current);
-		copy = ts_alloc_dup(a);
-		if (copy == NULL)
-			return ts_error_set(err, ENOMEM, "allocation");
-		free(copy->cpus_str);
-		free(copy->mems_str);
-		copy->cpus_str = strdup(current);
-		copy->mems_str = strdup(ts_json_get_string(e, "mems"));
-		if (copy->cpus_str == NULL || copy->mems_str == NULL) {
-			ts_alloc_free(copy);
-			return ts_error_set(err, ENOMEM, "allocation");
-		}
-		if (ts_state_put(s, copy, err) < 0) /* replaces a, in place */
+		if (record_cpus(s, a, current, ts_json_get_string(e, "mems"), err) < 0)
 			return ts_error_code(*err);
 		done++;
 	}
