@@ -5,12 +5,12 @@
  *
  * Layout (native byte order and sizes: the file never leaves the host; a
  * build that lays it out otherwise fails the header check and parses):
- *   header   "toposhim-alloc-cache 1\n" (24 bytes with its NUL), then u64:
+ *   header   "toposhim-alloc-cache 2\n" (24 bytes with its NUL), then u64:
  *            TS_CACHE_ORDER, the JSON's length, ts_state_hash64() of the
  *            JSON, the number of records, the body's length and
  *            ts_state_hash64() of the body
  *   body     per record: u64 created_usec, pid_start_ticks, text_at,
- *            text_len; i32 pid; u8 status, pinned, numa_exclusive, 0;
+ *            text_len, text_sum; i32 pid; u8 status, pinned, numa_exclusive, 0;
  *            eight strings (container_id, runtime_root, runtime_path,
  *            bundle, class_name, cpus_str, mems_str, cgroup_path), each
  *            u32 length (TS_CACHE_NULL for none) and its bytes; u32 count
@@ -26,7 +26,8 @@
 #include "state/state.h"
 #include "util/cleanup.h"
 
-#define TS_CACHE_MAGIC "toposhim-alloc-cache 1\n"
+/* 2: with text_sum (2026-12-06) */
+#define TS_CACHE_MAGIC "toposhim-alloc-cache 2\n"
 #define TS_CACHE_ORDER 0x0102030405060708ull
 #define TS_CACHE_NULL 0xffffffffu
 #define TS_CACHE_STRINGS 8
@@ -150,6 +151,7 @@ int ts_state_cache_encode(struct ts_alloc *const *v, size_t n, const char *json,
 		put_u64(&o, with_pid ? a->pid_start_ticks : 0);
 		put_u64(&o, a->text_at);
 		put_u64(&o, a->text_len);
+		put_u64(&o, a->text_sum);
 		put(&o, &pid, sizeof(pid));
 		put(&o, flags, sizeof(flags));
 		for (size_t k = 0; k < TS_CACHE_STRINGS; k++)
@@ -239,6 +241,7 @@ static struct ts_alloc *get_record(struct in *c, bool *oom)
 	get(c, &a->pid_start_ticks, sizeof(a->pid_start_ticks));
 	get(c, &a->text_at, sizeof(a->text_at));
 	get(c, &a->text_len, sizeof(a->text_len));
+	get(c, &a->text_sum, sizeof(a->text_sum));
 	get(c, &pid, sizeof(pid));
 	get(c, flags, sizeof(flags));
 	for (size_t k = 0; k < TS_CACHE_STRINGS && !c->bad; k++)

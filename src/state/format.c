@@ -15,7 +15,11 @@
 #include "util/cleanup.h"
 #include "util/text.h"
 
-#define CHECKSUM_PREFIX "fnv1a64:"
+/* the checksum's tag: the sum of the records' hashes (state.h) */
+#define CHECKSUM_PREFIX "fnv1a64-sum:"
+/* the tag of files written before 2026-12-06: one hash chained over all */
+#define CHAINED_PREFIX "fnv1a64:"
+#define FNV_BASIS 0xcbf29ce484222325ull
 
 uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len)
 {
@@ -30,7 +34,7 @@ uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len)
 
 uint64_t ts_state_fnv1a64(const void *buf, size_t len)
 {
-	return ts_state_fnv1a64_update(0xcbf29ce484222325ull, buf, len);
+	return ts_state_fnv1a64_update(FNV_BASIS, buf, len);
 }
 
 /* obj[key] = s; a NULL s leaves the member out. */
@@ -176,41 +180,56 @@ static inline void canon_uint_k(uint64_t *h, const char *key, size_t klen, uint6
 
 #define canon_uint(h, key, v) canon_uint_k((h), (key), sizeof(key) - 1, (v))
 
-uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
+/* h continued over the canonical stream of one record (state.h) */
+static uint64_t record_stream(uint64_t h, const struct ts_alloc *a)
 {
-	return ts_state_checksum_from(ts_state_fnv1a64(NULL, 0), v, n);
+	size_t ndev = 0;
+
+	while (a->devices != NULL && a->devices[ndev] != NULL)
+		ndev++;
+	/* the same members, values and order as encode_one() writes */
+	canon_str(&h, "container_id", a->container_id);
+	canon_str(&h, "runtime_root", a->runtime_root);
+	canon_str(&h, "runtime", a->runtime_path);
+	canon_str(&h, "bundle", a->bundle);
+	canon_str(&h, "class", a->class_name);
+	canon_str(&h, "cpus", a->cpus_str ? a->cpus_str : "");
+	canon_str(&h, "mems", a->mems_str ? a->mems_str : "");
+	canon_uint(&h, "devices", ndev);
+	for (size_t k = 0; k < ndev; k++)
+		canon_str(&h, "device", a->devices[k]);
+	canon_str(&h, "pinned", a->pinned ? "true" : "false");
+	canon_str(&h, "numa_exclusive", a->numa_exclusive ? "true" : "false");
+	canon_str(&h, "state", ts_alloc_status_to_string(a->status));
+	canon_uint(&h, "created_usec", a->created_usec);
+	if (a->pid > 0) {
+		canon_uint(&h, "pid", (uint64_t)a->pid);
+		canon_uint(&h, "pid_start_ticks", a->pid_start_ticks);
+		canon_str(&h, "cgroup_path", a->cgroup_path);
+	}
+	return fnv_byte(h, '\n');
 }
 
-uint64_t ts_state_checksum_from(uint64_t h, struct ts_alloc *const *v, size_t n)
+uint64_t ts_state_record_hash(const struct ts_alloc *a)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct ts_alloc *a = v[i];
-		size_t ndev = 0;
+	return record_stream(FNV_BASIS, a);
+}
 
-		while (a->devices != NULL && a->devices[ndev] != NULL)
-			ndev++;
-		/* the same members, values and order as encode_one() writes */
-		canon_str(&h, "container_id", a->container_id);
-		canon_str(&h, "runtime_root", a->runtime_root);
-		canon_str(&h, "runtime", a->runtime_path);
-		canon_str(&h, "bundle", a->bundle);
-		canon_str(&h, "class", a->class_name);
-		canon_str(&h, "cpus", a->cpus_str ? a->cpus_str : "");
-		canon_str(&h, "mems", a->mems_str ? a->mems_str : "");
-		canon_uint(&h, "devices", ndev);
-		for (size_t k = 0; k < ndev; k++)
-			canon_str(&h, "device", a->devices[k]);
-		canon_str(&h, "pinned", a->pinned ? "true" : "false");
-		canon_str(&h, "numa_exclusive", a->numa_exclusive ? "true" : "false");
-		canon_str(&h, "state", ts_alloc_status_to_string(a->status));
-		canon_uint(&h, "created_usec", a->created_usec);
-		if (a->pid > 0) {
-			canon_uint(&h, "pid", (uint64_t)a->pid);
-			canon_uint(&h, "pid_start_ticks", a->pid_start_ticks);
-			canon_str(&h, "cgroup_path", a->cgroup_path);
-		}
-		h = ts_state_fnv1a64_update(h, "\n", 1);
-	}
+uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += ts_state_record_hash(v[i]);
+	return sum;
+}
+
+uint64_t ts_state_checksum_chained(struct ts_alloc *const *v, size_t n)
+{
+	uint64_t h = FNV_BASIS;
+
+	for (size_t i = 0; i < n; i++)
+		h = record_stream(h, v[i]);
 	return h;
 }
 
@@ -481,33 +500,35 @@ static int generate(struct ts_alloc *const *v, size_t n, const char *sum, const 
 
 int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char *path,
 				const char *src, size_t src_len, struct ts_state_span *spans,
-				struct ts_state_sum *prefix, char **ret_buf, size_t *ret_len,
+				size_t ids_checked, char **ret_buf, size_t *ret_len,
 				struct ts_error **err)
 {
 	char sum[sizeof(CHECKSUM_PREFIX) + 16];
-	uint64_t h;
+	uint64_t h = 0;
 	int r;
 
-	r = check_ids(v, n, prefix != NULL ? prefix->n : 0, path, err);
+	r = check_ids(v, n, ids_checked, path, err);
 	if (r < 0)
 		return r;
-	/* the records the prefix covers are hashed already: a create appends
-	 * its record to 500 others */
-	if (prefix != NULL && prefix->n > 0 && prefix->n <= n)
-		h = ts_state_checksum_from(prefix->h, v + prefix->n, n - prefix->n);
-	else
-		h = ts_state_checksum(v, n);
+	/* a record copied from src adds the hash it was read or written
+	 * with: a delete at 500 records hashed all of them (1.1 M
+	 * instructions); only a generated one is hashed */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t one = text_of(v[i], src, src_len) != NULL ? v[i]->text_sum
+								   : ts_state_record_hash(v[i]);
+
+		if (spans != NULL)
+			spans[i].sum = one;
+		h += one;
+	}
 	snprintf(sum, sizeof(sum), CHECKSUM_PREFIX "%016" PRIx64, h);
-	r = generate(v, n, sum, path, src, src_len, spans, ret_buf, ret_len, err);
-	if (r >= 0 && prefix != NULL)
-		*prefix = (struct ts_state_sum){.h = h, .n = n};
-	return r;
+	return generate(v, n, sum, path, src, src_len, spans, ret_buf, ret_len, err);
 }
 
 int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
 			   size_t *ret_len, struct ts_error **err)
 {
-	return ts_state_format_encode_from(v, n, path, NULL, 0, NULL, NULL, ret_buf, ret_len, err);
+	return ts_state_format_encode_from(v, n, path, NULL, 0, NULL, 0, ret_buf, ret_len, err);
 }
 
 int ts_state_format_normalize(struct ts_alloc *a)
@@ -524,44 +545,6 @@ int ts_state_format_normalize(struct ts_alloc *a)
 		free(a->cgroup_path);
 		a->cgroup_path = NULL;
 	}
-	return 0;
-}
-
-int ts_state_format_stated_checksum(const char *buf, size_t len, uint64_t *ret)
-{
-	static const char key[] = "\"checksum\"", prefix[] = "\"" CHECKSUM_PREFIX;
-	/* {"version":1,"checksum":"fnv1a64:<16 hex digits>" comes first (before
-	 * 2026-12-05 with spaces and newlines): look in the first 64 bytes */
-	size_t end = len < 64 ? len : 64;
-	const char *at = memmem(buf, end, key, sizeof(key) - 1), *stop = buf + len;
-	uint64_t v = 0;
-
-	if (at == NULL)
-		return -EINVAL;
-	at += sizeof(key) - 1;
-	while (at < stop && (*at == ' ' || *at == '\n'))
-		at++;
-	if (at >= stop || *at++ != ':')
-		return -EINVAL;
-	while (at < stop && (*at == ' ' || *at == '\n'))
-		at++;
-	if ((size_t)(stop - at) < sizeof(prefix) - 1 + 17 ||
-	    memcmp(at, prefix, sizeof(prefix) - 1) != 0)
-		return -EINVAL;
-	at += sizeof(prefix) - 1;
-	if (at[16] != '"')
-		return -EINVAL;
-	for (int i = 0; i < 16; i++) {
-		char c = at[i];
-
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
-			return -EINVAL;
-	}
-	*ret = v;
 	return 0;
 }
 
@@ -837,6 +820,28 @@ static bool check_version(struct decoder *d, const struct ts_json *root)
 	return true;
 }
 
+/* Whether stored is the checksum of records v: in the form this code
+ * writes, or a file's of before 2026-12-06 (CHAINED_PREFIX), verified as
+ * it was computed.  *computed is what the records give in stored's form.
+ * Every record's hash is kept in its text_sum. */
+static bool checksum_matches(const char *stored, struct ts_alloc *const *v, size_t n,
+			     char computed[static sizeof(CHECKSUM_PREFIX) + 16])
+{
+	const size_t size = sizeof(CHECKSUM_PREFIX) + 16;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		v[i]->text_sum = ts_state_record_hash(v[i]);
+		sum += v[i]->text_sum;
+	}
+	if (stored != NULL && strncmp(stored, CHAINED_PREFIX, sizeof(CHAINED_PREFIX) - 1) == 0)
+		snprintf(computed, size, CHAINED_PREFIX "%016" PRIx64,
+			 ts_state_checksum_chained(v, n));
+	else
+		snprintf(computed, size, CHECKSUM_PREFIX "%016" PRIx64, sum);
+	return stored != NULL && strcmp(stored, computed) == 0;
+}
+
 /* Compare the stored checksum with the records'; notes a mismatch. */
 static void check_checksum(struct decoder *d, const struct ts_json *root, struct ts_alloc *const *v,
 			   size_t n)
@@ -844,9 +849,7 @@ static void check_checksum(struct decoder *d, const struct ts_json *root, struct
 	const char *stored = ts_json_get_string(root, "checksum");
 	char computed[sizeof(CHECKSUM_PREFIX) + 16];
 
-	snprintf(computed, sizeof(computed), CHECKSUM_PREFIX "%016" PRIx64,
-		 ts_state_checksum(v, n));
-	if (stored == NULL || strcmp(stored, computed) != 0)
+	if (!checksum_matches(stored, v, n, computed))
 		note(d, "checksum mismatch (stored '%s', computed '%s')",
 		     stored ? stored : "(none)", computed);
 }
@@ -1232,12 +1235,8 @@ static int decode_fast(const char *buf, size_t len, struct ts_alloc ***ret_v, si
 			if (dup[i])
 				r = -EINVAL;
 	}
-	if (r == 0 && !f.oom) {
-		snprintf(computed, sizeof(computed), CHECKSUM_PREFIX "%016" PRIx64,
-			 ts_state_checksum(f.v, f.n));
-		if (strcmp(computed, f.checksum) != 0)
-			r = -EINVAL;
-	}
+	if (r == 0 && !f.oom && !checksum_matches(f.checksum, f.v, f.n, computed))
+		r = -EINVAL;
 	if (r < 0 || f.oom) {
 		ts_alloc_array_free(f.v, f.n);
 		return f.oom || r == -ENOMEM ? -ENOMEM : 0;

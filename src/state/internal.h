@@ -46,13 +46,6 @@
  * yet (ts_state_released_add()); bounded as the notes */
 #define TS_STATE_RELEASED_FILE "released"
 
-/* The checksum's FNV-1a state after the first n records of a store (n 0:
- * none known): what a commit continues from. */
-struct ts_state_sum {
-	uint64_t h;
-	size_t n;
-};
-
 /* Has a commit ever written the store in dir_fd?  Every commit leaves the
  * roots file, and all but a first one the previous copy: a store with
  * either that lacks allocations.json lost it (ts_state_load() rebuilds it;
@@ -79,10 +72,11 @@ struct ts_state {
 	 * hands to the next load of this process */
 	char *file_buf;
 	size_t file_len;
-	/* the checksum over the leading records that are as the file says
-	 * (loaded sound or committed): a put that appends keeps it, any other
-	 * change before its end clears it */
-	struct ts_state_sum sum;
+	/* the first ids_checked records are known to name distinct
+	 * containers (loaded sound or committed): a removal lowers it, a put
+	 * that appends leaves it; the commit compares only the records after
+	 * them (ts_state_format_encode_from()) */
+	size_t ids_checked;
 };
 
 /**
@@ -122,11 +116,22 @@ uint64_t ts_state_fnv1a64(const void *buf, size_t len);
 /** Continue an FNV-1a hash h over len more bytes. */
 uint64_t ts_state_fnv1a64_update(uint64_t h, const void *buf, size_t len);
 
-/** The checksum of records, as defined in state.h (before the "fnv1a64:" prefix). */
+/** FNV-1a of one record's canonical stream (state.h): its share of the checksum. */
+uint64_t ts_state_record_hash(const struct ts_alloc *a);
+
+/**
+ * The checksum of records, as defined in state.h (before the
+ * "fnv1a64-sum:" tag): the sum, modulo 2^64, of ts_state_record_hash()
+ * of each, so that a change to one record needs only its own hash.
+ */
 uint64_t ts_state_checksum(struct ts_alloc *const *v, size_t n);
 
-/** The checksum continued from h (what ts_state_checksum() gave for the records before v). */
-uint64_t ts_state_checksum_from(uint64_t h, struct ts_alloc *const *v, size_t n);
+/**
+ * The checksum of files written before 2026-12-06 (tag "fnv1a64:"): one
+ * FNV-1a over the records' streams in order.  Only read, to verify such
+ * a file; the next commit writes ts_state_checksum().
+ */
+uint64_t ts_state_checksum_chained(struct ts_alloc *const *v, size_t n);
 
 /**
  * Serialise records into the text of allocations.json: compact JSON on one
@@ -139,29 +144,32 @@ uint64_t ts_state_checksum_from(uint64_t h, struct ts_alloc *const *v, size_t n)
 int ts_state_format_encode(struct ts_alloc *const *v, size_t n, const char *path, char **ret_buf,
 			   size_t *ret_len, struct ts_error **err);
 
-/** Where a record's text is in a text of allocations.json (ts_alloc.text_at). */
+/** Where a record's text is in a text of allocations.json (ts_alloc.text_at), and its hash. */
 struct ts_state_span {
 	size_t at, len;
+	uint64_t sum; /* ts_state_record_hash() of the record (ts_alloc.text_sum) */
 };
 
 /**
  * ts_state_format_encode(), copying the text of each record that has one
  * in src (ts_alloc.text_at/text_len, checked to be in bounds and braced)
- * instead of generating it: the caller vouches that such a record is
+ * instead of generating it, and adding its text_sum to the checksum
+ * instead of hashing it: the caller vouches that such a record is
  * unchanged since src was decoded or written.  The result is the same
  * text when src is a compact file this code wrote.
  * @param[in] src, src_len  the text the records' spans refer to; NULL: none.
  * @param[out] spans        n entries, or NULL: where each record is in the
- *                          new text, for the caller to set on the records
- *                          once the text is written.
- * @param[in,out] prefix    NULL, or the checksum's state after the first
- *                          prefix->n records (0: none; the caller vouches
- *                          for it), continued instead of hashing them
- *                          again; on success the whole checksum, n.
+ *                          new text and its hash, for the caller to set on
+ *                          the records once the text is written.
+ * @param[in] ids_checked   the first ids_checked records are known to name
+ *                          distinct containers (the caller vouches): the
+ *                          others are compared with every record when they
+ *                          are few; 0 sorts them all.
+ * @return 0; the errors of ts_state_format_encode().
  */
 int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char *path,
 				const char *src, size_t src_len, struct ts_state_span *spans,
-				struct ts_state_sum *prefix, char **ret_buf, size_t *ret_len,
+				size_t ids_checked, char **ret_buf, size_t *ret_len,
 				struct ts_error **err);
 
 /**
@@ -169,7 +177,8 @@ int ts_state_format_encode_from(struct ts_alloc *const *v, size_t n, const char 
  * @param[out] ret_v, ret_n   every record that is individually valid (all of
  *                            them for a sound file); caller frees.  Records
  *                            of a sound compact file carry where their
- *                            text is in buf (text_at, text_len); others 0.
+ *                            text is in buf (text_at, text_len) and its
+ *                            hash (text_sum); others text_len 0.
  * @param[out] ret_problem    NULL for a sound file, else why it cannot be
  *                            trusted, e.g. "checksum mismatch (stored 'x',
  *                            computed 'y')"; caller frees.
@@ -197,16 +206,6 @@ int ts_state_format_decode_tree(const char *buf, size_t len, const char *path,
  * @return 0; -ENOMEM (the record is then partly normalised, still valid).
  */
 int ts_state_format_normalize(struct ts_alloc *a);
-
-/**
- * The checksum a text of allocations.json written by
- * ts_state_format_encode() states, without parsing it: the "checksum"
- * member is always the second, after "version", in the first 64 bytes
- * (compact, or indented as before 2026-12-05).
- * @param[out] ret  the 64-bit value.
- * @return 0; -EINVAL when the text has no such member there.
- */
-int ts_state_format_stated_checksum(const char *buf, size_t len, uint64_t *ret);
 
 /**
  * Whether a record's container is gone (see ts_state_gc()).

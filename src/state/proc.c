@@ -471,9 +471,7 @@ size_t ts_state_learn_inits(struct ts_state *s)
 		a->text_len = 0;
 		learned++;
 	}
-	if (learned > 0) {
-		s->dirty = true;
-		s->sum.n = 0; /* records changed in place */
-	}
+	if (learned > 0)
+		s->dirty = true; /* (each changed record's text_len is 0) */
 	return learned;
 }

@@ -335,7 +335,7 @@ static void store_clear(struct ts_state *s)
 	ts_alloc_array_free(s->allocs, s->n_allocs);
 	s->allocs = NULL;
 	s->n_allocs = s->cap_allocs = 0;
-	s->sum.n = 0;
+	s->ids_checked = 0;
 	free(s->file_buf);
 	s->file_buf = NULL;
 	s->file_len = 0;
@@ -498,9 +498,7 @@ int ts_state_put(struct ts_state *s, struct ts_alloc *a, struct ts_error **err)
 	if (i >= 0) {
 		ts_alloc_free(s->allocs[i]);
 		s->allocs[i] = TAKE_PTR(owned);
-		s->dirty = true;
-		if ((size_t)i < s->sum.n)
-			s->sum.n = 0;
+		s->dirty = true; /* (the same container: ids_checked holds) */
 		return 0;
 	}
 	if (s->n_allocs == s->cap_allocs) {
@@ -530,8 +528,8 @@ int ts_state_remove(struct ts_state *s, const char *runtime_root, const char *co
 		(s->n_allocs - (size_t)i - 1) * sizeof(*s->allocs));
 	s->n_allocs--;
 	s->dirty = true;
-	if ((size_t)i < s->sum.n)
-		s->sum.n = 0;
+	if ((size_t)i < s->ids_checked)
+		s->ids_checked--; /* the others still name distinct containers */
 	if (ret_removed != NULL)
 		*ret_removed = a;
 	else
@@ -695,7 +693,7 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	/* the records left as they were read are copied from file_buf (the
 	 * bytes they were decoded from or last written as) */
 	r = ts_state_format_encode_from(s->allocs, s->n_allocs, path, s->file_buf, s->file_len,
-					spans, &s->sum, &buf, &len, err);
+					spans, s->ids_checked, &buf, &len, err);
 	if (r < 0)
 		return r;
 	if (commit_swap(s, buf, len) == 0) {
@@ -715,7 +713,9 @@ int ts_state_commit(struct ts_state *s, struct ts_error **err)
 	for (size_t i = 0; i < s->n_allocs; i++) {
 		s->allocs[i]->text_at = spans[i].at;
 		s->allocs[i]->text_len = spans[i].len;
+		s->allocs[i]->text_sum = spans[i].sum;
 	}
+	s->ids_checked = s->n_allocs;
 	disk_cache_write(s, s->allocs, s->n_allocs, s->file_buf, s->file_len, prev_len);
 	remember_roots(s);
 	if (s->rebuilt) {
@@ -1516,10 +1516,8 @@ int ts_state_load(struct ts_state *s, char **ret_warning, struct ts_error **err)
 		s->rebuilt_blind = roots == 0;
 	} else {
 		s->sound = true;
-		/* the file's checksum covers every record as loaded */
-		if (s->file_buf != NULL &&
-		    ts_state_format_stated_checksum(s->file_buf, s->file_len, &s->sum.h) == 0)
-			s->sum.n = s->n_allocs;
+		/* a sound file names each container once */
+		s->ids_checked = s->n_allocs;
 	}
 	if (ret_warning != NULL)
 		*ret_warning = TAKE_PTR(warning);
@@ -1558,19 +1556,20 @@ int ts_state_gc(struct ts_state *s, uint64_t now_usec, uint64_t grace_usec,
 	}
 	if (ts_state_stale(s, now_usec, grace_usec, &stale, err) < 0)
 		return ts_error_code(*err);
-	for (size_t i = 0; i < s->n_allocs; i++) {
+	for (size_t i = 0, checked = s->ids_checked; i < s->n_allocs; i++) {
 		struct ts_alloc *a = s->allocs[i];
 
-		if (stale[i])
+		if (stale[i]) {
 			collected[n++] = a;
-		else
+			if (i < checked)
+				s->ids_checked--;
+		} else {
 			s->allocs[kept++] = a;
+		}
 	}
 	s->n_allocs = kept;
-	if (n > 0) {
+	if (n > 0)
 		s->dirty = true;
-		s->sum.n = 0;
-	}
 	*ret_collected = n > 0 ? TAKE_PTR(collected) : NULL;
 	*ret_n = n;
 	return 0;

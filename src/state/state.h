@@ -15,22 +15,29 @@
  * Format of allocations.json (version 1):
  *   {
  *       "version": 1,
- *       "checksum": "fnv1a64:<16 lowercase hex digits>",
+ *       "checksum": "fnv1a64-sum:<16 lowercase hex digits>",
  *       "allocations": [ <allocation>, ... ]
  *   }
- * The checksum is FNV-1a (64 bit; offset basis 0xcbf29ce484222325, prime
- * 0x100000001b3) of a canonical byte stream of the records, independent of
- * JSON whitespace and escaping (so a yajl upgrade that escapes differently
- * does not invalidate the file).  Per record, in order, each member below
- * that is present contributes "<name>:<byte length>:<value>;" with numbers
- * in decimal and booleans as "true"/"false", except "devices", which
- * contributes "devices:<n>:<count>;" followed by "device:<len>:<name>;" for
- * each name; each record ends with "\n".  E.g. a record {"container_id": "a",
- * "cpus": "", "mems": "", "devices": [], "pinned": false, "numa_exclusive":
- * false, "state": "creating", "created_usec": 5} streams as
+ * The checksum is the sum, modulo 2^64, of one hash per record: FNV-1a (64
+ * bit; offset basis 0xcbf29ce484222325, prime 0x100000001b3) of a
+ * canonical byte stream of that record, independent of JSON whitespace and
+ * escaping (so a yajl upgrade that escapes differently does not invalidate
+ * the file) and of the other records (so a commit hashes only the records
+ * it changed; their order is not covered).  Each member below that is
+ * present contributes, in order, "<name>:<byte length>:<value>;" with
+ * numbers in decimal and booleans as "true"/"false", except "devices",
+ * which contributes "devices:<n>:<count>;" followed by
+ * "device:<len>:<name>;" for each name; the stream ends with "\n".  E.g. a
+ * record {"container_id": "a", "cpus": "", "mems": "", "devices": [],
+ * "pinned": false, "numa_exclusive": false, "state": "creating",
+ * "created_usec": 5} streams as
  *   container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;
  *   numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n
- * (one line).  One allocation is an object with, in this order:
+ * (one line).  Files written before 2026-12-06 state "fnv1a64:<16 hex
+ * digits>": one FNV-1a over every record's stream in order; they are
+ * verified that way and the next commit writes the sum (a toposhim older
+ * than that finds the sum a mismatch, and rebuilds the store from the live
+ * containers).  One allocation is an object with, in this order:
  *   "container_id"     string, non-empty; with runtime_root unique in the
  *                      file (one id under two roots is two containers)
  *   "runtime_root"     string: the runtime's --root; the runtime keeps its
@@ -161,9 +168,12 @@ struct ts_alloc {
 	char *cgroup_path;	  /* valid when pid > 0; may be NULL */
 	/* The state module's own: where this record's JSON object is in the
 	 * text of allocations.json the store last read or wrote (text_len 0:
-	 * nowhere, or changed since); a commit copies that text instead of
-	 * generating it again.  Zero in a new record and in a copy. */
+	 * nowhere, or changed since), and the record's share of that file's
+	 * checksum (valid with text_len); a commit copies that text instead
+	 * of generating it again, and adds text_sum instead of hashing it.
+	 * Zero in a new record and in a copy. */
 	size_t text_at, text_len;
+	uint64_t text_sum;
 };
 
 struct ts_state;
@@ -282,7 +292,7 @@ int ts_state_open(const struct ts_state_options *opts, struct ts_state **ret,
  * from the runtime's state when that names one; the rest are dropped, and
  * *ret_warning explains, e.g.
  *   "/run/toposhim/allocations.json: checksum mismatch (stored
- *   'fnv1a64:0000000000000000', computed 'fnv1a64:...'): store rebuilt from
+ *   'fnv1a64-sum:0000000000000000', computed 'fnv1a64-sum:...'): store rebuilt from
  *   live containers, kept 1 of 2 allocations"
  *   "/run/toposhim/allocations.json: does not parse (...): store rebuilt
  *   from live containers and allocations.json.prev, kept 3 of 4 allocations"

@@ -68,13 +68,17 @@ static void copied_same(const char *buf, size_t len, struct ts_alloc *const *v, 
 	size_t clen = 0, cn = 0, alen = 0;
 
 	fuzz_check(spans != NULL, "out of memory");
-	fuzz_check(ts_state_format_encode_from(v, n, "x", buf, len, spans, NULL, &copied, &clen,
+	fuzz_check(ts_state_format_encode_from(v, n, "x", buf, len, spans, 0, &copied, &clen,
 					       &err) == 0,
 		   "encode with copies failed where encode did not");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		fuzz_check(spans[i].at + spans[i].len <= clen && copied[spans[i].at] == '{' &&
 				   copied[spans[i].at + spans[i].len - 1] == '}',
 			   "encode with copies: a span is not the record's object");
+		/* a copied record adds the hash the decode kept */
+		fuzz_check(spans[i].sum == ts_state_record_hash(v[i]),
+			   "encode with copies: a record's hash is not its own");
+	}
 	fuzz_check(ts_state_format_decode(copied, clen, "copied", &cv, &cn, &problem, &err) == 0,
 		   "decode of the copied text failed");
 	fuzz_check(problem == NULL && cn == n, "the copied text is not sound");
@@ -98,6 +102,10 @@ static void cached_same(const char *buf, size_t len, struct ts_alloc *const *v, 
 		   "cache: encode failed");
 	fuzz_check(ts_state_cache_decode(cache, clen, buf, len, &cv, &cn) == 1 && cn == n,
 		   "cache: its own image is not taken");
+	for (size_t i = 0; i < n; i++)
+		fuzz_check(cv[i]->text_at == v[i]->text_at && cv[i]->text_len == v[i]->text_len &&
+				   cv[i]->text_sum == v[i]->text_sum,
+			   "cache: a record's text or hash changed");
 	fuzz_check(ts_state_format_encode(cv, cn, "x", &again, &alen, &err) == 0 && alen == tlen &&
 			   memcmp(again, text, tlen) == 0,
 		   "cache: the cached records are not the decoded ones");

@@ -886,9 +886,10 @@ why:
 		[ "$(runc --root "$WORK/runc-root" state "$ID-crit" | jq -r .status)" = stopped ] && break
 		sleep 0.1
 	done
-	sed -i 's/"checksum":"fnv1a64:[0-9a-f]*"/"checksum":"fnv1a64:0000000000000000"/' "$WORK/state/allocations.json"
+	grep -q '^{"version":1,"checksum":"fnv1a64-sum:[0-9a-f]\{16\}",' "$WORK/state/allocations.json"
+	sed -i 's/"checksum":"fnv1a64-sum:[0-9a-f]*"/"checksum":"fnv1a64-sum:0000000000000000"/' "$WORK/state/allocations.json"
 	"$TOPOSHIM" --root "$WORK/runc-root" delete "$ID-crit" 2>"$WORK/del.err"
-	grep -q "checksum mismatch (stored 'fnv1a64:0000000000000000', computed 'fnv1a64:[0-9a-f]*'): store rebuilt from live containers, kept 1 of 2 allocations" "$WORK/del.err"
+	grep -q "checksum mismatch (stored 'fnv1a64-sum:0000000000000000', computed 'fnv1a64-sum:[0-9a-f]\{16\}'): store rebuilt from live containers, kept 1 of 2 allocations" "$WORK/del.err"
 	[ "$(cpus_own std)" = 0-1 ]
 	run alloc_json
 	[ "$output" = '[{"id":"'"$ID"'-std","state":"created","class":"standard","cpus":"0-1","mems":"0","pinned":false}]' ]

@@ -176,9 +176,12 @@ static void test_missing_file_is_empty(void **state)
 
 /* allocations.json of put_sample(): compact, one line; the checksums were
  * cross-checked with an independent Python implementation of the canonical
- * stream (state.h) */
+ * stream (state.h): the sum of the records' hashes, and for the files of
+ * before 2026-12-06 one hash over both ("fnv1a64:48a8a67fccce8c1d") */
+#define SAMPLE_SUM "fnv1a64-sum:498502950d8de868"
+#define SAMPLE_CHAINED "fnv1a64:48a8a67fccce8c1d"
 static const char expected_file[] =
-	"{\"version\":1,\"checksum\":\"fnv1a64:48a8a67fccce8c1d\",\"allocations\":["
+	"{\"version\":1,\"checksum\":\"" SAMPLE_SUM "\",\"allocations\":["
 	"{\"container_id\":\"web-1\",\"runtime_root\":\"/run/containerd/runc/"
 	"default\",\"bundle\":\"/run/containerd/io.containerd.runtime.v2.task/default/"
 	"web-1\",\"class\":\"critical\",\"cpus\":\"2-3,10\",\"mems\":\"0\",\"devices\":[\"nvidia."
@@ -190,12 +193,12 @@ static const char expected_file[] =
 	"\\\"2\\\"\",\"runtime_root\":\"/run/containerd/runc/default\",\"bundle\":\"/"
 	"b\",\"class\":\"batch\",\"cpus\":\"\",\"mems\":\"\",\"devices\":[],\"pinned\":true,\"numa_"
 	"exclusive\":false,\"state\":\"creating\",\"created_usec\":1}]}\n";
-/* the same as toposhim wrote it before 2026-12-05 (indented), which it
- * still reads */
+/* the same as toposhim wrote it before 2026-12-05 (indented, the chained
+ * checksum), which it still reads */
 static const char indented_file[] =
 	"{\n"
 	"    \"version\": 1,\n"
-	"    \"checksum\": \"fnv1a64:48a8a67fccce8c1d\",\n"
+	"    \"checksum\": \"" SAMPLE_CHAINED "\",\n"
 	"    \"allocations\": [\n"
 	"        {\n"
 	"            \"container_id\": \"web-1\",\n"
@@ -237,9 +240,12 @@ static const char indented_file[] =
  * would get EACCES there, "cannot tell", and keep it).  The checksums of
  * put_sample() with that root, cross-checked as above: */
 #define NO_RUNTIME_ROOT "/nonexistent/runc/default"
-#define NO_ROOT_SUM "fnv1a64:11776206c6d60b05"
+#define NO_ROOT_SUM "fnv1a64-sum:c1d803439f8d5cce"
 /* the same with "cpus": "0-3,10" in the first record */
-#define NO_ROOT_TAMPERED_SUM "fnv1a64:3bdc3628c1ab5593"
+#define NO_ROOT_TAMPERED_SUM "fnv1a64-sum:ca97d505d9006a48"
+/* the same two in the chained form of before 2026-12-06 */
+#define NO_ROOT_CHAINED "fnv1a64:11776206c6d60b05"
+#define NO_ROOT_TAMPERED_CHAINED "fnv1a64:3bdc3628c1ab5593"
 
 static void test_round_trip_exact(void **state)
 {
@@ -293,9 +299,9 @@ static void test_round_trip_exact(void **state)
 	assert_null(b->cgroup_path);
 }
 
-/* The indented file of toposhim before 2026-12-05 loads as sound (its
- * stated checksum read as the compact one's), and its next commit is the
- * compact text. */
+/* The indented file of toposhim before 2026-12-05, with the chained
+ * checksum of before 2026-12-06, loads as sound, and its next commit is
+ * the compact text with the sum. */
 static void test_indented_file_still_read(void **state)
 {
 	struct fixture *f = *state;
@@ -303,13 +309,7 @@ static void test_indented_file_still_read(void **state)
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *text = NULL;
 	char *warning = NULL;
-	uint64_t a = 0, b = 0;
 
-	assert_int_equal(ts_state_format_stated_checksum(indented_file, strlen(indented_file), &a),
-			 0);
-	assert_int_equal(ts_state_format_stated_checksum(expected_file, strlen(expected_file), &b),
-			 0);
-	assert_true(a == 0x48a8a67fccce8c1dull && b == a);
 	write_alloc_file(f, indented_file);
 	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
 	assert_int_equal(ts_state_load(s, &warning, &err), 0);
@@ -667,21 +667,18 @@ static void test_placement_pin(void **state)
 	close(fd);
 }
 
-/* Encode v (n records), the first known of them known unique (a prefix
- * of the checksum): refused with want, or (want NULL) written, the sum
- * then over all n. */
+/* Encode v (n records), the first known of them known unique: refused
+ * with want, or (want NULL) written. */
 static void encode_known(struct ts_alloc *const *v, size_t n, size_t known, const char *want)
 {
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *buf = NULL;
-	struct ts_state_sum sum = {.h = ts_state_checksum(v, known), .n = known};
 	size_t len = 0;
-	int r = ts_state_format_encode_from(v, n, "s/allocations.json", NULL, 0, NULL, &sum, &buf,
+	int r = ts_state_format_encode_from(v, n, "s/allocations.json", NULL, 0, NULL, known, &buf,
 					    &len, &err);
 
 	if (want == NULL) {
 		assert_int_equal(r, 0);
-		assert_int_equal(sum.n, n);
 		return;
 	}
 	assert_int_equal(r, -EINVAL);
@@ -1109,42 +1106,156 @@ static void test_bad_records_and_versions(void **state)
 	assert_string_equal(ts_state_at(s, 1)->container_id, "a");
 }
 
+/* The text of a two-record allocations.json stating checksum, the records
+ * a (no root, no pid) and b (a pid, devices, a multi-byte UTF-8 class),
+ * in that order or (swap) the other; caller frees. */
+static char *two_records(const char *runtime, const char *checksum, bool swap)
+{
+	cleanup_free char *ra = NULL, *rb = NULL;
+	char *text = NULL;
+
+	ra = strdup("{\"container_id\":\"a\",\"cpus\":\"\",\"mems\":\"\",\"devices\":[],"
+		    "\"pinned\":false,\"numa_exclusive\":false,\"state\":\"creating\","
+		    "\"created_usec\":5}");
+	assert_true(
+		asprintf(&rb,
+			 "{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"class\":\"\\u00e9\","
+			 "\"cpus\":\"1-2\",\"mems\":\"0\",\"devices\":[\"v.c/x\",\"v.c/y=1\"],"
+			 "\"pinned\":true,\"numa_exclusive\":false,\"state\":\"created\","
+			 "\"created_usec\":17,\"pid\":42,\"pid_start_ticks\":900,"
+			 "\"cgroup_path\":\"/ab\"}",
+			 runtime) > 0);
+	assert_non_null(ra);
+	assert_true(asprintf(&text, "{\"version\":1,\"checksum\":\"%s\",\"allocations\":[%s,%s]}",
+			     checksum, swap ? rb : ra, swap ? ra : rb) > 0);
+	return text;
+}
+
+/* The checksum of state.h, from the canonical stream built here by hand:
+ * the sum of each record's FNV-1a, whatever the records' order; the
+ * chained hash of the files of before 2026-12-06 is still verified; a sum
+ * that leaves a record out is a mismatch. */
 static void test_checksum_definition(void **state)
 {
 	struct fixture *f = *state;
 	cleanup_state struct ts_state *s = NULL;
 	cleanup_error struct ts_error *err = NULL;
-	cleanup_free char *stream = NULL, *text = NULL;
+	cleanup_free char *stream_a = NULL, *stream_b = NULL, *both = NULL;
+	cleanup_free char *sum = NULL, *chained = NULL, *part = NULL, *want = NULL;
 	char *warning = NULL;
+	struct {
+		const char *checksum;
+		bool swap;
+	} sound[3];
 
-	/* the canonical stream of state.h, built here by hand for two records
-	 * (the second with a pid, devices and a multi-byte UTF-8 class) */
-	assert_true(asprintf(&stream,
-			     "container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;"
-			     "numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n"
+	stream_a = strdup("container_id:1:a;cpus:0:;mems:0:;devices:1:0;pinned:5:false;"
+			  "numa_exclusive:5:false;state:8:creating;created_usec:1:5;\n");
+	assert_non_null(stream_a);
+	assert_true(asprintf(&stream_b,
 			     "container_id:1:b;runtime_root:%zu:%s;class:2:\xc3\xa9;cpus:3:1-2;"
 			     "mems:1:0;devices:1:2;device:5:v.c/x;device:7:v.c/y=1;pinned:4:true;"
 			     "numa_exclusive:5:false;state:7:created;created_usec:2:17;pid:2:42;"
 			     "pid_start_ticks:3:900;cgroup_path:3:/ab;\n",
 			     strlen(f->runtime), f->runtime) > 0);
-	assert_true(
-		asprintf(&text,
-			 "{\"version\":1,\"checksum\":\"fnv1a64:%016llx\",\"allocations\":["
-			 "{\"container_id\":\"a\",\"cpus\":\"\",\"mems\":\"\",\"devices\":[],"
-			 "\"pinned\":false,\"numa_exclusive\":false,\"state\":\"creating\","
-			 "\"created_usec\":5},"
-			 "{\"container_id\":\"b\",\"runtime_root\":\"%s\",\"class\":\"\\u00e9\","
-			 "\"cpus\":\"1-2\",\"mems\":\"0\",\"devices\":[\"v.c/x\",\"v.c/y=1\"],"
-			 "\"pinned\":true,\"numa_exclusive\":false,\"state\":\"created\","
-			 "\"created_usec\":17,\"pid\":42,\"pid_start_ticks\":900,"
-			 "\"cgroup_path\":\"/ab\"}]}",
-			 (unsigned long long)fnv1a64(stream), f->runtime) > 0);
-	write_alloc_file(f, text);
+	assert_true(asprintf(&both, "%s%s", stream_a, stream_b) > 0);
+	assert_true(asprintf(&sum, "fnv1a64-sum:%016llx",
+			     (unsigned long long)(fnv1a64(stream_a) + fnv1a64(stream_b))) > 0);
+	assert_true(asprintf(&chained, "fnv1a64:%016llx", (unsigned long long)fnv1a64(both)) > 0);
+	assert_true(asprintf(&part, "fnv1a64-sum:%016llx", (unsigned long long)fnv1a64(stream_b)) >
+		    0);
+	sound[0].checksum = sum;
+	sound[0].swap = false;
+	sound[1].checksum = sum;
+	sound[1].swap = true;
+	sound[2].checksum = chained;
+	sound[2].swap = false;
 	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
-	assert_int_equal(ts_state_load(s, &warning, &err), 0);
-	assert_null(warning);
+	for (size_t i = 0; i < ARRAY_SIZE(sound); i++) {
+		cleanup_free char *text = two_records(f->runtime, sound[i].checksum, sound[i].swap);
+
+		write_alloc_file(f, text);
+		assert_int_equal(ts_state_load(s, &warning, &err), 0);
+		assert_null(warning);
+		assert_int_equal(ts_state_count(s), 2);
+		assert_string_equal(ts_state_find(s, f->runtime, "b")->class_name, "\xc3\xa9");
+		assert_true(ts_state_checksum(s->allocs, 2) ==
+			    fnv1a64(stream_a) + fnv1a64(stream_b));
+	}
+	{
+		cleanup_free char *text = two_records(f->runtime, part, false);
+
+		write_alloc_file(f, text);
+		warning = load_warn(s);
+		assert_true(
+			asprintf(&want,
+				 "%s/allocations.json: checksum mismatch (stored '%s', computed "
+				 "'%s'): store rebuilt from live containers, kept 0 of 2 "
+				 "allocations",
+				 f->sdir, part, sum) > 0);
+		assert_string_equal(warning, want);
+		free(warning);
+	}
+}
+
+/* The compact file of 2026-12-05 (the chained checksum) loads sound: its
+ * records carry their texts and hashes, a commit copies them and states
+ * their sum; a wrong chained checksum is named in its own form. */
+static void test_chained_checksum_still_read(void **state)
+{
+	struct fixture *f = *state;
+	cleanup_state struct ts_state *s = NULL;
+	cleanup_error struct ts_error *err = NULL;
+	cleanup_free char *old = subst(expected_file, SAMPLE_SUM, SAMPLE_CHAINED);
+	cleanup_free char *text = NULL, *tampered = NULL, *warning = NULL, *want = NULL;
+	char *w = NULL;
+
+	write_alloc_file(f, old);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	assert_int_equal(ts_state_load(s, &w, &err), 0);
+	assert_null(w);
 	assert_int_equal(ts_state_count(s), 2);
-	assert_string_equal(ts_state_at(s, 1)->class_name, "\xc3\xa9");
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(ts_state_at(s, i)->text_len > 0);
+		assert_true(ts_state_at(s, i)->text_sum == ts_state_record_hash(ts_state_at(s, i)));
+	}
+	/* a change that leaves both records as they were read */
+	assert_int_equal(ts_state_put(s, ts_alloc_new("c", &err), &err), 0);
+	assert_int_equal(ts_state_remove(s, NULL, "c", NULL), 1);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	text = read_alloc_file(f);
+	assert_string_equal(text, expected_file);
+	s = ts_state_close(s);
+
+	/* the rebuild tests' root: "batch" is dropped, web-1's pid lives */
+	free(old);
+	old = NULL;
+	{
+		cleanup_free char *noroot = NULL;
+
+		assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+		put_sample(s, NO_RUNTIME_ROOT);
+		assert_int_equal(ts_state_commit(s, &err), 0);
+		s = ts_state_close(s);
+		noroot = read_alloc_file(f);
+		old = subst(noroot, NO_ROOT_SUM, NO_ROOT_CHAINED);
+	}
+	tampered = subst(old, "2-3,10", "0-3,10");
+	write_alloc_file(f, tampered);
+	{
+		cleanup_free char *prev = NULL;
+
+		/* (the earlier commits' copy would add its records) */
+		assert_true(asprintf(&prev, "%s/allocations.json.prev", f->sdir) > 0);
+		assert_int_equal(unlink(prev), 0);
+	}
+	assert_int_equal(th_fake_proc(f->proc, 31337, "sh", 'S', 18446744073709551615ull), 0);
+	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
+	warning = load_warn(s);
+	assert_true(asprintf(&want,
+			     "%s/allocations.json: checksum mismatch (stored '%s', computed '%s'): "
+			     "store rebuilt from live containers, kept 1 of 2 allocations",
+			     f->sdir, NO_ROOT_CHAINED, NO_ROOT_TAMPERED_CHAINED) > 0);
+	assert_string_equal(warning, want);
 }
 
 static void test_put_replace_remove(void **state)
@@ -1243,7 +1354,7 @@ static void test_mark(void **state)
 	assert_int_equal(ts_state_mark_at(fd, &m1), 0);
 	assert_true(m1.files[0].exists);
 	assert_int_equal(m1.head_len, 64);
-	assert_memory_equal(m1.head, "{\"version\":1,\"checksum\":\"fnv1a64:", 33);
+	assert_memory_equal(m1.head, "{\"version\":1,\"checksum\":\"fnv1a64-sum:", 37);
 	assert_false(ts_state_mark_equal(&m0, &m1));
 	assert_int_equal(ts_state_mark_at(fd, &m2), 0);
 	assert_true(ts_state_mark_equal(&m1, &m2));
@@ -1507,7 +1618,7 @@ static void test_reload_same_and_rewritten(void **state)
 static void test_commit_copies_unchanged_records(void **state)
 {
 	static const char head[] =
-		"{\"version\":1,\"checksum\":\"fnv1a64:48a8a67fccce8c1d\",\"allocations\":[";
+		"{\"version\":1,\"checksum\":\"" SAMPLE_SUM "\",\"allocations\":[";
 	struct fixture *f = *state;
 	cleanup_error struct ts_error *err = NULL;
 	cleanup_free char *problem = NULL, *copied = NULL, *generated = NULL, *text = NULL;
@@ -1533,7 +1644,7 @@ static void test_commit_copies_unchanged_records(void **state)
 	free(v[1]->class_name);
 	v[1]->class_name = strdup("other");
 	assert_int_equal(ts_state_format_encode_from(v, n, "x", expected_file,
-						     strlen(expected_file), spans, NULL, &copied,
+						     strlen(expected_file), spans, 0, &copied,
 						     &clen, &err),
 			 0);
 	assert_non_null(strstr(copied, "\"class\":\"batch\""));
@@ -1546,8 +1657,8 @@ static void test_commit_copies_unchanged_records(void **state)
 	v[1]->text_at += 1;
 	free(copied);
 	assert_int_equal(ts_state_format_encode_from(v, n, "x", expected_file,
-						     strlen(expected_file), NULL, NULL, &copied,
-						     &clen, &err),
+						     strlen(expected_file), NULL, 0, &copied, &clen,
+						     &err),
 			 0);
 	assert_int_equal(clen, glen);
 	assert_memory_equal(copied, generated, glen);
@@ -1598,29 +1709,32 @@ static void test_commit_copies_unchanged_records(void **state)
 	assert_null(warning);
 	assert_false(ts_state_at(s, 1)->pinned);
 
-	/* the checksum a commit continues: a loaded sound store covers its
-	 * records; an appended record keeps that, a removal before the end
-	 * drops it; either way the file states the checksum of all */
-	assert_int_equal(s->sum.n, 2);
+	/* the records a commit need not compare: a loaded sound store's; an
+	 * appended record keeps them, a removal counts one less; the file
+	 * states the sum of every record's hash, hashing only the new ones */
+	assert_int_equal(s->ids_checked, 2);
 	c = ts_alloc_new("appended", &err);
 	assert_non_null(c);
 	assert_int_equal(ts_state_put(s, c, &err), 0);
-	assert_int_equal(s->sum.n, 2);
+	assert_int_equal(s->ids_checked, 2);
 	assert_int_equal(ts_state_commit(s, &err), 0);
-	assert_int_equal(s->sum.n, 3);
-	assert_true(s->sum.h == ts_state_checksum(s->allocs, 3));
+	assert_int_equal(s->ids_checked, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(s->allocs[i]->text_sum == ts_state_record_hash(s->allocs[i]));
+	assert_int_equal(ts_state_remove(s, "/run/containerd/runc/default", "web-1", NULL), 1);
+	assert_int_equal(s->ids_checked, 2);
+	assert_int_equal(ts_state_commit(s, &err), 0);
+	assert_int_equal(s->ids_checked, 2);
 	free(text);
 	text = read_alloc_file(f);
 	{
-		uint64_t stated = 0;
+		char stated[64];
 
-		assert_int_equal(ts_state_format_stated_checksum(text, strlen(text), &stated), 0);
-		assert_true(stated == ts_state_checksum(s->allocs, 3));
+		assert_true(snprintf(stated, sizeof(stated), "\"checksum\":\"fnv1a64-sum:%016llx\"",
+				     (unsigned long long)(ts_state_record_hash(s->allocs[0]) +
+							  ts_state_record_hash(s->allocs[1]))) > 0);
+		assert_non_null(strstr(text, stated));
 	}
-	assert_int_equal(ts_state_remove(s, "/run/containerd/runc/default", "web-1", NULL), 1);
-	assert_int_equal(s->sum.n, 0);
-	assert_int_equal(ts_state_commit(s, &err), 0);
-	assert_int_equal(s->sum.n, 2);
 	s = ts_state_close(s);
 	assert_int_equal(ts_state_open(&f->opts, &s, &err), 0);
 	assert_int_equal(ts_state_load(s, &warning, &err), 0);
@@ -1981,7 +2095,9 @@ static void test_fast_decode_matches_tree(void **state)
 		{"\"created_usec\": 1\n", "\"created_usec\": -0\n"},
 		{"\"pid\": 31337", "\"pid\": 0"},
 		{"\"pid\": 31337", "\"pid\": 2147483648"},
-		{"\"checksum\": \"fnv1a64:", "\"checksum\": \"fnv1a64:0"},
+		{"\"checksum\": \"fnv1a64-sum:", "\"checksum\": \"fnv1a64-sum:0"},
+		/* the sum's digits under the chained form's tag */
+		{"\"checksum\": \"fnv1a64-sum:", "\"checksum\": \"fnv1a64:"},
 		{"\"container_id\": \"web-1\"", "\"container_id\": \"batch \\\"2\\\"\""},
 		{"\"state\": \"created\"", "\"state\": \"bogus\""},
 		{"\"class\": \"batch\"", "\"class\": {}"},
@@ -2556,6 +2672,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insecure_state_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_round_trip_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_indented_file_still_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chained_checksum_still_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_same_and_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_hands_records_to_next_load, setup,
 						teardown),
