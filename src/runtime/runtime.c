@@ -329,20 +329,6 @@ const char *ts_runtime_family_name(enum ts_runtime_family f)
 		       : NULL;
 }
 
-enum ts_runtime_family ts_runtime_family_of_path(const char *path)
-{
-	const char *base = path != NULL ? strrchr(path, '/') : NULL;
-
-	base = base != NULL ? base + 1 : path;
-	if (base == NULL)
-		return TS_RUNTIME_FAMILY_UNKNOWN;
-	if (strncmp(base, "crun", 4) == 0)
-		return TS_RUNTIME_FAMILY_CRUN;
-	if (strncmp(base, "runc", 4) == 0)
-		return TS_RUNTIME_FAMILY_RUNC;
-	return TS_RUNTIME_FAMILY_UNKNOWN;
-}
-
 enum ts_runtime_family ts_runtime_family_of_container(const char *root, const char *container_id)
 {
 	char path[PATH_MAX];

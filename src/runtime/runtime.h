@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "util/error.h"
+#include "util/text.h"
 
 /* Name of the depth counter in the environment. */
 #define TS_RUNTIME_DEPTH_ENV "TOPOSHIM_DEPTH"
@@ -115,23 +116,11 @@ int ts_runtime_build_exec(const char *runtime_path, int argc, char *const *argv,
 			  int depth, char **ret_path, char ***ret_argv, char ***ret_envp,
 			  struct ts_error **err);
 
-/* The runtimes toposhim knows apart by the state they keep of a container. */
-enum ts_runtime_family {
-	TS_RUNTIME_FAMILY_UNKNOWN,
-	TS_RUNTIME_FAMILY_RUNC, /* runc (and runc-compatible Go runtimes): <root>/<id>/state.json */
-	TS_RUNTIME_FAMILY_CRUN, /* crun: <root>/<id>/status */
-	_TS_RUNTIME_FAMILY_MAX,
-};
+/* enum ts_runtime_family and ts_runtime_family_of_path() are in
+ * util/text.h, for the state module's GC too */
 
 /** "runc", "crun"; NULL for UNKNOWN or out of range. */
 const char *ts_runtime_family_name(enum ts_runtime_family f);
-
-/**
- * The family of a runtime binary, from its file name: a base name starting
- * with "crun" is crun, one starting with "runc" is runc ("runc", "crun",
- * "runc.amd64", "crun-1.8"), anything else UNKNOWN.
- */
-enum ts_runtime_family ts_runtime_family_of_path(const char *path);
 
 /**
  * The family of the runtime that keeps the container (root, container_id):

@@ -15,6 +15,7 @@
 #include "util/cleanup.h"
 #include "util/testpoint.h"
 #include "util/fileio.h"
+#include "util/text.h"
 
 /* /proc/<pid>/stat and /cgroup are short; anything bigger is not procfs */
 #define PROC_FILE_MAX_BYTES 65536u
@@ -169,21 +170,18 @@ static int runtime_dir_exists(const struct ts_alloc *a)
 
 /* The file a runtime of a known family writes in <root>/<id> before its
  * create returns (runc: state.json, crun: status), told by the recorded
- * runtime's name as ts_runtime_family_of_path() tells it
- * (runtime/runtime.h); NULL for another runtime, whose layout toposhim
- * does not know. */
+ * runtime's name (ts_runtime_family_of_path()); NULL for another runtime,
+ * whose layout toposhim does not know. */
 static const char *state_file_of(const struct ts_alloc *a)
 {
-	const char *base = a->runtime_path != NULL ? strrchr(a->runtime_path, '/') : NULL;
-
-	base = base != NULL ? base + 1 : a->runtime_path;
-	if (base == NULL)
-		return NULL;
-	if (strncmp(base, "runc", 4) == 0)
+	switch (ts_runtime_family_of_path(a->runtime_path)) {
+	case TS_RUNTIME_FAMILY_RUNC:
 		return "state.json";
-	if (strncmp(base, "crun", 4) == 0)
+	case TS_RUNTIME_FAMILY_CRUN:
 		return "status";
-	return NULL;
+	default:
+		return NULL;
+	}
 }
 
 /* 1: <root>/<id> of a runc or crun record lacks the runtime's state file:

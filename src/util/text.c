@@ -108,3 +108,17 @@ char *ts_path_clean_absolute(const char *path)
 	*o = '\0';
 	return out;
 }
+
+enum ts_runtime_family ts_runtime_family_of_path(const char *path)
+{
+	const char *base = path != NULL ? strrchr(path, '/') : NULL;
+
+	base = base != NULL ? base + 1 : path;
+	if (base == NULL)
+		return TS_RUNTIME_FAMILY_UNKNOWN;
+	if (strncmp(base, "crun", 4) == 0)
+		return TS_RUNTIME_FAMILY_CRUN;
+	if (strncmp(base, "runc", 4) == 0)
+		return TS_RUNTIME_FAMILY_RUNC;
+	return TS_RUNTIME_FAMILY_UNKNOWN;
+}

@@ -65,4 +65,20 @@ const char *ts_cpulist_number(const char *p, unsigned *ret);
  */
 char *ts_path_clean_absolute(const char *path);
 
+/* The runtimes toposhim knows apart by the state they keep of a container
+ * (here, below the modules that need it: runtime, state). */
+enum ts_runtime_family {
+	TS_RUNTIME_FAMILY_UNKNOWN,
+	TS_RUNTIME_FAMILY_RUNC, /* runc (and runc-compatible Go runtimes): <root>/<id>/state.json */
+	TS_RUNTIME_FAMILY_CRUN, /* crun: <root>/<id>/status */
+	_TS_RUNTIME_FAMILY_MAX,
+};
+
+/**
+ * The family of a runtime binary, from its file name: a base name starting
+ * with "crun" is crun, one starting with "runc" is runc ("runc", "crun",
+ * "runc.amd64", "crun-1.8"), anything else (and NULL) UNKNOWN.
+ */
+enum ts_runtime_family ts_runtime_family_of_path(const char *path);
+
 #endif
