@@ -18,15 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cdi/cdi.h"
+#include "cli/ctl.h"
 #include "oci/json.h"
 #include "util/cleanup.h"
 #include "util/text.h"
 #include "util/fileio.h"
-
-int ts_ctl_cdi(int argc, char **argv);
 
 #define DEFAULT_CONFIG "/etc/toposhim/config.json"
 
@@ -335,16 +333,9 @@ int ts_ctl_cdi(int argc, char **argv)
 	/* a dir named on the command line is meant to be there: a typo must
 	 * not read as "no devices" (helper-11: `--spec-dir /nonexistent list`
 	 * printed nothing, exit 0); configured dirs may be absent (CDI) */
-	for (size_t k = 0; k < n_dirs; k++) {
-		struct stat st;
-		int e = stat(spec_dirs[k], &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-
-		if (e != 0) {
-			fprintf(stderr, "toposhimctl: cdi: --spec-dir '%s': %s\n", spec_dirs[k],
-				strerror(e));
+	for (size_t k = 0; k < n_dirs; k++)
+		if (ts_ctl_check_dir("cdi", "--spec-dir", spec_dirs[k]) != 0)
 			return 1;
-		}
-	}
 	if (load_options(n_dirs > 0 ? spec_dirs : NULL, &opts, &err) < 0)
 		return report(err);
 	if (strcmp(argv[i], "validate") == 0) {

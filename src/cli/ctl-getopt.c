@@ -1,11 +1,13 @@
 /*
- * ctl-getopt.c - toposhimctl's option parsing (ts_ctl_getopt(), cli/ctl.h),
- * in the library: the commands' files are linked into their unit tests
- * without ctl.c, whose main() they cannot take.
+ * ctl-getopt.c - toposhimctl's option parsing (ts_ctl_getopt(),
+ * ts_ctl_check_dir(), cli/ctl.h), in the library: the commands' files are
+ * linked into their unit tests without ctl.c, whose main() they cannot take.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/ctl.h"
 
@@ -31,4 +33,15 @@ int ts_ctl_getopt(int argc, char **argv, const char *optstring, const struct opt
 			c == ':' ? "option" : "unrecognized option", optopt,
 			c == ':' ? " requires an argument" : "");
 	return '?';
+}
+
+int ts_ctl_check_dir(const char *command, const char *option, const char *dir)
+{
+	struct stat st;
+	int e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+
+	if (e == 0)
+		return 0;
+	fprintf(stderr, "toposhimctl: %s: %s '%s': %s\n", command, option, dir, strerror(e));
+	return 1;
 }

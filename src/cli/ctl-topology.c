@@ -1,11 +1,9 @@
 /* ctl-topology.c - `toposhimctl topology`: what placement sees of the machine. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cmd-hook.h"
 #include "cli/config.h"
@@ -163,22 +161,13 @@ int ts_ctl_topology(int argc, char **argv)
 	/* as TOPOSHIM_STATE_DIR is checked (helper-22: any value was taken,
 	 * and the host's topology shown without a word) */
 	if (state_dir != NULL) {
-		struct stat st;
-		int e = state_dir[0] != '/'	   ? 0
-			: stat(state_dir, &st) < 0 ? errno
-			: !S_ISDIR(st.st_mode)	   ? ENOTDIR
-						   : 0;
-
 		if (state_dir[0] != '/') {
 			fprintf(stderr, "toposhimctl: topology: --state-dir: not absolute '%s'\n",
 				state_dir);
 			return 2;
 		}
-		if (e != 0) {
-			fprintf(stderr, "toposhimctl: topology: --state-dir '%s': %s\n", state_dir,
-				strerror(e));
+		if (ts_ctl_check_dir("topology", "--state-dir", state_dir) != 0)
 			return 1;
-		}
 	}
 	/* the config gives the kinds' threshold, and without --topology the
 	 * topology a create would use: the config's file, through the cache in

@@ -33,6 +33,16 @@ struct option;
  */
 int ts_ctl_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
 
+/**
+ * Check a directory named on the command line, which is meant to be there
+ * (a typo must not read as an empty one): stat(2) it, following links.
+ * @param[in] command, option  for the message, e.g. "cdi", "--spec-dir".
+ * @return 0 for a directory; 1 after printing
+ *         "toposhimctl: <command>: <option> '<dir>': <strerror>" to stderr
+ *         (ENOENT, ENOTDIR for another kind of file, EACCES, ...).
+ */
+int ts_ctl_check_dir(const char *command, const char *option, const char *dir);
+
 /** Print the usage text with every command of the table to f. */
 void ts_ctl_usage(FILE *f);
 
