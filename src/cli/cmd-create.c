@@ -202,9 +202,9 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 	struct ts_cdi_options opts = {0};
 	cleanup_free char *recorded = NULL;
 	cleanup_registry struct ts_cdi_registry *reg = NULL;
-	cleanup_strv char **names = NULL;
+	cleanup_strv char **names = NULL, **where = NULL;
 	const char *const *problems = NULL;
-	size_t n;
+	size_t n, n_names;
 	int r;
 
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
@@ -212,21 +212,40 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 		goto out;
 	/* No request, no registry: a create without devices reads no spec
 	 * file, and makes no state dir for an index */
-	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
+	r = ts_cdi_requests_collect(b->config, b->config_path, opts.env_requests, &names, &where,
+				    err);
 	if (r <= 0)
 		goto out;
-	n = (size_t)r;
+	n_names = (size_t)r;
 	r = index_in_state_dir(config, config_path, &opts, err);
 	if (r < 0)
 		goto out;
-	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, n, &reg, err);
+	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, n_names, &reg, err);
 	if (r < 0)
 		goto out;
+	r = ts_cdi_inject_requested(reg, b->config, b->config_path, opts.env_requests, ret, err);
+	if (r < 0) {
+		/* a device the policy does not grant is refused as such: what
+		 * its resolution told (spec paths, host nodes) is not for a
+		 * container that may not have it (helper-24) */
+		cleanup_error struct ts_error *refused = NULL;
+
+		if (ts_pools_check_device_policy(config, config_path, b->config, b->config_path,
+						 (const char *const *)names,
+						 (const char *const *)where, n_names,
+						 &refused) < 0) {
+			ts_error_clear(err);
+			*err = TAKE_PTR(refused);
+			r = ts_error_code(*err);
+		}
+		goto out;
+	}
+	/* (after the resolution: a refusal is one line, the ignored files
+	 * it names are in it) */
 	n = ts_cdi_registry_problems(reg, &problems);
 	for (size_t i = 0; i < n; i++)
 		ts_log(TS_LOG_WARNING, "CDI registry: %s, ignoring", problems[i]);
-	r = ts_cdi_inject_requested(reg, b->config, b->config_path, opts.env_requests, ret, err);
-	if (r < 0 || *ret == NULL)
+	if (*ret == NULL)
 		goto out;
 	for (size_t i = 0; i < (*ret)->n_devices; i++) {
 		const struct ts_cdi_injected_device *d = &(*ret)->devices[i];

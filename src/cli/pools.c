@@ -1942,6 +1942,22 @@ int ts_pools_policy_valid(const struct ts_json *config, const char *config_path,
 	return ts_policy_parse(config, config_path, &pol, err);
 }
 
+/* ts_policy_check() of pr, for the container of oci_config */
+static int check_policy(const struct ts_json *config, const char *config_path,
+			const struct ts_json *oci_config, struct ts_policy_request *pr,
+			struct ts_error **err)
+{
+	struct ts_policy pol;
+	int r;
+
+	r = ts_policy_parse(config, config_path, &pol, err);
+	if (r >= 0)
+		r = ts_policy_namespace(oci_config, pr->config_name, &pr->namespace, err);
+	if (r < 0)
+		return r;
+	return ts_policy_check(&pol, pr, err);
+}
+
 int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_json *oci_config, const char *oci_config_path,
 			  const struct ts_placement_config *cfg,
@@ -1949,17 +1965,10 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_cdi_injection *injected, struct ts_error **err)
 {
 	cleanup_free const char **devices = NULL, **device_fields = NULL;
-	struct ts_policy pol;
 	struct ts_policy_request pr = {
 		.config_name = oci_config_path,
 	};
-	int r;
 
-	r = ts_policy_parse(config, config_path, &pol, err);
-	if (r >= 0)
-		r = ts_policy_namespace(oci_config, oci_config_path, &pr.namespace, err);
-	if (r < 0)
-		return r;
 	devices = requested_devices(injected, &pr.n_devices, &device_fields);
 	if (devices == NULL)
 		return ts_error_set(err, ENOMEM, "policy");
@@ -1967,7 +1976,22 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 	pr.device_fields = device_fields;
 	if (req != NULL)
 		ts_pools_policy_request_of(cfg, req, &pr);
-	return ts_policy_check(&pol, &pr, err);
+	return check_policy(config, config_path, oci_config, &pr, err);
+}
+
+int ts_pools_check_device_policy(const struct ts_json *config, const char *config_path,
+				 const struct ts_json *oci_config, const char *oci_config_path,
+				 const char *const *devices, const char *const *fields, size_t n,
+				 struct ts_error **err)
+{
+	struct ts_policy_request pr = {
+		.config_name = oci_config_path,
+		.devices = devices,
+		.n_devices = n,
+		.device_fields = fields,
+	};
+
+	return check_policy(config, config_path, oci_config, &pr, err);
 }
 
 /* cpus written by an earlier create in this bundle (its placement file

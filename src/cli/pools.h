@@ -451,6 +451,23 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_cdi_injection *injected, struct ts_error **err);
 
 /**
+ * The policy on the CDI devices a container asks for, before they are
+ * resolved: what a create checks when the resolution failed, so that a
+ * device the policy does not grant is refused as such, not with what
+ * resolving it told (spec files and their paths, host device nodes:
+ * helper-24).  Every name counts as asked for (whether the engine
+ * injected one is known only once resolved).
+ * @param[in] devices, fields  n qualified names and, parallel, the JSON
+ *                             pointer each was asked at (NULL or a NULL
+ *                             member: "/annotations").
+ * @return as ts_pools_check_policy().
+ */
+int ts_pools_check_device_policy(const struct ts_json *config, const char *config_path,
+				 const struct ts_json *oci_config, const char *oci_config_path,
+				 const char *const *devices, const char *const *fields, size_t n,
+				 struct ts_error **err);
+
+/**
  * The values an earlier create of this bundle wrote into config.json for
  * its class (its placement file's "resources_written") and config.json
  * still holds go back to the engine's, before the request is read: a

@@ -279,6 +279,27 @@ pod_bundle() {
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/granted" granted
 	[ "$status" = 0 ] || fail "$output"
 	[ "$(jq -c '.process.env' "$WORK/granted/config.json")" = '["GPU=0"]' ]
+	# helper-24: a device the policy does not grant is refused as such
+	# when resolving it fails too: not with what the resolution found
+	# (spec files and their paths, host nodes)
+	printf '%s\n' 'cdiVersion: "0.6.0"' 'kind: vendor.com/nic' 'devices:' '  - name: gone' \
+		'    containerEdits:' '      deviceNodes:' '        - path: /dev/ts-sec-gone' >"$WORK/cdi/nic.yaml"
+	local dev
+	for dev in vendor.com/nic=gone vendor.com/gpu=nope; do
+		pod_bundle hidden team-a "{\"cdi.k8s.io/x\": \"$dev\"}"
+		run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/hidden" hidden
+		[ "$status" = 1 ]
+		[ "$output" = "toposhim: $WORK/hidden/config.json: '/annotations/cdi.k8s.io~1x': cdi device '$dev' is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ] ||
+			fail "$dev: $output"
+		cmp "$WORK/hidden/config.json" "$WORK/hidden.orig"
+	done
+	# granted, the same device gets what its resolution found
+	pod_bundle missing ml-train '{"cdi.k8s.io/gpu": "vendor.com/gpu=nope"}'
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/missing" missing
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/missing/config.json: '/annotations/cdi.k8s.io~1gpu': unresolvable CDI devices vendor.com/gpu=nope (no spec file in $WORK/cdi defines it)" ] ||
+		fail "$output"
+	cmp "$WORK/missing/config.json" "$WORK/missing.orig"
 }
 
 @test "security: a Guaranteed pod gets exclusive cpus by the kubelet's rule, capped at its limit (finding 4)" {
