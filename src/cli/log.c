@@ -509,8 +509,14 @@ void ts_log(enum ts_log_level level, const char *fmt, ...)
 	/* (void): a failed log write has nowhere else to go */
 	(void)ts_log_emit(&ts_log_settings, STDERR_FILENO, level, r < 0 ? "out of memory" : msg,
 			  now);
-	if (level == TS_LOG_ERROR)
+	if (level == TS_LOG_ERROR) {
+		/* the refusal is the one stderr line: podman without a --log
+		 * file shows every line after it too (helper-24); the lines
+		 * held for the --log file follow it there */
+		ts_closep(&ts_log_held_fd[0]);
+		ts_log_held_fd[0] = -1;
 		ts_log_release_stderr();
+	}
 }
 
 void ts_log_file_only(enum ts_log_level level, const char *fmt, ...)

@@ -142,21 +142,24 @@ void ts_log_settings_from_args(const struct ts_cli_args *args, struct ts_log_set
 void ts_log_setup(const struct ts_cli_args *args);
 
 /** Log a printf-formatted message at level with the global settings, now.
- * An error also releases what ts_log_hold_stderr() held, after itself. */
+ * An error also releases what ts_log_hold_stderr() held for the --log
+ * file, after itself, and drops what it held for stderr. */
 void ts_log(enum ts_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /**
  * From now on, hold the lines ts_log() writes (to stderr, or with --log to
- * the log file) until ts_log_release_stderr() or an error: the error line
- * comes first, then what was held, each line with its own time.  For
- * create and run: an engine shows the runtime's first line as the failure
- * (podman decodes the first JSON object of its --log file: "Error: OCI
- * runtime error: <msg>"; conmon without a log file sends the first stderr
- * bytes), while containerd takes the last error-level line of the log; so
- * the refusal must come first and be the only error.  helper-7 saw podman
- * head its failure with a CDI registry warning while the refusal was the
- * fourth line.  The lines wait in memfds made at the first one (none when
- * nothing is held; when one cannot be made, the line is written at once).
+ * the log file) until ts_log_release_stderr() or an error: in the log file
+ * the error line comes first, then what was held, each line with its own
+ * time; on stderr the error line is the only one (what was held for it is
+ * dropped).  For create and run: an engine shows the runtime's first line
+ * as the failure (podman decodes the first JSON object of its --log file:
+ * "Error: OCI runtime error: <msg>"), podman without a --log file every
+ * line of stderr (helper-24 saw a refusal followed by ten warnings), and
+ * containerd the last error-level line of the log; so the refusal must
+ * come first and be the only error.  helper-7 saw podman head its failure
+ * with a CDI registry warning while the refusal was the fourth line.  The
+ * lines wait in memfds made at the first one (none when nothing is held;
+ * when one cannot be made, the line is written at once).
  */
 void ts_log_hold_stderr(void);
 

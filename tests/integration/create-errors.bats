@@ -153,10 +153,10 @@ teardown() {
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$WORK/cdi/test.yaml"*"0666"* ]]
-	# the first line alone (the headline podman gives the failure) tells
-	# why; the registry's warning about the file follows it
-	[ "${lines[1]}" = "toposhim: warning: CDI registry: $WORK/cdi/test.yaml: refusing spec file writable by non-root (mode 0666, gid 0), ignoring" ]
-	[ "${lines[0]}" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=zero (no spec file in $WORK/cdi defines it; ignored: $WORK/cdi/test.yaml: refusing spec file writable by non-root (mode 0666, gid 0))" ]
+	# one line tells why, the ignored file in it (helper-24: podman
+	# without a --log file shows every stderr line; the registry's
+	# warning about the file followed the refusal)
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=zero (no spec file in $WORK/cdi defines it; ignored: $WORK/cdi/test.yaml: refusing spec file writable by non-root (mode 0666, gid 0))" ]
 	cmp "$WORK/orig.json" "$WORK/b/config.json"
 }
 
@@ -329,6 +329,28 @@ fake-runtime stderr" ] || fail "stderr: $(cat "$WORK/err")"
 	run sed -E 's/^[0-9T:-]{19}Z pid [0-9]+: //' "$WORK/state/creates.log"
 	[ "$output" = "container '$ID': warning: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring" ] ||
 		fail "creates.log: $output"
+}
+
+# helper-24: podman without a --log file shows every line of the runtime's
+# stderr: a warning held before the refusal followed it there
+@test "create: refused, the warnings before it are not on stderr; a --log file has them after the error" {
+	set_annotation "$WORK/b" toposhim.io/clas critical
+	set_annotation "$WORK/b" cdi.k8s.io/test "toposhim.test/dev=nope"
+	local want="toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1test': unresolvable CDI devices toposhim.test/dev=nope (no spec file in $WORK/cdi defines it)"
+	local warn="toposhim: $WORK/b/config.json: '/annotations/toposhim.io~1clas': not a toposhim request (class, cpus, numa, memory-tier, cdi), ignoring"
+	cp "$WORK/b/config.json" "$WORK/asked.json"
+	run --separate-stderr "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$want" ] || fail "stderr: $stderr"
+	[ -z "$output" ]
+	run --separate-stderr "$TOPOSHIM" --log "$WORK/log.json" --log-format json create --bundle "$WORK/b" "$ID"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$want" ] || fail "stderr: $stderr"
+	run jq -r '.level + " " + .msg' "$WORK/log.json"
+	[ "$output" = "error $want
+warning $warn" ] || fail "log: $output"
+	cmp "$WORK/asked.json" "$WORK/b/config.json"
+	[ ! -e "$WORK/fake.config.json" ]
 }
 
 @test "create: cpus that are not online, in config.json or the reserved ones, are named with what is online" {

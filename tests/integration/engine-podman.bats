@@ -106,4 +106,7 @@ OUT
 	# shellcheck disable=SC2053
 	[[ "${lines[0]}" == "Error: OCI runtime error: $WORK/toposhim-wrapper: "$want ]] ||
 		fail "output: $output"
+	# and nothing else: podman without a --log file shows every line of
+	# the runtime's stderr (helper-24: the registry's warnings followed)
+	[ "${#lines[@]}" -eq 1 ] || fail "output: $output"
 }

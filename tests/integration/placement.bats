@@ -710,8 +710,10 @@ why:
 	bundle crit2 critical 1
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
-	[[ "${lines[1]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)" ]]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
+	# (the rebuild's warning, held behind the refusal, is not on stderr)
+	grep -q "/state/allocations.json: checksum mismatch (stored 'x', computed 'fnv1a64-sum:[0-9a-f]\{16\}'): store rebuilt from live containers, kept 2 of 2 allocations (1 found in the runtime state)$" \
+		"$WORK/state/rebuilds.log"
 	# the rebuilt store was written: it loads without a warning now
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]
@@ -737,8 +739,7 @@ why:
 	bundle crit2 critical 1
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
-	[[ "${lines[1]}" == *"/state/allocations.json: checksum mismatch (stored 'x', computed "*"): store rebuilt from live containers, kept 2 of 2 allocations" ]]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	run --separate-stderr "$TOPOSHIMCTL" alloc list --json
 	[ -z "$stderr" ]
 	[ "$(jq -c --arg id "$ID-crit" '[.[] | select(.container_id == $id) | {class, cpus, state}]' <<<"$output")" = "$want" ]
@@ -747,8 +748,7 @@ why:
 	rm "$WORK/state/allocations.json"
 	run "$TOPOSHIM" --root "$root" create --bundle "$WORK/crit2" "$ID-crit2" </dev/null
 	[ "$status" -eq 1 ]
-	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
-	[[ "${lines[1]}" == *"/state/allocations.json: missing: store rebuilt from live containers"*", kept 2 of "*" allocations"* ]]
+	[ "$output" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
 	# both rebuilds are in the state dir for the operator, oldest first,
 	# each followed by the commit that wrote the rebuilt store
 	run sed 's/^[-0-9T:]*Z pid [0-9]*: //' "$WORK/state/rebuilds.log"
@@ -938,7 +938,8 @@ why:
 	[ "$rc" -eq 1 ]
 	run cat "$WORK/crit2.err"
 	[ "${lines[0]}" = "toposhim: $WORK/crit2/config.json: '/annotations/toposhim.io~1cpus': not enough cpus available to satisfy request: requested=1, available=0: cpus 1 held by container '$ID-crit'" ]
-	[ "${lines[1]}" = "toposhim: warning: $WORK/state/allocations.json: missing, as is everything else of the store: store rebuilt from live containers, kept 1 of 1 allocations (1 found in the runtime state)" ]
+	# the refusal alone on stderr; the rebuild is told in rebuilds.log
+	[ "${#lines[@]}" -eq 1 ]
 	cmp "$WORK/crit2.orig" "$WORK/crit2/config.json"
 	grep -q 'missing, as is everything else of the store: store rebuilt' "$WORK/state/rebuilds.log"
 	run alloc_json

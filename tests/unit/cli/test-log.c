@@ -361,7 +361,8 @@ static void test_hold(void **state)
 	got = sink_read(s.err_path);
 	assert_string_equal(got, "toposhim: warning: w1\ntoposhim: warning: w2\n"
 				 "toposhim: warning: w3\n");
-	/* an error: first, the held lines after it */
+	/* an error: the only line of what was held (helper-24: podman
+	 * without a --log file shows every line); not held after it */
 	assert_int_equal(ftruncate(s.err_fd, 0), 0);
 	assert_int_equal(lseek(s.err_fd, 0, SEEK_SET), 0);
 	ts_log_hold_stderr();
@@ -370,8 +371,7 @@ static void test_hold(void **state)
 	ts_log(TS_LOG_WARNING, "after");
 	free(got);
 	got = sink_read(s.err_path);
-	assert_string_equal(got, "toposhim: refused\ntoposhim: warning: w\n"
-				 "toposhim: warning: after\n");
+	assert_string_equal(got, "toposhim: refused\ntoposhim: warning: after\n");
 	stderr_back(saved);
 	sink_close(&s);
 
