@@ -271,8 +271,11 @@ struct ts_cdi_injection *ts_cdi_injection_free(struct ts_cdi_injection *inj);
  *         '/process/env': expected array, got string"; host type mismatch:
  *         "<spec_path>: '<edits_ptr>/deviceNodes/0/type': 'b' but host device
  *         '/dev/null' has type 'c'"; "... host path '/x' is not a device
- *         node"); -errno of stat(2) ("<spec_path>: '<edits_ptr>/deviceNodes/0':
- *         cannot stat host device '/dev/x'"); -ENOMEM.
+ *         node"); -ENOENT (a plain message) for a host node that does not exist
+ *         ("<spec_path>: '<edits_ptr>/deviceNodes/0': host device '/dev/x'
+ *         does not exist": no errno text, which podman would take for a
+ *         command not found); another -errno of stat(2) ("...: cannot stat
+ *         host device '/dev/x'"); -ENOMEM.
  *         On failure config may be half-edited: callers work on a copy.
  */
 int ts_cdi_edits_apply(struct ts_json *config, const struct ts_json *edits, const char *config_name,

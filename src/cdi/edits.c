@@ -169,10 +169,21 @@ static int fill_from_host(struct actx *a, struct node_info *n, size_t index, dev
 	char t;
 
 	/* stat, not lstat: a symlink such as /dev/dri/by-path/... names its target */
-	if (stat(n->host_path, &st) < 0)
-		return ts_error_set(a->err, errno,
+	if (stat(n->host_path, &st) < 0) {
+		int e = errno;
+
+		/* without strerror's "No such file or directory", which podman
+		 * takes for a command not found in the container (exit 127,
+		 * helper-24) */
+		if (e == ENOENT)
+			return ts_error_set_plain(
+				a->err, ENOENT,
+				"%s: '%s/deviceNodes/%zu': host device '%s' does not exist",
+				a->spec_path, a->edits_ptr, index, n->host_path);
+		return ts_error_set(a->err, e,
 				    "%s: '%s/deviceNodes/%zu': cannot stat host device '%s'",
 				    a->spec_path, a->edits_ptr, index, n->host_path);
+	}
 	t = ts_cdi_node_type_of(st.st_mode);
 	if (t == '\0')
 		return ts_error_set(a->err, 0,

@@ -103,7 +103,7 @@ teardown() {
 	cp "$WORK/b/config.json" "$WORK/before.json"
 	run "$TOPOSHIM" create --bundle "$WORK/b" "$ID"
 	[ "$status" -eq 1 ]
-	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1g': CDI device 'gone.test/dev=gone': $WORK/cdi/gone.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device '/dev/ts-test-does-not-exist': No such file or directory" ]
+	[ "$output" = "toposhim: $WORK/b/config.json: '/annotations/cdi.k8s.io~1g': CDI device 'gone.test/dev=gone': $WORK/cdi/gone.yaml: '/devices/0/containerEdits/deviceNodes/0': host device '/dev/ts-test-does-not-exist' does not exist" ]
 	cmp "$WORK/before.json" "$WORK/b/config.json"
 	[ ! -e "$WORK/fake.argv" ]
 }

@@ -90,8 +90,8 @@ static const struct edit_row {
 	 "device node",
 	 -EINVAL},
 	{"host path missing", "{}", "{\"deviceNodes\":[{\"path\":\"/dev/does-not-exist\"}]}",
-	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device "
-	 "'/dev/does-not-exist'",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': host device "
+	 "'/dev/does-not-exist' does not exist",
 	 -ENOENT},
 	{"config member of the wrong type", "{\"process\":{\"env\":\"x\"}}", "{\"env\":[\"A=1\"]}",
 	 "config.json: '/process/env': expected array, got string", -EINVAL},
@@ -121,8 +121,8 @@ static const struct edit_row {
 	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
 	 "{\"deviceNodes\":[{\"path\":\"/dev/x\",\"hostPath\":\"/dev/does-not-exist\","
 	 "\"type\":\"c\",\"major\":10,\"minor\":200}]}",
-	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': cannot stat host device "
-	 "'/dev/does-not-exist'",
+	 "s.yaml: '/devices/0/containerEdits/deviceNodes/0': host device "
+	 "'/dev/does-not-exist' does not exist",
 	 -ENOENT},
 	{"user namespace, numbers that are not the host node's",
 	 "{\"linux\":{\"namespaces\":[{\"type\":\"user\"}]}}",
