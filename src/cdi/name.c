@@ -323,6 +323,9 @@ int ts_cdi_requests_collect(const struct ts_json *config, const char *config_nam
 		ts_json_array_foreach (env, i, item) {
 			char where[64];
 
+			/* an empty one is an unset one (an image's ENV, docker's
+			 * -e NAME= clear a variable so); an empty annotation is
+			 * refused: nobody writes one to ask for nothing */
 			if (item->type != TS_JSON_STRING ||
 			    strncmp(item->u.string, TS_CDI_ENV_REQUEST, plen) != 0 ||
 			    item->u.string[plen] != '=' || item->u.string[plen + 1] == '\0')

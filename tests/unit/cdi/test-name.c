@@ -166,6 +166,11 @@ static const struct req_row {
 	 "many)"},
 	/* not read without env_requests */
 	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=,,,\"]}}", false, 0, ""},
+	/* an empty one is an unset one (helper-24 asked); an empty
+	 * annotation is refused */
+	{"{\"process\":{\"env\":[\"TOPOSHIM_CDI_DEVICES=\"]}}", true, 0, ""},
+	{"{\"annotations\":{\"cdi.k8s.io/x\":\"\"}}", true, -EINVAL,
+	 "config.json: '/annotations/cdi.k8s.io~1x': empty, no device named"},
 	/* oci/role.h: a pod's sandbox takes none of the pod's devices, not
 	 * even from the env; an app container the unscoped and its own scoped
 	 * ones (after them, duplicates once), not another container's */
