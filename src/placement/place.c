@@ -200,6 +200,18 @@ int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts
 		if (!hwloc_bitmap_isincluded(cfg->reserved_cpus, topo->online))
 			return ts_placement_not_online(file, "/placement/reserved/cpus",
 						       cfg->reserved_cpus, topo->online, err);
+		/* as a count of all of them is: nothing would be left to place
+		 * a container on (the list was taken) */
+		if (hwloc_bitmap_isequal(cfg->reserved_cpus, topo->online)) {
+			cleanup_free char *s = NULL;
+
+			if (ts_cpulist_format(cfg->reserved_cpus, &s, err) < 0)
+				return ts_error_code(*err);
+			return ts_error_set(err, 0,
+					    "%s: '/placement/reserved/cpus': cannot reserve all %d "
+					    "cpus ('%s')",
+					    file, hwloc_bitmap_weight(topo->online), s);
+		}
 		hwloc_bitmap_copy(out, cfg->reserved_cpus);
 	} else if (cfg->reserved_count > 0) {
 		r = reserved_by_count(topo, file, cfg->reserved_count, out, err);

@@ -363,8 +363,11 @@ int ts_placement_not_online(const char *file, const char *field, hwloc_const_bit
  * @param[out] ret  new bitmap; caller frees.
  * @return 0; -EINVAL "<config file>: '/placement/reserved/cpus': ..."
  *         (ts_placement_not_online(); cfg->file, or "placement" for a
- *         config not read from a file); -EINVAL when count exceeds the online PUs, or when
- *         both cpus and count are given and disagree (kubelet R5); -ENOMEM.
+ *         config not read from a file); -EINVAL when count reaches the online PUs
+ *         ("...: '/placement/reserved/count': cannot reserve 8 of 8 cpus") or the
+ *         cpus are every online PU ("...: '/placement/reserved/cpus': cannot
+ *         reserve all 8 cpus ('0-7')"), or when both cpus and count are given
+ *         and disagree (kubelet R5); -ENOMEM.
  */
 int ts_placement_reserved(const struct ts_placement_config *cfg, const struct ts_topology *topo,
 			  hwloc_bitmap_t *ret, struct ts_error **err);

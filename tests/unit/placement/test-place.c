@@ -320,6 +320,21 @@ static void test_reserved_count(void **state)
 	assert_string_equal(err->msg,
 			    "placement: '/placement/reserved': count 1 does not match cpus '0-1'");
 	ts_error_clear(&err);
+	/* every online cpu as a list, as the count of all of them: refused */
+	cfg.reserved_count = 0;
+	hwloc_bitmap_free(cfg.reserved_cpus);
+	cfg.reserved_cpus = fixture_set("0-7");
+	assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), -EINVAL);
+	assert_string_equal(
+		err->msg,
+		"placement: '/placement/reserved/cpus': cannot reserve all 8 cpus ('0-7')");
+	ts_error_clear(&err);
+	hwloc_bitmap_free(cfg.reserved_cpus);
+	cfg.reserved_cpus = fixture_set("0-6");
+	hwloc_bitmap_free(b); /* (T1 count 1's) */
+	b = NULL;
+	assert_int_equal(ts_placement_reserved(&cfg, t1, &b, &err), 0);
+	fixture_assert_set("T1 list 0-6", b, "0-6");
 	ts_placement_config_release(&cfg);
 
 	/* read from a file, the messages name it */
@@ -997,13 +1012,19 @@ static void test_empty_shared_pool(void **state)
 	struct ts_placement_request req;
 	struct ts_placement_result res = {0};
 	cleanup_free char *msg = NULL;
+	cleanup_hwloc_bitmap hwloc_bitmap_t held = fixture_set("7");
+	struct ts_allocation a = {.container_id = "c1",
+				  .class_name = "critical",
+				  .pool = TS_PLACEMENT_POOL_EXCLUSIVE,
+				  .cpus = held};
 
 	(void)state;
 	assert_int_equal(ts_placement_config_init(&cfg, &err), 0);
-	cfg.reserved_cpus = fixture_set("0-7");
+	/* (every cpu reserved is refused: ts_placement_reserved()) */
+	cfg.reserved_cpus = fixture_set("0-6");
 	cfg.shared_may_use_reserved = false;
 	request(&req, "p", "standard", 0);
-	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
 	msg = ts_error_format(err);
 	assert_string_equal(msg,
 			    "config.json: the shared pool of class 'standard' (no class "
@@ -1012,7 +1033,7 @@ static void test_empty_shared_pool(void **state)
 	ts_error_clear(&err);
 	free(msg);
 	req.class_field = strdup("/annotations/toposhim.io~1class");
-	assert_int_equal(ts_placement_place(&cfg, topo, NULL, 0, &req, &res, &err), -ENOSPC);
+	assert_int_equal(ts_placement_place(&cfg, topo, &a, 1, &req, &res, &err), -ENOSPC);
 	msg = ts_error_format(err);
 	assert_string_equal(
 		msg, "config.json: '/annotations/toposhim.io~1class': the shared pool is empty");
