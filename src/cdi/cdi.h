@@ -460,6 +460,20 @@ int ts_cdi_inject_requested(struct ts_cdi_registry *reg, struct ts_json *config,
 			    struct ts_cdi_injection **ret, struct ts_error **err);
 
 /**
+ * Whether the engine injected a device itself (the rule of
+ * ts_cdi_injected_device.engine_injected): it resolves in reg, and its
+ * edits and its spec's hold at least one entry, every one of them already
+ * in config.  For a caller whose injection failed, which must tell such a
+ * device (no request of the container's) from the others.
+ * @param[in] config  the config as the engine wrote it (not one a failed
+ *                    ts_cdi_inject_requested() left partly edited).
+ * @return false too when the device does not resolve or its spec file no
+ *         longer reads.
+ */
+bool ts_cdi_engine_injected(const struct ts_cdi_registry *reg, const struct ts_json *config,
+			    const char *qualified_name);
+
+/**
  * Whether an injection found the config as an earlier create of this bundle
  * left it: nothing had to be applied and the bundle's record of what
  * toposhim injected names exactly these devices.

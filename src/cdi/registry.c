@@ -830,6 +830,18 @@ static const struct ts_json *device_edits(const struct ts_cdi_entry *e)
 	return ts_json_get(devs->u.array.items[e->index], "containerEdits");
 }
 
+bool ts_cdi_engine_injected(const struct ts_cdi_registry *reg, const struct ts_json *config,
+			    const char *qualified_name)
+{
+	cleanup_error struct ts_error *ignored = NULL;
+	const struct ts_cdi_entry *e = find(reg, qualified_name);
+
+	/* a registry from the index reads a spec file on first use */
+	if (e == NULL || ts_cdi_spec_ensure_loaded(e->spec, &ignored) < 0)
+		return false;
+	return edits_present(config, ts_json_get(e->spec->doc, "containerEdits"), device_edits(e));
+}
+
 /*
  * Apply one device (and its spec's edits, once per spec) to work.  A device
  * the engine injected already is applied to a scratch config only, to learn

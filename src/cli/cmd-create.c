@@ -202,9 +202,9 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 	struct ts_cdi_options opts = {0};
 	cleanup_free char *recorded = NULL;
 	cleanup_registry struct ts_cdi_registry *reg = NULL;
-	cleanup_strv char **names = NULL, **where = NULL;
+	cleanup_strv char **names = NULL;
 	const char *const *problems = NULL;
-	size_t n, n_names;
+	size_t n;
 	int r;
 
 	r = ts_cdi_options_from_config(config, config_path, &opts, err);
@@ -212,32 +212,29 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 		goto out;
 	/* No request, no registry: a create without devices reads no spec
 	 * file, and makes no state dir for an index */
-	r = ts_cdi_requests_collect(b->config, b->config_path, opts.env_requests, &names, &where,
-				    err);
+	r = ts_cdi_requests_from_config(b->config, b->config_path, opts.env_requests, &names, err);
 	if (r <= 0)
 		goto out;
-	n_names = (size_t)r;
+	n = (size_t)r;
 	r = index_in_state_dir(config, config_path, &opts, err);
 	if (r < 0)
 		goto out;
-	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, n_names, &reg, err);
+	r = ts_cdi_registry_load_devices(&opts, (const char *const *)names, n, &reg, err);
 	if (r < 0)
 		goto out;
 	r = ts_cdi_inject_requested(reg, b->config, b->config_path, opts.env_requests, ret, err);
 	if (r < 0) {
-		/* a device the policy does not grant is refused as such: what
-		 * its resolution told (spec paths, host nodes) is not for a
-		 * container that may not have it (helper-24) */
-		cleanup_error struct ts_error *refused = NULL;
+		/* a device the policy does not grant is refused as such, judged
+		 * on config.json as read (the injection edits b->config in
+		 * place, and may have left it partly edited) */
+		cleanup_json struct ts_json *as_read = NULL;
+		cleanup_error struct ts_error *ignored = NULL;
 
-		if (ts_pools_check_device_policy(config, config_path, b->config, b->config_path,
-						 (const char *const *)names,
-						 (const char *const *)where, n_names,
-						 &refused) < 0) {
-			ts_error_clear(err);
-			*err = TAKE_PTR(refused);
-			r = ts_error_code(*err);
-		}
+		if (ts_json_parse(b->original, b->original_len, b->config_path, &as_read,
+				  &ignored) >= 0)
+			r = ts_pools_policy_over_cdi_error(config, config_path, as_read,
+							   b->config_path, reg, opts.env_requests,
+							   r, err);
 		goto out;
 	}
 	/* (after the resolution: a refusal is one line, the ignored files

@@ -118,9 +118,16 @@ static int add_cdi_devices(const struct ts_json *config, const char *config_path
 						     bundle->config_path, cfg, req, NULL, err);
 	}
 	r = ts_cdi_registry_load(&opts, &reg, err);
-	if (r >= 0)
+	if (r >= 0) {
 		r = ts_cdi_inject_requested(reg, copy, bundle->config_path, opts.env_requests, &inj,
 					    err);
+		/* as the create: a device the policy does not grant is refused
+		 * as such (helper-25: plan told its spec path and host node) */
+		if (r < 0)
+			r = ts_pools_policy_over_cdi_error(config, config_path, bundle->config,
+							   bundle->config_path, reg,
+							   opts.env_requests, r, err);
+	}
 	for (size_t i = 0; r >= 0 && inj != NULL && i < inj->n_devices; i++)
 		for (size_t j = 0; r >= 0 && j < inj->devices[i].n_nodes; j++) {
 			const char *path = inj->devices[i].nodes[j].host_path;

@@ -1979,19 +1979,39 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 	return check_policy(config, config_path, oci_config, &pr, err);
 }
 
-int ts_pools_check_device_policy(const struct ts_json *config, const char *config_path,
-				 const struct ts_json *oci_config, const char *oci_config_path,
-				 const char *const *devices, const char *const *fields, size_t n,
-				 struct ts_error **err)
+int ts_pools_policy_over_cdi_error(const struct ts_json *config, const char *config_path,
+				   const struct ts_json *oci_config, const char *oci_config_path,
+				   const struct ts_cdi_registry *reg, bool env_requests, int r,
+				   struct ts_error **err)
 {
+	cleanup_strv char **names = NULL, **where = NULL;
+	cleanup_free const char **asked = NULL, **fields = NULL;
+	cleanup_error struct ts_error *refused = NULL, *ignored = NULL;
 	struct ts_policy_request pr = {
 		.config_name = oci_config_path,
-		.devices = devices,
-		.n_devices = n,
-		.device_fields = fields,
 	};
+	int k = ts_cdi_requests_collect(oci_config, oci_config_path, env_requests, &names, &where,
+					&ignored);
 
-	return check_policy(config, config_path, oci_config, &pr, err);
+	/* (a request that does not read is the injection's error already) */
+	if (k <= 0)
+		return r;
+	asked = calloc((size_t)k + 1, sizeof(*asked));
+	fields = calloc((size_t)k + 1, sizeof(*fields));
+	if (asked == NULL || fields == NULL)
+		return r;
+	for (int i = 0; i < k; i++)
+		if (!ts_cdi_engine_injected(reg, oci_config, names[i])) {
+			asked[pr.n_devices] = names[i];
+			fields[pr.n_devices++] = where[i];
+		}
+	pr.devices = asked;
+	pr.device_fields = fields;
+	if (pr.n_devices == 0 || check_policy(config, config_path, oci_config, &pr, &refused) >= 0)
+		return r;
+	ts_error_clear(err);
+	*err = TAKE_PTR(refused);
+	return ts_error_code(*err);
 }
 
 /* cpus written by an earlier create in this bundle (its placement file

@@ -404,6 +404,7 @@ int ts_pools_release_container(const struct ts_json *config, const char *config_
 			       struct ts_alloc **ret_removed, struct ts_error **err);
 
 struct ts_cdi_injection;
+struct ts_cdi_registry;
 struct ts_policy_request;
 
 /**
@@ -451,21 +452,28 @@ int ts_pools_check_policy(const struct ts_json *config, const char *config_path,
 			  const struct ts_cdi_injection *injected, struct ts_error **err);
 
 /**
- * The policy on the CDI devices a container asks for, before they are
- * resolved: what a create checks when the resolution failed, so that a
- * device the policy does not grant is refused as such, not with what
- * resolving it told (spec files and their paths, host device nodes:
- * helper-24).  Every name counts as asked for (whether the engine
- * injected one is known only once resolved).
- * @param[in] devices, fields  n qualified names and, parallel, the JSON
- *                             pointer each was asked at (NULL or a NULL
- *                             member: "/annotations").
- * @return as ts_pools_check_policy().
+ * After a failed CDI injection (ts_cdi_inject_requested()): the policy on
+ * the devices the container asked for, so that a device the policy does
+ * not grant is refused as such, not with what its resolution told (spec
+ * files and their paths, host device nodes: helper-24).  A device the
+ * engine injected itself (ts_cdi_engine_injected() against oci_config) is
+ * no request and is not judged (helper-25: the refusal named such a device
+ * and asked for a grant it does not need).  What a create and `toposhimctl
+ * plan` do alike.
+ * @param[in] oci_config     the container's config.json as the engine wrote
+ *                           it, not as a failed injection left it.
+ * @param[in] reg            the registry the injection used (NULL: none).
+ * @param[in] env_requests   the cdi options' env_requests.
+ * @param[in] r              the injection's result (< 0).
+ * @param[in,out] err        the injection's error: replaced by the policy's
+ *                           refusal when there is one.
+ * @return r with *err as it was; or the refusal's -EINVAL (ts_policy_check()'s
+ *         line naming the field and the rule, or the namespace's).
  */
-int ts_pools_check_device_policy(const struct ts_json *config, const char *config_path,
-				 const struct ts_json *oci_config, const char *oci_config_path,
-				 const char *const *devices, const char *const *fields, size_t n,
-				 struct ts_error **err);
+int ts_pools_policy_over_cdi_error(const struct ts_json *config, const char *config_path,
+				   const struct ts_json *oci_config, const char *oci_config_path,
+				   const struct ts_cdi_registry *reg, bool env_requests, int r,
+				   struct ts_error **err);
 
 /**
  * The values an earlier create of this bundle wrote into config.json for

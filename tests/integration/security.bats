@@ -293,6 +293,12 @@ pod_bundle() {
 			fail "$dev: $output"
 		cmp "$WORK/hidden/config.json" "$WORK/hidden.orig"
 	done
+	# toposhimctl plan says what the create says (helper-25: it told the
+	# spec path and the host node)
+	run "$TOPOSHIMCTL" plan --bundle "$WORK/hidden"
+	[ "$status" = 1 ]
+	[ "$output" = "toposhimctl: plan: $WORK/hidden/config.json: '/annotations/cdi.k8s.io~1x': cdi device 'vendor.com/gpu=nope' is not allowed for namespace 'team-a': it needs a pattern matching it in '/policy/namespaces/team-a/devices' of $TOPOSHIM_CONFIG" ] ||
+		fail "plan: $output"
 	# granted, the same device gets what its resolution found
 	pod_bundle missing ml-train '{"cdi.k8s.io/gpu": "vendor.com/gpu=nope"}'
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/missing" missing
@@ -300,6 +306,28 @@ pod_bundle() {
 	[ "$output" = "toposhim: $WORK/missing/config.json: '/annotations/cdi.k8s.io~1gpu': unresolvable CDI devices vendor.com/gpu=nope (no spec file in $WORK/cdi defines it)" ] ||
 		fail "$output"
 	cmp "$WORK/missing/config.json" "$WORK/missing.orig"
+	# and beside a device the engine injected itself (its edits in
+	# config.json already), which needs no grant: the resolution's line,
+	# not a refusal of that device (helper-25)
+	printf '%s\n' 'cdiVersion: "0.6.0"' 'kind: vendor.com/eng' 'devices:' '  - name: x' \
+		'    containerEdits:' '      env: [ENG=1]' >"$WORK/cdi/eng.yaml"
+	pod_bundle injected ml-train '{"cdi.k8s.io/eng": "vendor.com/eng=x"}'
+	jq '.process.env = ["ENG=1"]' "$WORK/injected.orig" >"$WORK/injected/config.json"
+	cp "$WORK/injected/config.json" "$WORK/injected.orig"
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/injected" injected
+	[ "$status" = 0 ] || fail "the engine's device alone: $output"
+	pod_bundle injected ml-train '{"cdi.k8s.io/eng": "vendor.com/eng=x", "cdi.k8s.io/gpu": "vendor.com/gpu=nope"}'
+	jq '.process.env = ["ENG=1"]' "$WORK/injected.orig" >"$WORK/injected/config.json"
+	cp "$WORK/injected/config.json" "$WORK/injected.orig"
+	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/injected" injected2
+	[ "$status" = 1 ]
+	[ "$output" = "toposhim: $WORK/injected/config.json: '/annotations/cdi.k8s.io~1gpu': unresolvable CDI devices vendor.com/gpu=nope (no spec file in $WORK/cdi defines it)" ] ||
+		fail "$output"
+	cmp "$WORK/injected/config.json" "$WORK/injected.orig"
+	run "$TOPOSHIMCTL" plan --bundle "$WORK/injected"
+	[ "$status" = 1 ]
+	[ "$output" = "toposhimctl: plan: $WORK/injected/config.json: '/annotations/cdi.k8s.io~1gpu': unresolvable CDI devices vendor.com/gpu=nope (no spec file in $WORK/cdi defines it)" ] ||
+		fail "plan: $output"
 }
 
 @test "security: a Guaranteed pod gets exclusive cpus by the kubelet's rule, capped at its limit (finding 4)" {
