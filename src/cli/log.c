@@ -512,9 +512,12 @@ void ts_log(enum ts_log_level level, const char *fmt, ...)
 	if (level == TS_LOG_ERROR) {
 		/* the refusal is the one stderr line: podman without a --log
 		 * file shows every line after it too (helper-24); the lines
-		 * held for the --log file follow it there */
-		ts_closep(&ts_log_held_fd[0]);
-		ts_log_held_fd[0] = -1;
+		 * held for the --log file follow it there, and with --debug
+		 * (asked for by hand) on stderr too (helper-25) */
+		if (ts_log_settings.level < TS_LOG_DEBUG) {
+			ts_closep(&ts_log_held_fd[0]);
+			ts_log_held_fd[0] = -1;
+		}
 		ts_log_release_stderr();
 	}
 }

@@ -143,7 +143,8 @@ void ts_log_setup(const struct ts_cli_args *args);
 
 /** Log a printf-formatted message at level with the global settings, now.
  * An error also releases what ts_log_hold_stderr() held for the --log
- * file, after itself, and drops what it held for stderr. */
+ * file, after itself, and drops what it held for stderr (but with
+ * --debug, which writes it after itself too). */
 void ts_log(enum ts_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /**
@@ -151,8 +152,8 @@ void ts_log(enum ts_log_level level, const char *fmt, ...) __attribute__((format
  * the log file) until ts_log_release_stderr() or an error: in the log file
  * the error line comes first, then what was held, each line with its own
  * time; on stderr the error line is the only one (what was held for it is
- * dropped).  For create and run: an engine shows the runtime's first line
- * as the failure (podman decodes the first JSON object of its --log file:
+ * dropped), but with --debug, which a person asks for.  For create and run: an engine shows the
+ * runtime's first line as the failure (podman decodes the first JSON object of its --log file:
  * "Error: OCI runtime error: <msg>"), podman without a --log file every
  * line of stderr (helper-24 saw a refusal followed by ten warnings), and
  * containerd the last error-level line of the log; so the refusal must

@@ -372,6 +372,19 @@ static void test_hold(void **state)
 	free(got);
 	got = sink_read(s.err_path);
 	assert_string_equal(got, "toposhim: refused\ntoposhim: warning: after\n");
+	/* with --debug, what was held follows the error (helper-25) */
+	args.debug = true;
+	ts_log_setup(&args);
+	assert_int_equal(ftruncate(s.err_fd, 0), 0);
+	assert_int_equal(lseek(s.err_fd, 0, SEEK_SET), 0);
+	ts_log_hold_stderr();
+	ts_log(TS_LOG_DEBUG, "d");
+	ts_log(TS_LOG_ERROR, "refused");
+	free(got);
+	got = sink_read(s.err_path);
+	assert_string_equal(got, "toposhim: refused\ntoposhim: debug: d\n");
+	args.debug = false;
+	ts_log_setup(&args);
 	stderr_back(saved);
 	sink_close(&s);
 
