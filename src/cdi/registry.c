@@ -830,6 +830,13 @@ static const struct ts_json *device_edits(const struct ts_cdi_entry *e)
 	return ts_json_get(devs->u.array.items[e->index], "containerEdits");
 }
 
+/* The engine_injected rule, for a device whose spec is loaded (NULL: false). */
+static bool entry_engine_injected(const struct ts_cdi_entry *e, const struct ts_json *config)
+{
+	return e != NULL &&
+	       edits_present(config, ts_json_get(e->spec->doc, "containerEdits"), device_edits(e));
+}
+
 bool ts_cdi_engine_injected(const struct ts_cdi_registry *reg, const struct ts_json *config,
 			    const char *qualified_name)
 {
@@ -839,7 +846,7 @@ bool ts_cdi_engine_injected(const struct ts_cdi_registry *reg, const struct ts_j
 	/* a registry from the index reads a spec file on first use */
 	if (e == NULL || ts_cdi_spec_ensure_loaded(e->spec, &ignored) < 0)
 		return false;
-	return edits_present(config, ts_json_get(e->spec->doc, "containerEdits"), device_edits(e));
+	return entry_engine_injected(e, config);
 }
 
 /*
@@ -956,12 +963,7 @@ static int inject(struct ts_cdi_registry *reg, struct ts_json *config, const cha
 		return ts_error_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct ts_cdi_entry *e = find(reg, uniq[i]);
-
-		inj->devices[i].engine_injected =
-			e != NULL &&
-			edits_present(config, ts_json_get(e->spec->doc, "containerEdits"),
-				      device_edits(e));
+		inj->devices[i].engine_injected = entry_engine_injected(find(reg, uniq[i]), config);
 		applied_any = applied_any || !inj->devices[i].engine_injected;
 	}
 	for (size_t i = 0, n_seen = 0; i < n; i++) {

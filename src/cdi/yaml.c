@@ -16,8 +16,9 @@
  *
  * Hostile input is bounded: aliases are expanded, so what counts is the size
  * of the JSON text the document becomes (YAML_MAX_EXPANDED_BYTES), besides
- * the node count and depth, and the anchors (YAML_MAX_ANCHORS); duplicate keys are found by sorting
- * each mapping's keys once; a NUL in a string is refused, not cut short.
+ * the node count and depth, and the anchors (YAML_MAX_ANCHORS); duplicate
+ * keys are found by sorting each mapping's keys once; a NUL in a string is
+ * refused, not cut short.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -227,11 +227,9 @@ static int inject_cdi(struct ts_oci_bundle *b, const char *container_id,
 		/* a device the policy does not grant is refused as such, judged
 		 * on config.json as read (the injection edits b->config in
 		 * place, and may have left it partly edited) */
-		cleanup_json struct ts_json *as_read = NULL;
-		cleanup_error struct ts_error *ignored = NULL;
+		const struct ts_json *as_read = ts_oci_bundle_as_read(b);
 
-		if (ts_json_parse(b->original, b->original_len, b->config_path, &as_read,
-				  &ignored) >= 0)
+		if (as_read != NULL)
 			r = ts_pools_policy_over_cdi_error(config, config_path, as_read,
 							   b->config_path, reg, opts.env_requests,
 							   r, err);

@@ -333,7 +333,6 @@ resize_log(const struct ts_state *s, enum ts_log_level level, const char *fmt, .
 	ts_state_note_resize(s, line != NULL ? line : msg);
 }
 
-/* Record the outcome of one resize in the store. */
 /* Record a as running on cpus and mems now: a copy put in its place. */
 static int record_cpus(struct ts_state *s, const struct ts_alloc *a, const char *cpus,
 		       const char *mems, struct ts_error **err)
@@ -353,6 +352,7 @@ static int record_cpus(struct ts_state *s, const struct ts_alloc *a, const char 
 	return ts_state_put(s, copy, err); /* replaces a, in place */
 }
 
+/* Record the outcome of one resize in the store. */
 static int record_resize(const struct ts_pools *p, struct ts_state *s, const struct ts_alloc *a,
 			 const struct ts_cgroup_resize_result *res, const char *cpus,
 			 const char *mems, struct ts_error **err)

@@ -167,6 +167,11 @@ static bool differs(const struct ts_oci_bundle *b, char **text, size_t *len)
 	return *len != b->saved_text_len || memcmp(*text, b->saved_text, *len) != 0;
 }
 
+const struct ts_json *ts_oci_bundle_as_read(const struct ts_oci_bundle *b)
+{
+	return b->saved;
+}
+
 bool ts_oci_bundle_changed(const struct ts_oci_bundle *b)
 {
 	cleanup_free char *text = NULL;

@@ -85,6 +85,14 @@ int ts_oci_bundle_open(const char *bundle_dir, const char *config_name, struct t
 bool ts_oci_bundle_changed(const struct ts_oci_bundle *b);
 
 /**
+ * The config as ts_oci_bundle_open() read it, whatever was edited since
+ * (the copy ts_oci_bundle_changed() compares with).
+ * @return borrowed, valid until the next ts_oci_bundle_save() or free;
+ *         NULL after a save.
+ */
+const struct ts_json *ts_oci_bundle_as_read(const struct ts_oci_bundle *b);
+
+/**
  * Write the config tree back, if it changed.  The text is the pretty form of
  * ts_json_serialize() (4-space indent, final newline).  The file is replaced
  * atomically (temp file in the config's directory, fchmod to the original

@@ -338,13 +338,13 @@ enum ts_runtime_family ts_runtime_family_of_container(const char *root, const ch
 	    strchr(container_id, '/') != NULL || strcmp(container_id, ".") == 0 ||
 	    strcmp(container_id, "..") == 0)
 		return TS_RUNTIME_FAMILY_UNKNOWN;
-	if (snprintf(path, sizeof(path), "%s/%s/state.json", root, container_id) <
-		    (int)sizeof(path) &&
-	    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return TS_RUNTIME_FAMILY_RUNC;
-	if (snprintf(path, sizeof(path), "%s/%s/status", root, container_id) < (int)sizeof(path) &&
-	    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-		return TS_RUNTIME_FAMILY_CRUN;
+	/* runc first, as before */
+	for (int f = TS_RUNTIME_FAMILY_RUNC; f < _TS_RUNTIME_FAMILY_MAX; f++)
+		if (snprintf(path, sizeof(path), "%s/%s/%s", root, container_id,
+			     ts_runtime_family_state_file((enum ts_runtime_family)f)) <
+			    (int)sizeof(path) &&
+		    lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return (enum ts_runtime_family)f;
 	return TS_RUNTIME_FAMILY_UNKNOWN;
 }
 

@@ -174,14 +174,7 @@ static int runtime_dir_exists(const struct ts_alloc *a)
  * whose layout toposhim does not know. */
 static const char *state_file_of(const struct ts_alloc *a)
 {
-	switch (ts_runtime_family_of_path(a->runtime_path)) {
-	case TS_RUNTIME_FAMILY_RUNC:
-		return "state.json";
-	case TS_RUNTIME_FAMILY_CRUN:
-		return "status";
-	default:
-		return NULL;
-	}
+	return ts_runtime_family_state_file(ts_runtime_family_of_path(a->runtime_path));
 }
 
 /* 1: <root>/<id> of a runc or crun record lacks the runtime's state file:

@@ -827,7 +827,9 @@ static char *runtime_bundle(int root_fd, const char *id)
 	const char *bundle;
 	size_t i;
 
-	if (asprintf(&runc, "%s/state.json", id) < 0 || asprintf(&crun, "%s/status", id) < 0)
+	if (asprintf(&runc, "%s/%s", id, ts_runtime_family_state_file(TS_RUNTIME_FAMILY_RUNC)) <
+		    0 ||
+	    asprintf(&crun, "%s/%s", id, ts_runtime_family_state_file(TS_RUNTIME_FAMILY_CRUN)) < 0)
 		return NULL;
 	j = read_json_at(root_fd, runc);
 	if (j != NULL) {
@@ -856,8 +858,11 @@ int ts_state_runtime_init(const char *runtime_root, const char *container_id, pi
 	    strcmp(container_id, "..") == 0 || strcmp(container_id, ".") == 0)
 		return 0;
 	root_fd = open(runtime_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0 || asprintf(&runc, "%s/state.json", container_id) < 0 ||
-	    asprintf(&crun, "%s/status", container_id) < 0)
+	if (root_fd < 0 ||
+	    asprintf(&runc, "%s/%s", container_id,
+		     ts_runtime_family_state_file(TS_RUNTIME_FAMILY_RUNC)) < 0 ||
+	    asprintf(&crun, "%s/%s", container_id,
+		     ts_runtime_family_state_file(TS_RUNTIME_FAMILY_CRUN)) < 0)
 		return 0;
 	j = read_json_at(root_fd, runc);
 	if (j == NULL) {

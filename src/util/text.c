@@ -122,3 +122,15 @@ enum ts_runtime_family ts_runtime_family_of_path(const char *path)
 		return TS_RUNTIME_FAMILY_RUNC;
 	return TS_RUNTIME_FAMILY_UNKNOWN;
 }
+
+const char *ts_runtime_family_state_file(enum ts_runtime_family f)
+{
+	switch (f) {
+	case TS_RUNTIME_FAMILY_RUNC:
+		return "state.json";
+	case TS_RUNTIME_FAMILY_CRUN:
+		return "status";
+	default:
+		return NULL;
+	}
+}

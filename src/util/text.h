@@ -81,4 +81,12 @@ enum ts_runtime_family {
  */
 enum ts_runtime_family ts_runtime_family_of_path(const char *path);
 
+/**
+ * The file a runtime of family f keeps in <root>/<container id> from its
+ * create on, which holds its state of the container: "state.json" (runc),
+ * "status" (crun).
+ * @return a static string; NULL for UNKNOWN or out of range.
+ */
+const char *ts_runtime_family_state_file(enum ts_runtime_family f);
+
 #endif

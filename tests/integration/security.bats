@@ -311,14 +311,17 @@ pod_bundle() {
 	# not a refusal of that device (helper-25)
 	printf '%s\n' 'cdiVersion: "0.6.0"' 'kind: vendor.com/eng' 'devices:' '  - name: x' \
 		'    containerEdits:' '      env: [ENG=1]' >"$WORK/cdi/eng.yaml"
-	pod_bundle injected ml-train '{"cdi.k8s.io/eng": "vendor.com/eng=x"}'
-	jq '.process.env = ["ENG=1"]' "$WORK/injected.orig" >"$WORK/injected/config.json"
-	cp "$WORK/injected/config.json" "$WORK/injected.orig"
+	# injected_bundle ANNOTATIONS: ml-train's container "injected", its
+	# env holding what the engine injected for vendor.com/eng=x
+	injected_bundle() {
+		pod_bundle injected ml-train "$1"
+		jq '.process.env = ["ENG=1"]' "$WORK/injected.orig" >"$WORK/injected/config.json"
+		cp "$WORK/injected/config.json" "$WORK/injected.orig"
+	}
+	injected_bundle '{"cdi.k8s.io/eng": "vendor.com/eng=x"}'
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/injected" injected
 	[ "$status" = 0 ] || fail "the engine's device alone: $output"
-	pod_bundle injected ml-train '{"cdi.k8s.io/eng": "vendor.com/eng=x", "cdi.k8s.io/gpu": "vendor.com/gpu=nope"}'
-	jq '.process.env = ["ENG=1"]' "$WORK/injected.orig" >"$WORK/injected/config.json"
-	cp "$WORK/injected/config.json" "$WORK/injected.orig"
+	injected_bundle '{"cdi.k8s.io/eng": "vendor.com/eng=x", "cdi.k8s.io/gpu": "vendor.com/gpu=nope"}'
 	run "$TOPOSHIM" --root "$WORK/root" create --bundle "$WORK/injected" injected2
 	[ "$status" = 1 ]
 	[ "$output" = "toposhim: $WORK/injected/config.json: '/annotations/cdi.k8s.io~1gpu': unresolvable CDI devices vendor.com/gpu=nope (no spec file in $WORK/cdi defines it)" ] ||

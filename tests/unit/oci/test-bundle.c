@@ -305,8 +305,11 @@ static void test_save_changed(void **state)
 	assert_int_equal(ts_oci_bundle_open(bundle, NULL, &b, &err), 0);
 	assert_int_equal(
 		ts_json_object_set(b->config, "ociVersion", ts_json_new_string("1.1.0"), &err), 0);
+	/* the config as read stays what the file said until the save */
+	assert_string_equal(ts_json_get_string(ts_oci_bundle_as_read(b), "ociVersion"), "1.0.2");
 	assert_int_equal(ts_oci_bundle_save(b, &err), 1);
 	assert_null(err);
+	assert_null(ts_oci_bundle_as_read(b));
 	text = read_back(bundle, "config.json");
 	assert_string_equal(text, "{\n"
 				  "    \"ociVersion\": \"1.1.0\",\n"

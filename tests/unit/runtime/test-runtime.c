@@ -377,6 +377,10 @@ static void test_family(void **state)
 		if (ts_runtime_family_of_path(names[i].path) != names[i].want)
 			fail_msg("%s: family %d", names[i].path ? names[i].path : "NULL",
 				 ts_runtime_family_of_path(names[i].path));
+	assert_string_equal(ts_runtime_family_state_file(TS_RUNTIME_FAMILY_RUNC), "state.json");
+	assert_string_equal(ts_runtime_family_state_file(TS_RUNTIME_FAMILY_CRUN), "status");
+	assert_null(ts_runtime_family_state_file(TS_RUNTIME_FAMILY_UNKNOWN));
+	assert_null(ts_runtime_family_state_file(_TS_RUNTIME_FAMILY_MAX));
 	fx_mkdir(fx, "root");
 	fx_mkdir(fx, "root/by-runc");
 	fx_file(fx, "root/by-runc/state.json", 0600);
